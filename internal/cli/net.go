@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+func nodeCmd() *cobra.Command {
+	var home string
+	c := &cobra.Command{
+		Use:   "node --home DIR",
+		Short: "Run one validator of the reference ledger (started for you by `net up`)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if home == "" {
+				return exitcode.BadInputf("node: --home is required")
+			}
+			return exitcode.Wrap(exitcode.TargetFailed, testnet.RunNode(cmd.Context(), home))
+		},
+	}
+	c.Flags().StringVar(&home, "home", "", "node home directory (config/, data/)")
+	return c
+}
+
+// netFlags are the `net up` options, shared with `run` when it starts its own network.
+type netFlags struct {
+	validators int
+	chainID    string
+	seed       string
+	accounts   uint64
+	balance    uint64
+	bind       string
+	settings   testnet.Settings
+}
+
+func (f *netFlags) register(fs *pflag.FlagSet) {
+	d := testnet.DefaultSettings()
+	g := testnet.DefaultGenesis()
+	fs.IntVar(&f.validators, "validators", 4, "number of validators, one OS process each")
+	fs.StringVar(&f.chainID, "chain-id", "tpslab", "chain id")
+	fs.StringVar(&f.seed, "seed", g.Seed, "genesis seed the funded accounts' keys are derived from")
+	fs.Uint64Var(&f.accounts, "accounts", g.Accounts, "number of funded genesis accounts")
+	fs.Uint64Var(&f.balance, "balance", g.Balance, "balance of each genesis account")
+	fs.StringVar(&f.bind, "bind", "127.0.0.1", "address every node listener binds to")
+	fs.DurationVar(&f.settings.TimeoutCommit, "timeout-commit", d.TimeoutCommit, "consensus timeout_commit")
+	fs.DurationVar(&f.settings.TimeoutPropose, "timeout-propose", d.TimeoutPropose, "consensus timeout_propose")
+	fs.IntVar(&f.settings.MempoolSize, "mempool-size", d.MempoolSize, "mempool capacity in transactions")
+	fs.Int64Var(&f.settings.MempoolMaxBytes, "mempool-max-bytes", d.MempoolMaxBytes, "mempool capacity in bytes")
+	fs.IntVar(&f.settings.MempoolCacheSize, "mempool-cache-size", d.MempoolCacheSize, "mempool seen-tx cache size")
+	fs.Int64Var(&f.settings.MaxBlockBytes, "max-block-bytes", d.MaxBlockBytes, "consensus param block.max_bytes")
+	fs.Int64Var(&f.settings.MaxBlockGas, "max-block-gas", d.MaxBlockGas, "consensus param block.max_gas (1 gas per payment; -1 = no cap)")
+	fs.BoolVar(&f.settings.CreateEmptyBlocks, "create-empty-blocks", d.CreateEmptyBlocks, "produce blocks without transactions")
+	fs.StringVar(&f.settings.LogLevel, "log-level", d.LogLevel, "node log level")
+}
+
+func (f *netFlags) options(home string, reset bool) testnet.Options {
+	return testnet.Options{
+		Validators: f.validators, Home: home, ChainID: f.chainID,
+		Genesis:  chainGenesis(f.seed, f.accounts, f.balance),
+		Settings: f.settings, Bind: f.bind, Reset: reset,
+	}
+}
+
+func netCmd() *cobra.Command {
+	c := &cobra.Command{Use: "net", Short: "Create, start, inspect and stop a local reference network"}
+	var home string
+	var reset bool
+	var nf netFlags
+	up := &cobra.Command{
+		Use:   "up --home DIR",
+		Short: "Create and start a network of validators on loopback",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if home == "" {
+				return exitcode.BadInputf("net up: --home is required")
+			}
+			o := nf.options(home, reset)
+			if err := o.Validate(); err != nil {
+				return exitcode.Wrap(exitcode.BadInput, err)
+			}
+			fmt.Fprintf(os.Stderr, "starting %d validators in %s\nsettings: %s\n", o.Validators, home, o.Settings)
+			start := time.Now()
+			n, err := testnet.Up(cmd.Context(), o)
+			if err != nil {
+				return exitcode.Wrap(exitcode.TargetFailed, err)
+			}
+			fmt.Fprintf(os.Stderr, "network %s committing blocks after %.1fs\n", n.ChainID, time.Since(start).Seconds())
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NODE\tRPC\tP2P\tPID")
+			for _, nd := range n.Nodes {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", nd.Name, nd.RPC, nd.P2P, nd.PID)
+			}
+			tw.Flush()
+			fmt.Fprintf(os.Stderr, "described in %s/%s; stop with `tpslab net down --home %s`\n", n.Home, testnet.NetFile, home)
+			return nil
+		},
+	}
+	nf.register(up.Flags())
+	up.Flags().BoolVar(&reset, "reset", false, "stop and wipe a network already in --home")
+
+	down := &cobra.Command{
+		Use: "down --home DIR", Short: "Stop every node of a network", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := loadNet(home)
+			if err != nil {
+				return err
+			}
+			if err := n.Down(); err != nil {
+				return exitcode.Wrap(exitcode.TargetFailed, err)
+			}
+			fmt.Fprintf(os.Stderr, "stopped %d nodes in %s\n", len(n.Nodes), n.Home)
+			return nil
+		},
+	}
+	var asJSON bool
+	status := &cobra.Command{
+		Use: "status --home DIR", Short: "Show height, peers and mempool of each node", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := loadNet(home)
+			if err != nil {
+				return err
+			}
+			st := n.Status(cmd.Context())
+			if asJSON {
+				return json.NewEncoder(os.Stdout).Encode(st)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NODE\tRUNNING\tHEIGHT\tPEERS\tMEMPOOL_TXS\tMEMPOOL_BYTES\tERROR")
+			for _, s := range st {
+				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Running, s.Height, s.Peers, s.MempoolTxs, s.MempoolBytes, s.Err)
+			}
+			return tw.Flush()
+		},
+	}
+	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	check := &cobra.Command{
+		Use: "check --home DIR", Short: "Audit every validator's state: supply, balances, app hashes", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := loadNet(home)
+			if err != nil {
+				return err
+			}
+			r := n.Check(cmd.Context())
+			for _, nd := range n.Nodes {
+				if a, ok := r.Audits[nd.Name]; ok {
+					fmt.Printf("%s: height %d app_hash %s accounts %d supply %s\n", nd.Name, a.Height, a.AppHash, a.Accounts, a.Supply)
+				}
+			}
+			if len(r.Problems) > 0 {
+				for _, p := range r.Problems {
+					fmt.Println("FAIL:", p)
+				}
+				return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("net check: %d problem(s) found", len(r.Problems)))
+			}
+			fmt.Println("ok: supply conserved, balances in range, app hashes agree")
+			return nil
+		},
+	}
+	for _, s := range []*cobra.Command{up, down, status, check} {
+		s.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
+		s.Args = wrapArgs(s.Args)
+		c.AddCommand(s)
+	}
+	return c
+}
+
+func loadNet(home string) (*testnet.Net, error) {
+	if home == "" {
+		return nil, exitcode.BadInputf("--home is required")
+	}
+	n, err := testnet.Load(home)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,46 @@
+// Package cli wires tpslab's commands (cobra) to the packages that do the work.
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+)
+
+// Version is set at build time with -ldflags "-X .../cli.Version=...".
+var Version = "dev"
+
+// Root builds the command tree.
+func Root() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "tpslab",
+		Short:         "Measure how many payments per second a network really settles",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	// Flag parse errors are bad input: one line, exit 2.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exitcode.BadInputf("%s: %v", c.CommandPath(), err)
+	})
+	root.AddCommand(netCmd(), nodeCmd())
+	for _, c := range root.Commands() {
+		c.Args = wrapArgs(c.Args)
+	}
+	return root
+}
+
+// wrapArgs turns cobra's argument errors into exit-2 errors.
+func wrapArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	if v == nil {
+		return nil
+	}
+	return func(c *cobra.Command, args []string) error {
+		if err := v(c, args); err != nil {
+			return exitcode.BadInputf("%s: %s", c.CommandPath(), strings.TrimSpace(err.Error()))
+		}
+		return nil
+	}
+}

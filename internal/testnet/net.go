@@ -1,0 +1,404 @@
+package testnet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	cfg "github.com/cometbft/cometbft/config"
+	"github.com/cometbft/cometbft/p2p"
+	"github.com/cometbft/cometbft/privval"
+	"github.com/cometbft/cometbft/types"
+	cmttime "github.com/cometbft/cometbft/types/time"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/exitcode"
+)
+
+// NetFile is the name of the file that describes a running network.
+const NetFile = "net.json"
+
+// Options describe a network to create.
+type Options struct {
+	Validators int
+	Home       string
+	ChainID    string
+	Genesis    chain.Genesis
+	Settings   Settings
+	Bind       string // address every listener binds to
+	Reset      bool   // wipe a used home first
+	Binary     string // the tpslab executable that runs `node`
+	Wait       time.Duration
+}
+
+// Node is one validator as recorded in net.json.
+type Node struct {
+	Name    string `json:"name"`
+	Home    string `json:"home"`
+	ID      string `json:"id"`
+	RPC     string `json:"rpc"`     // http://host:port
+	P2P     string `json:"p2p"`     // tcp://host:port
+	Metrics string `json:"metrics"` // http://host:port/metrics (CometBFT's Prometheus endpoint)
+	PID     int    `json:"pid"`
+	Log     string `json:"log"`
+}
+
+// Net is the content of net.json.
+type Net struct {
+	Version  int           `json:"version"`
+	ChainID  string        `json:"chain_id"`
+	Genesis  chain.Genesis `json:"genesis"`
+	Settings Settings      `json:"settings"`
+	Nodes    []Node        `json:"nodes"`
+	Home     string        `json:"home"`
+	Started  time.Time     `json:"started"`
+}
+
+// RPCEndpoints lists every node's RPC address.
+func (n *Net) RPCEndpoints() []string {
+	out := make([]string, len(n.Nodes))
+	for i, nd := range n.Nodes {
+		out[i] = nd.RPC
+	}
+	return out
+}
+
+// DefaultGenesis funds 10,000 accounts from the seed "tpslab".
+func DefaultGenesis() chain.Genesis {
+	return chain.Genesis{Seed: "tpslab", Accounts: 10000, Balance: 1_000_000_000_000}
+}
+
+// Load reads DIR/net.json.
+func Load(home string) (*Net, error) {
+	b, err := os.ReadFile(filepath.Join(home, NetFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("--home %s: no %s there; start a network with `tpslab net up --home %s`", home, NetFile, home)
+		}
+		return nil, err
+	}
+	var n Net
+	if err := json.Unmarshal(b, &n); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(home, NetFile), err)
+	}
+	return &n, nil
+}
+
+func (n *Net) save() error {
+	b, err := json.MarshalIndent(n, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(n.Home, NetFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(n.Home, NetFile))
+}
+
+// Running counts nodes whose process is alive.
+func (n *Net) Running() int {
+	c := 0
+	for _, nd := range n.Nodes {
+		if alive(nd.PID, nd.Home) {
+			c++
+		}
+	}
+	return c
+}
+
+// Validate checks the options before anything is created.
+func (o Options) Validate() error {
+	if o.Validators < 1 || o.Validators > 64 {
+		return fmt.Errorf("--validators: %d, expected 1..64", o.Validators)
+	}
+	if err := o.Settings.Validate(); err != nil {
+		return err
+	}
+	if err := o.Genesis.Validate(); err != nil {
+		return err
+	}
+	if o.ChainID == "" || len(o.ChainID) > chain.MaxChainIDLen {
+		return fmt.Errorf("--chain-id: %q, expected 1..%d characters", o.ChainID, chain.MaxChainIDLen)
+	}
+	return nil
+}
+
+// Up creates and starts a network, then waits until it commits blocks.
+func Up(ctx context.Context, o Options) (*Net, error) {
+	if err := o.Validate(); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	home, err := filepath.Abs(o.Home)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareHome(home, o.Reset); err != nil {
+		return nil, err
+	}
+	n, err := generate(home, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.start(o.Binary); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	if err := n.save(); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	wait := o.Wait
+	if wait == 0 {
+		wait = 60 * time.Second
+	}
+	if err := n.WaitForBlocks(ctx, 2, wait); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	return n, nil
+}
+
+// prepareHome refuses a used home unless reset is set, in which case it stops
+// whatever still runs there and wipes it.
+func prepareHome(home string, reset bool) error {
+	entries, err := os.ReadDir(home)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if len(entries) > 0 {
+		if !reset {
+			return exitcode.BadInputf("--home %s is already used by a network; stop it with `tpslab net down --home %s` and pass --reset to wipe it", home, home)
+		}
+		if old, err := Load(home); err == nil {
+			if err := old.Down(); err != nil {
+				return err
+			}
+		}
+		if err := os.RemoveAll(home); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(home, 0o755)
+}
+
+// freePorts asks the kernel for n unused TCP ports on bind.
+func freePorts(bind string, n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for len(ports) < n {
+		l, err := net.Listen("tcp", net.JoinHostPort(bind, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("find a free port on %s: %w", bind, err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func generate(home string, o Options) (*Net, error) {
+	bind := o.Bind
+	if bind == "" {
+		bind = "127.0.0.1"
+	}
+	ports, err := freePorts(bind, 3*o.Validators)
+	if err != nil {
+		return nil, err
+	}
+	n := &Net{Version: 1, ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home}
+	confs := make([]*cfg.Config, o.Validators)
+	var vals []types.GenesisValidator
+	for i := 0; i < o.Validators; i++ {
+		name := "node" + strconv.Itoa(i)
+		nh := filepath.Join(home, name)
+		conf := nodeConfig(nh, o.Settings)
+		hostPort := func(p int) string { return net.JoinHostPort(bind, strconv.Itoa(p)) }
+		conf.P2P.ListenAddress = "tcp://" + hostPort(ports[3*i])
+		conf.RPC.ListenAddress = "tcp://" + hostPort(ports[3*i+1])
+		conf.Instrumentation.PrometheusListenAddr = hostPort(ports[3*i+2])
+		conf.Moniker = name
+		for _, d := range []string{filepath.Join(nh, "config"), filepath.Join(nh, "data")} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, err
+			}
+		}
+		pv := privval.GenFilePV(conf.PrivValidatorKeyFile(), conf.PrivValidatorStateFile())
+		pv.Save()
+		nk, err := p2p.LoadOrGenNodeKey(conf.NodeKeyFile())
+		if err != nil {
+			return nil, err
+		}
+		pub, err := pv.GetPubKey()
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, types.GenesisValidator{Address: pub.Address(), PubKey: pub, Power: 10, Name: name})
+		confs[i] = conf
+		n.Nodes = append(n.Nodes, Node{
+			Name: name, Home: nh, ID: string(nk.ID()),
+			RPC: "http://" + hostPort(ports[3*i+1]), P2P: conf.P2P.ListenAddress,
+			Metrics: "http://" + hostPort(ports[3*i+2]) + "/metrics",
+			Log:     filepath.Join(nh, "node.log"),
+		})
+	}
+	appState, err := json.Marshal(o.Genesis)
+	if err != nil {
+		return nil, err
+	}
+	params := types.DefaultConsensusParams()
+	params.Block.MaxBytes = o.Settings.MaxBlockBytes
+	params.Block.MaxGas = o.Settings.MaxBlockGas
+	gen := &types.GenesisDoc{
+		GenesisTime:     cmttime.Now(),
+		ChainID:         o.ChainID,
+		ConsensusParams: params,
+		Validators:      vals,
+		AppState:        appState,
+	}
+	if err := gen.ValidateAndComplete(); err != nil {
+		return nil, fmt.Errorf("genesis: %w", err)
+	}
+	for i, conf := range confs {
+		peers := ""
+		for j, nd := range n.Nodes {
+			if j == i {
+				continue
+			}
+			if peers != "" {
+				peers += ","
+			}
+			peers += nd.ID + "@" + nd.P2P[len("tcp://"):]
+		}
+		conf.P2P.PersistentPeers = peers
+		if err := gen.SaveAs(conf.GenesisFile()); err != nil {
+			return nil, err
+		}
+		cfg.WriteConfigFile(filepath.Join(conf.RootDir, "config", "config.toml"), conf)
+	}
+	return n, nil
+}
+
+// nodeConfig is CometBFT's default configuration tuned for a loopback
+// throughput test: bigger mempool, faster p2p flushing, no tx indexer.
+func nodeConfig(home string, s Settings) *cfg.Config {
+	conf := cfg.DefaultConfig()
+	conf.SetRoot(home)
+	conf.LogLevel = s.LogLevel
+	conf.Consensus.TimeoutCommit = s.TimeoutCommit
+	conf.Consensus.TimeoutPropose = s.TimeoutPropose
+	conf.Consensus.CreateEmptyBlocks = s.CreateEmptyBlocks
+	conf.Mempool.Size = s.MempoolSize
+	conf.Mempool.MaxTxsBytes = s.MempoolMaxBytes
+	conf.Mempool.CacheSize = s.MempoolCacheSize
+	conf.Mempool.MaxTxBytes = 1 << 20
+	conf.P2P.AllowDuplicateIP = true
+	conf.P2P.AddrBookStrict = false
+	conf.P2P.PexReactor = false
+	conf.P2P.SendRate = 100 << 20
+	conf.P2P.RecvRate = 100 << 20
+	conf.P2P.FlushThrottleTimeout = 10 * time.Millisecond
+	conf.P2P.MaxPacketMsgPayloadSize = 10240
+	conf.RPC.MaxOpenConnections = 2000
+	conf.RPC.MaxSubscriptionClients = 200
+	conf.RPC.SubscriptionBufferSize = 2000
+	conf.RPC.WebSocketWriteBufferSize = 2000
+	conf.TxIndex.Indexer = "null"
+	conf.Instrumentation.Prometheus = true
+	return conf
+}
+
+func (n *Net) start(binary string) error {
+	if binary == "" {
+		var err error
+		if binary, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	for i := range n.Nodes {
+		pid, err := startNode(binary, n.Nodes[i])
+		if err != nil {
+			return err
+		}
+		n.Nodes[i].PID = pid
+	}
+	n.Started = time.Now().UTC()
+	return nil
+}
+
+// startNode runs `tpslab node` in its own session so it outlives `net up`,
+// with its output appended to the node's log.
+func startNode(binary string, nd Node) (int, error) {
+	logf, err := os.OpenFile(nd.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(binary, "node", "--home", nd.Home)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start %s: %w", nd.Name, err)
+	}
+	go cmd.Wait() // reap it if it dies while this process lives
+	return cmd.Process.Pid, nil
+}
+
+// Restart starts node i again (after a kill) and records its new pid.
+func (n *Net) Restart(i int, binary string) error {
+	if binary == "" {
+		var err error
+		if binary, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	pid, err := startNode(binary, n.Nodes[i])
+	if err != nil {
+		return err
+	}
+	n.Nodes[i].PID = pid
+	return n.save()
+}
+
+// Kill stops node i abruptly, as a crash would.
+func (n *Net) Kill(i int) error {
+	nd := n.Nodes[i]
+	if !alive(nd.PID, nd.Home) {
+		return nil
+	}
+	if err := syscall.Kill(nd.PID, syscall.SIGKILL); err != nil {
+		return err
+	}
+	for j := 0; j < 200 && alive(nd.PID, nd.Home); j++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+// Down stops every node: SIGTERM, then SIGKILL after 15 s.
+func (n *Net) Down() error {
+	errs := make(chan error, len(n.Nodes))
+	for _, nd := range n.Nodes {
+		go func(nd Node) { errs <- stopProcess(nd.PID, nd.Home, 15*time.Second) }(nd)
+	}
+	var first error
+	for range n.Nodes {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -1,0 +1,57 @@
+package testnet
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// alive reports whether pid is a running (not zombie) process whose command
+// line mentions home, so a recycled pid is never signalled.
+func alive(pid int, home string) bool {
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// state is the field after the parenthesised command name
+	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+		return false
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	return strings.Contains(string(cmdline), home)
+}
+
+// stopProcess sends SIGTERM, waits up to grace, then SIGKILLs.
+func stopProcess(pid int, home string, grace time.Duration) error {
+	if !alive(pid, home) {
+		return nil
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stop pid %d: %w", pid, err)
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !alive(pid, home) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for i := 0; i < 100 && alive(pid, home); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid, home) {
+		return fmt.Errorf("pid %d did not exit after SIGKILL", pid)
+	}
+	return nil
+}
