@@ -109,13 +109,13 @@ func appHash(d digest) []byte {
 
 // Audit is what `/audit` returns: a full recount of the committed state.
 type Audit struct {
-	Height        int64  `json:"height"`
-	AppHash       string `json:"app_hash"`
-	Accounts      uint64 `json:"accounts"`
-	Supply        string `json:"supply"` // decimal; a 128-bit sum so an overflow shows
-	GenesisSupply uint64 `json:"genesis_supply"`
-	DigestOK      bool   `json:"digest_ok"`   // recomputed digest equals the incremental one
-	MaxBalance    uint64 `json:"max_balance"` // no balance may exceed the supply
+	Height        int64    `json:"height"`
+	AppHash       string   `json:"app_hash"`
+	Accounts      uint64   `json:"accounts"`
+	Supply        string   `json:"supply"` // decimal; a 128-bit sum so an overflow shows
+	GenesisSupply uint64   `json:"genesis_supply"`
+	DigestOK      bool     `json:"digest_ok"`   // recomputed digest equals the incremental one
+	MaxBalance    uint64   `json:"max_balance"` // no balance may exceed the supply
 	Problems      []string `json:"problems,omitempty"`
 }
 
@@ -146,4 +146,3 @@ func (u u128) String() string {
 	}
 	return string(digits)
 }
-

@@ -18,7 +18,7 @@ const (
 	AddressSize    = 20
 	SignatureSize  = ed25519.SignatureSize // 64
 	MaxChainIDLen  = 64
-	MaxPaddingSize = 1 << 16 - 1
+	MaxPaddingSize = 1<<16 - 1
 	// fixed part: version, chain-id length, pubkey, recipient, amount, sequence, padding length, signature
 	fixedSize = 1 + 1 + PubKeySize + AddressSize + 8 + 8 + 2 + SignatureSize
 )
