@@ -1,0 +1,230 @@
+package scenario
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// yaml.v3's own decoder reports type errors by line without the field path
+// or the expected kind; this walker decodes field by field so every error is
+// one line naming the field, the value and what was expected.
+
+// ReadFile reads a scenario file over the defaults.
+func ReadFile(path string) (Scenario, error) {
+	s := Default()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, err
+	}
+	if err := Apply(&s, b); err != nil {
+		return s, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Apply decodes YAML onto s; fields absent from the YAML keep their values.
+func Apply(s *Scenario, data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("not valid YAML: %s", firstLine(err.Error()))
+	}
+	if doc.Kind == 0 { // empty file
+		return nil
+	}
+	return decode(&doc, reflect.ValueOf(s).Elem(), "")
+}
+
+// Set overrides one field by its dotted path (e.g. "load.rate") with a value
+// written in YAML ("2000", "30s", "[a, b]").
+func Set(s *Scenario, path, value string) error {
+	var node yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &node); err != nil {
+		return fmt.Errorf("%s: %q is not a valid value: %s", path, value, firstLine(err.Error()))
+	}
+	v := reflect.ValueOf(s).Elem()
+	for _, part := range strings.Split(path, ".") {
+		if v.Kind() == reflect.Ptr {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			return fmt.Errorf("%s: no such field", path)
+		}
+		idx, names := fieldIndex(v.Type())
+		i, ok := idx[part]
+		if !ok {
+			return fmt.Errorf("%s: unknown field %q, expected one of %s", path, part, strings.Join(names, ", "))
+		}
+		v = v.Field(i)
+	}
+	if node.Kind == 0 {
+		node = yaml.Node{Kind: yaml.ScalarNode, Value: ""}
+	}
+	return decode(&node, v, path)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimPrefix(s, "yaml: ")
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func fieldIndex(t reflect.Type) (map[string]int, []string) {
+	idx := map[string]int{}
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		idx[tag] = i
+		names = append(names, tag)
+	}
+	sort.Strings(names)
+	return idx, names
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+var textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+
+func decode(n *yaml.Node, v reflect.Value, path string) error {
+	for n.Kind == yaml.DocumentNode || n.Kind == yaml.AliasNode {
+		if n.Kind == yaml.DocumentNode {
+			if len(n.Content) == 0 {
+				return nil
+			}
+			n = n.Content[0]
+		} else {
+			n = n.Alias
+		}
+	}
+	t := v.Type()
+	if t.Kind() == reflect.Ptr {
+		if v.IsNil() {
+			v.Set(reflect.New(t.Elem()))
+		}
+		return decode(n, v.Elem(), path)
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		if n.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s: expected a duration such as 30s or 500ms, got a %s", path, kindName(n))
+		}
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
+			return fmt.Errorf("%s: %q is not a duration, expected e.g. 30s or 500ms", path, n.Value)
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s: expected a mapping of fields, got a %s", rootName(path), kindName(n))
+		}
+		idx, names := fieldIndex(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			fi, ok := idx[key]
+			if !ok {
+				return fmt.Errorf("%s: unknown field, expected one of %s", join(path, key), strings.Join(names, ", "))
+			}
+			if err := decode(n.Content[i+1], v.Field(fi), join(path, key)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("%s: expected a list, got a %s", path, kindName(n))
+		}
+		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			if err := decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		v.Set(s)
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("%s: expected a %s, got a %s", path, scalarName(t.Kind()), kindName(n))
+	}
+	switch t.Kind() {
+	case reflect.String:
+		v.SetString(n.Value)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(n.Value)
+		if err != nil {
+			return fmt.Errorf("%s: %q, expected true or false", path, n.Value)
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s: %q, expected an integer", path, n.Value)
+		}
+		v.SetInt(i)
+	case reflect.Uint, reflect.Uint64, reflect.Uint32:
+		i, err := strconv.ParseUint(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s: %q, expected a non-negative integer", path, n.Value)
+		}
+		v.SetUint(i)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err != nil {
+			return fmt.Errorf("%s: %q, expected a number", path, n.Value)
+		}
+		v.SetFloat(f)
+	default:
+		return errors.New(path + ": unsupported field type " + t.String())
+	}
+	return nil
+}
+
+func rootName(path string) string {
+	if path == "" {
+		return "scenario"
+	}
+	return path
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	default:
+		return fmt.Sprintf("value %q", n.Value)
+	}
+}
+
+func scalarName(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float64:
+		return "number"
+	default:
+		return "integer"
+	}
+}

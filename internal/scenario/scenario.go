@@ -1,0 +1,148 @@
+// Package scenario defines the run description (YAML + flags), its defaults
+// and its validation. See docs/scenario.md.
+package scenario
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Version is the scenario format version.
+const Version = 1
+
+// Duration is a time.Duration written as "30s", "500ms" in YAML and JSON.
+type Duration time.Duration
+
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("not a duration")
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Scenario is one run, fully resolved.
+type Scenario struct {
+	Version       int       `yaml:"version" json:"version"`
+	Name          string    `yaml:"name" json:"name"`
+	Target        Target    `yaml:"target" json:"target"`
+	Network       Network   `yaml:"network" json:"network"`
+	Load          Load      `yaml:"load" json:"load"`
+	Workload      Workload  `yaml:"workload" json:"workload"`
+	CommitTimeout Duration  `yaml:"commit_timeout" json:"commit_timeout"`
+	Seed          int64     `yaml:"seed" json:"seed"` // random choices (senders, amounts, Poisson arrivals)
+	Out           string    `yaml:"out" json:"out"`
+	Thresholds    []string  `yaml:"thresholds" json:"thresholds"`
+}
+
+// Target says what system is measured and how to reach it.
+type Target struct {
+	Kind      string   `yaml:"kind" json:"kind"`           // builtin | cometbft
+	Endpoints []string `yaml:"endpoints" json:"endpoints"` // RPC URLs; given, tpslab starts no network
+	NetHome   string   `yaml:"net_home" json:"net_home"`   // a network started by `tpslab net up`
+	Broadcast string   `yaml:"broadcast" json:"broadcast"` // sync | async
+	Confirm   string   `yaml:"confirm" json:"confirm"`     // websocket | poll
+}
+
+// Network configures the built-in network tpslab starts itself.
+type Network struct {
+	Validators        int      `yaml:"validators" json:"validators"`
+	Accounts          uint64   `yaml:"accounts" json:"accounts"`
+	TimeoutCommit     Duration `yaml:"timeout_commit" json:"timeout_commit"`
+	MempoolSize       int      `yaml:"mempool_size" json:"mempool_size"`
+	MaxBlockBytes     int64    `yaml:"max_block_bytes" json:"max_block_bytes"`
+	MaxBlockGas       int64    `yaml:"max_block_gas" json:"max_block_gas"`
+	CreateEmptyBlocks bool     `yaml:"create_empty_blocks" json:"create_empty_blocks"`
+	Keep              bool     `yaml:"keep" json:"keep"` // leave it running after the run
+}
+
+// Stage is one segment of an open-model load: the rate moves from the
+// previous stage's target to Target over Duration, linearly or at once.
+type Stage struct {
+	Duration Duration `yaml:"duration" json:"duration"`
+	Target   float64  `yaml:"target" json:"target"`
+	Ramp     string   `yaml:"ramp" json:"ramp"` // linear | step
+}
+
+// Steps is a shorthand for stepped stages: From, From+By, ... up to To,
+// each held for Every (Factom's 1 -> 7000 by 500 every 30 s).
+type Steps struct {
+	From  float64  `yaml:"from" json:"from"`
+	To    float64  `yaml:"to" json:"to"`
+	By    float64  `yaml:"by" json:"by"`
+	Every Duration `yaml:"every" json:"every"`
+}
+
+// Load is the shape of the offered load.
+type Load struct {
+	Model       string   `yaml:"model" json:"model"` // open | closed
+	Rate        float64  `yaml:"rate" json:"rate"`   // open: constant arrivals per second
+	Stages      []Stage  `yaml:"stages" json:"stages,omitempty"`
+	Steps       *Steps   `yaml:"steps" json:"steps,omitempty"`
+	Arrival     string   `yaml:"arrival" json:"arrival"` // uniform | poisson
+	Duration    Duration `yaml:"duration" json:"duration"`
+	Warmup      Duration `yaml:"warmup" json:"warmup"` // excluded from steady-state figures
+	Drain       Duration `yaml:"drain" json:"drain"`   // longest wait for in-flight payments after the load
+	Users       int      `yaml:"users" json:"users"`   // closed
+	RampUp      Duration `yaml:"ramp_up" json:"ramp_up"`
+	WaitFor     string   `yaml:"wait_for" json:"wait_for"` // closed: ack | commit
+	Pacing      Duration `yaml:"pacing" json:"pacing"`     // closed: constant pacing between starts
+	Think       Duration `yaml:"think" json:"think"`       // closed: pause after each result
+	Connections int      `yaml:"connections" json:"connections"`
+}
+
+// Choice picks accounts: uniformly, by Zipf's law with exponent S, or from a
+// hot set of Hot accounts that receives HotShare of the picks.
+type Choice struct {
+	Dist     string  `yaml:"dist" json:"dist"` // uniform | zipf | hot
+	S        float64 `yaml:"s" json:"s,omitempty"`
+	Hot      int     `yaml:"hot" json:"hot,omitempty"`
+	HotShare float64 `yaml:"hot_share" json:"hot_share,omitempty"`
+}
+
+// Amount draws payment amounts uniformly from [Min, Max].
+type Amount struct {
+	Min uint64 `yaml:"min" json:"min"`
+	Max uint64 `yaml:"max" json:"max"`
+}
+
+// Workload says what is sent.
+type Workload struct {
+	Kind       string `yaml:"kind" json:"kind"` // payment | raw
+	Mode       string `yaml:"mode" json:"mode"` // presigned | live
+	Senders    int    `yaml:"senders" json:"senders"`
+	Window     int    `yaml:"window" json:"window"` // payments in flight per sender
+	SenderChoice Choice `yaml:"sender_choice" json:"sender_choice"`
+	RecipientChoice Choice `yaml:"recipient_choice" json:"recipient_choice"`
+	Amount     Amount `yaml:"amount" json:"amount"`
+	Padding    int    `yaml:"padding" json:"padding"` // bytes added to each transaction
+	ChainID    string `yaml:"chain_id" json:"chain_id,omitempty"`
+	GenesisSeed string `yaml:"genesis_seed" json:"genesis_seed,omitempty"`
+	Accounts   uint64 `yaml:"accounts" json:"accounts,omitempty"` // funded genesis accounts
+}
+
+// Default is `tpslab run` with no arguments: a 4-validator built-in network,
+// 30 s of presigned payments at 1000/s.
+func Default() Scenario {
+	return Scenario{
+		Version: Version,
+		Name:    "default",
+		Target:  Target{Kind: "builtin", Broadcast: "sync", Confirm: "websocket"},
+		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond),
+			MempoolSize: 50000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true},
+		Load: Load{Model: "open", Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
+			Warmup: Duration(5 * time.Second), Drain: Duration(15 * time.Second),
+			WaitFor: "ack", Connections: 32},
+		Workload: Workload{Kind: "payment", Mode: "presigned", Senders: 2000, Window: 8,
+			SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"},
+			Amount: Amount{Min: 1, Max: 100}},
+		CommitTimeout: Duration(30 * time.Second),
+		Seed:          1,
+	}
+}
