@@ -29,16 +29,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // Scenario is one run, fully resolved.
 type Scenario struct {
-	Version       int       `yaml:"version" json:"version"`
-	Name          string    `yaml:"name" json:"name"`
-	Target        Target    `yaml:"target" json:"target"`
-	Network       Network   `yaml:"network" json:"network"`
-	Load          Load      `yaml:"load" json:"load"`
-	Workload      Workload  `yaml:"workload" json:"workload"`
-	CommitTimeout Duration  `yaml:"commit_timeout" json:"commit_timeout"`
-	Seed          int64     `yaml:"seed" json:"seed"` // random choices (senders, amounts, Poisson arrivals)
-	Out           string    `yaml:"out" json:"out"`
-	Thresholds    []string  `yaml:"thresholds" json:"thresholds"`
+	Version       int      `yaml:"version" json:"version"`
+	Name          string   `yaml:"name" json:"name"`
+	Target        Target   `yaml:"target" json:"target"`
+	Network       Network  `yaml:"network" json:"network"`
+	Load          Load     `yaml:"load" json:"load"`
+	Workload      Workload `yaml:"workload" json:"workload"`
+	CommitTimeout Duration `yaml:"commit_timeout" json:"commit_timeout"`
+	Seed          int64    `yaml:"seed" json:"seed"` // random choices (senders, amounts, Poisson arrivals)
+	Out           string   `yaml:"out" json:"out"`
+	Thresholds    []string `yaml:"thresholds" json:"thresholds"`
 }
 
 // Target says what system is measured and how to reach it.
@@ -114,17 +114,17 @@ type Amount struct {
 
 // Workload says what is sent.
 type Workload struct {
-	Kind       string `yaml:"kind" json:"kind"` // payment | raw
-	Mode       string `yaml:"mode" json:"mode"` // presigned | live
-	Senders    int    `yaml:"senders" json:"senders"`
-	Window     int    `yaml:"window" json:"window"` // payments in flight per sender
-	SenderChoice Choice `yaml:"sender_choice" json:"sender_choice"`
+	Kind            string `yaml:"kind" json:"kind"` // payment | raw
+	Mode            string `yaml:"mode" json:"mode"` // presigned | live
+	Senders         int    `yaml:"senders" json:"senders"`
+	Window          int    `yaml:"window" json:"window"` // payments in flight per sender
+	SenderChoice    Choice `yaml:"sender_choice" json:"sender_choice"`
 	RecipientChoice Choice `yaml:"recipient_choice" json:"recipient_choice"`
-	Amount     Amount `yaml:"amount" json:"amount"`
-	Padding    int    `yaml:"padding" json:"padding"` // bytes added to each transaction
-	ChainID    string `yaml:"chain_id" json:"chain_id,omitempty"`
-	GenesisSeed string `yaml:"genesis_seed" json:"genesis_seed,omitempty"`
-	Accounts   uint64 `yaml:"accounts" json:"accounts,omitempty"` // funded genesis accounts
+	Amount          Amount `yaml:"amount" json:"amount"`
+	Padding         int    `yaml:"padding" json:"padding"` // bytes added to each transaction
+	ChainID         string `yaml:"chain_id" json:"chain_id,omitempty"`
+	GenesisSeed     string `yaml:"genesis_seed" json:"genesis_seed,omitempty"`
+	Accounts        uint64 `yaml:"accounts" json:"accounts,omitempty"` // funded genesis accounts
 }
 
 // Default is `tpslab run` with no arguments: a 4-validator built-in network,

@@ -31,11 +31,11 @@ type Payments struct {
 	next     []uint64             // live: next sequence per sender; owned by its worker
 	resync   []atomic.Bool
 	inflight []atomic.Int32
-	queue    [][][]byte    // presigned: per-sender payments in sequence order
-	reserved []int         // presigned: payments handed out per sender (dispatcher only)
-	popped   []int         // presigned: payments built per sender (worker only)
-	senders  Chooser       // dispatcher only
-	scan     int           // dispatcher only
+	queue    [][][]byte // presigned: per-sender payments in sequence order
+	reserved []int      // presigned: payments handed out per sender (dispatcher only)
+	popped   []int      // presigned: payments built per sender (worker only)
+	senders  Chooser    // dispatcher only
+	scan     int        // dispatcher only
 	query    AccountQuerier
 	recipCfg scenario.Choice
 }
@@ -172,6 +172,9 @@ func (p *Payments) Reserve() int {
 	return -1
 }
 
+// ReserveSender reserves room for one more payment of sender s.
+func (p *Payments) ReserveSender(s int) bool { return p.tryReserve(s) }
+
 func (p *Payments) tryReserve(s int) bool {
 	if p.inflight[s].Load() >= p.window {
 		return false
@@ -198,23 +201,32 @@ func (p *Payments) InFlight() int {
 	return n
 }
 
-// Builder makes payments for the senders one worker owns.
-type Builder struct {
+// Builder makes the transactions of one worker goroutine.
+type Builder interface {
+	// Build returns the next transaction of sender s (or, for workloads
+	// without senders, transaction number i). The bytes stay valid until
+	// the next call.
+	Build(ctx context.Context, s int, i uint64) (tx []byte, resynced bool, err error)
+}
+
+// paymentBuilder makes payments for the senders one worker owns.
+type paymentBuilder struct {
+	buf   []byte
 	p     *Payments
 	r     *rand.Rand
 	recip Chooser
 }
 
 // NewBuilder returns a builder for one worker goroutine.
-func (p *Payments) NewBuilder(seed int64) *Builder {
+func (p *Payments) NewBuilder(seed int64) Builder {
 	r := rand.New(rand.NewSource(seed))
-	return &Builder{p: p, r: r, recip: NewChooser(p.recipCfg, len(p.addrs), r)}
+	return &paymentBuilder{p: p, r: r, recip: NewChooser(p.recipCfg, len(p.addrs), r)}
 }
 
 // Build appends sender s's next payment to buf. Presigned, it returns the
-// stored bytes instead. Resyncs is 1 when the sender's sequence was re-read
-// first.
-func (b *Builder) Build(ctx context.Context, buf []byte, s int) (tx []byte, resynced bool, err error) {
+// stored bytes instead. resynced is set when the sender's sequence was
+// re-read first.
+func (b *paymentBuilder) Build(ctx context.Context, s int, _ uint64) (tx []byte, resynced bool, err error) {
 	p := b.p
 	if p.queue != nil {
 		tx = p.queue[s][p.popped[s]]
@@ -228,20 +240,20 @@ func (b *Builder) Build(ctx context.Context, buf []byte, s int) (tx []byte, resy
 		}
 		p.next[s], resynced = n, true
 	}
-	tx = chain.AppendPayment(buf[:0], p.chainID, p.keys[s], p.addrs[b.recip.Pick()], p.drawAmount(b.r), p.next[s], p.padding)
+	b.buf = chain.AppendPayment(b.buf[:0], p.chainID, p.keys[s], p.addrs[b.recip.Pick()], p.drawAmount(b.r), p.next[s], p.padding)
 	p.next[s]++
-	return tx, resynced, nil
+	return b.buf, resynced, nil
 }
-
-// SequenceMismatch marks sender s for a resync before its next live payment.
-// Presigned payments cannot be re-signed, so there it only counts.
-func (p *Payments) SequenceMismatch(s int) { p.resync[s].Store(true) }
 
 // Live says whether payments are signed just in time.
 func (p *Payments) Live() bool { return p.live }
 
 // TxID is the id CometBFT gives a transaction.
 func TxID(tx []byte) [32]byte { return sha256.Sum256(tx) }
+
+// Mismatch marks sender s for a resync before its next live payment.
+// Presigned payments cannot be re-signed, so there it only counts.
+func (p *Payments) Mismatch(s int) { p.resync[s].Store(true) }
 
 // Raw is an unsigned workload of unique key=value transactions, accepted by
 // CometBFT's kvstore and similar applications.
@@ -251,10 +263,31 @@ type Raw struct {
 }
 
 // NewRaw makes keys unique to this run.
-func NewRaw(runID string, padding int) *Raw { return &Raw{prefix: "tpslab-" + runID + "-", padding: padding} }
+func NewRaw(runID string, padding int) *Raw {
+	return &Raw{prefix: "tpslab-" + runID + "-", padding: padding}
+}
 
-// Build appends transaction i to buf.
-func (r *Raw) Build(buf []byte, i uint64) []byte {
+// Raw has no senders, so nothing limits what is in flight.
+func (r *Raw) Senders() int             { return 0 }
+func (r *Raw) Reserve() int             { return 0 }
+func (r *Raw) ReserveSender(int) bool   { return true }
+func (r *Raw) Release(int)              {}
+func (r *Raw) Mismatch(int)             {}
+func (r *Raw) NewBuilder(int64) Builder { return &rawBuilder{r: r} }
+func (r *Raw) InFlight() int            { return 0 }
+
+type rawBuilder struct {
+	r   *Raw
+	buf []byte
+}
+
+// Build makes transaction i.
+func (b *rawBuilder) Build(_ context.Context, _ int, i uint64) ([]byte, bool, error) {
+	b.buf = b.r.build(b.buf, i)
+	return b.buf, false, nil
+}
+
+func (r *Raw) build(buf []byte, i uint64) []byte {
 	buf = append(buf[:0], r.prefix...)
 	buf = strconv.AppendUint(buf, i, 10)
 	buf = append(buf, '=')
@@ -263,4 +296,15 @@ func (r *Raw) Build(buf []byte, i uint64) []byte {
 		buf = append(buf, 'x')
 	}
 	return buf
+}
+
+// Workload is what the dispatcher needs: room in senders' windows, and a
+// builder per worker.
+type Workload interface {
+	Senders() int // 0 when the workload has no senders
+	Reserve() int // a sender with room in its window, or -1
+	ReserveSender(s int) bool
+	Release(s int)
+	Mismatch(s int) // the chain disagreed with sender s's sequence
+	NewBuilder(seed int64) Builder
 }

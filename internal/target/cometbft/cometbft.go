@@ -407,4 +407,3 @@ func (t *Target) follow(ctx context.Context, next *int64, deliver func(target.Bl
 		}
 	}
 }
-
