@@ -32,6 +32,9 @@ type Engine struct {
 // Start fixes time zero of the load; every intended time is relative to it.
 func (e *Engine) Start(t time.Time) { e.start = t }
 
+// StartTime is time zero of the load.
+func (e *Engine) StartTime() time.Time { return e.start }
+
 // Since is the time since the load began, on the monotonic clock.
 func (e *Engine) Since() time.Duration { return time.Since(e.start) }
 

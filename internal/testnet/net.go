@@ -402,3 +402,14 @@ func (n *Net) Down() error {
 	}
 	return first
 }
+
+// Dead lists the nodes whose process is no longer running.
+func (n *Net) Dead() []Node {
+	var out []Node
+	for _, nd := range n.Nodes {
+		if !alive(nd.PID, nd.Home) {
+			out = append(out, nd)
+		}
+	}
+	return out
+}

@@ -100,8 +100,8 @@ func (p *Payments) Senders() int { return len(p.keys) }
 
 // Presign signs n payments ahead of the load, spread over senders by their
 // expected share of picks (plus headroom), on all cores. progress is called
-// with the number signed so far.
-func (p *Payments) Presign(n int, seed int64, progress func(done, total int)) {
+// with the number signed so far. It returns how many it signed.
+func (p *Payments) Presign(n int, seed int64, progress func(done, total int)) int {
 	sh := shares(p.senders, len(p.keys))
 	counts := make([]int, len(p.keys))
 	total := 0
@@ -143,6 +143,7 @@ func (p *Payments) Presign(n int, seed int64, progress func(done, total int)) {
 	if progress != nil {
 		progress(total, total)
 	}
+	return total
 }
 
 func (p *Payments) drawAmount(r *rand.Rand) uint64 {

@@ -1,0 +1,128 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tpslab/tpslab/internal/measure"
+)
+
+// Summary is the run's headline figures. Rates and latency percentiles are
+// over the steady window (warm-up and drain excluded); counts are over the
+// whole run.
+type Summary struct {
+	measure.Counts
+	RejectedTotal int64     `json:"rejected_total"`
+	FailedTotal   int64     `json:"committed_failed_total"`
+	CommittedTPS  float64   `json:"committed_tps"`
+	OfferedTPS    float64   `json:"offered_tps"`
+	SentTPS       float64   `json:"sent_tps"`
+	AcceptedTPS   float64   `json:"accepted_tps"`
+	RejectRate    float64   `json:"reject_rate"` // rejected / sent, whole run
+	Steady        Steady    `json:"steady"`
+	LatencyMs     Latency   `json:"latency_ms"`
+	Generator     Generator `json:"generator"`
+	BlocksSummary Blocks    `json:"blocks"`
+}
+
+// Steady describes the window the rates are computed over.
+type Steady struct {
+	StartS    float64 `json:"start_s"`
+	EndS      float64 `json:"end_s"`
+	DurationS float64 `json:"duration_s"`
+	Committed int64   `json:"committed"`
+	WarmupS   float64 `json:"warmup_s"`
+	DrainS    float64 `json:"drain_s"`
+}
+
+// Latency holds the percentiles (ms) of each latency, over the steady window.
+type Latency struct {
+	Ack               measure.Percentiles `json:"ack"`
+	Commit            measure.Percentiles `json:"commit"`
+	CommitUncorrected measure.Percentiles `json:"commit_uncorrected"`
+	ScheduleLag       measure.Percentiles `json:"schedule_lag"`
+}
+
+// Generator describes the load generator's own health.
+type Generator struct {
+	CPUPercent float64 `json:"cpu_percent"` // of one core, mean over the load
+	Cores      int     `json:"cores"`
+	Limited    bool    `json:"limited"`
+	Warning    string  `json:"warning,omitempty"`
+}
+
+// Blocks summarises the blocks read.
+type Blocks struct {
+	Count          int     `json:"count"`
+	IntervalMsMean float64 `json:"interval_ms_mean"`
+	TxsMean        float64 `json:"txs_mean"`
+	TxsMax         int     `json:"txs_max"`
+	BytesMean      float64 `json:"bytes_mean"`
+}
+
+// Verdict is the run in one sentence.
+func (r *Result) Verdict() string {
+	s := r.Summary
+	var b strings.Builder
+	fmt.Fprintf(&b, "sustained %s committed tx/s for %.0f s; p99 commit %s", thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
+	if s.Sent > 0 {
+		fmt.Fprintf(&b, "; %.1f%% rejected", 100*s.RejectRate)
+		if top := topReason(s.Rejected); top != "" {
+			fmt.Fprintf(&b, ", mostly %s", strings.ReplaceAll(top, "_", " "))
+		}
+	}
+	if s.Expired > 0 {
+		fmt.Fprintf(&b, "; %d expired", s.Expired)
+	}
+	if r.EndedBecause != "" && r.EndedBecause != "completed" {
+		fmt.Fprintf(&b, " (ended: %s)", r.EndedBecause)
+	}
+	return b.String()
+}
+
+func topReason(m map[string]int64) string {
+	best, n := "", int64(0)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if m[k] > n {
+			best, n = k, m[k]
+		}
+	}
+	return best
+}
+
+func thousands(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	if v < 10 {
+		s = fmt.Sprintf("%.1f", v)
+	}
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	intPart, frac := s, ""
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		intPart, frac = s[:i], s[i:]
+	}
+	var out []byte
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, byte(c))
+	}
+	if neg {
+		return "-" + string(out) + frac
+	}
+	return string(out) + frac
+}
+
+func fmtMs(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.2f s", ms/1000)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
+}

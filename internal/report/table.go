@@ -1,0 +1,78 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/tpslab/tpslab/internal/measure"
+)
+
+// PrintSummary writes the end-of-run table.
+func PrintSummary(out io.Writer, r *Result) {
+	s := r.Summary
+	fmt.Fprintf(out, "\n%s\n\n", r.Verdict())
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "ended because\t%s\n", r.EndedBecause)
+	fmt.Fprintf(tw, "steady window\t%.0f s .. %.0f s (%.0f s; warm-up %.0f s and drain %.1f s excluded)\n", s.Steady.StartS, s.Steady.EndS, s.Steady.DurationS, s.Steady.WarmupS, s.Steady.DrainS)
+	fmt.Fprintf(tw, "blocks\t%d .. %d (steady %d .. %d)\n", r.Chain.FirstHeight, r.Chain.LastHeight, r.Chain.SteadyFirstHeight, r.Chain.SteadyLastHeight)
+	fmt.Fprintln(tw, "\t")
+	fmt.Fprintf(tw, "COUNTER\tTOTAL\tSTEADY RATE/s\n")
+	fmt.Fprintf(tw, "offered\t%d\t%.1f\n", s.Offered, s.OfferedTPS)
+	fmt.Fprintf(tw, "sent\t%d\t%.1f\n", s.Sent, s.SentTPS)
+	fmt.Fprintf(tw, "accepted\t%d\t%.1f\n", s.Accepted, s.AcceptedTPS)
+	fmt.Fprintf(tw, "rejected\t%d\t\n", s.RejectedTotal)
+	for _, k := range sortedKeys(s.Rejected) {
+		fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Rejected[k])
+	}
+	fmt.Fprintf(tw, "committed ok\t%d\t%.1f\n", s.Committed, s.CommittedTPS)
+	fmt.Fprintf(tw, "committed with failure\t%d\t\n", s.FailedTotal)
+	for _, k := range sortedKeys(s.Failed) {
+		fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Failed[k])
+	}
+	fmt.Fprintf(tw, "expired\t%d\t\n", s.Expired)
+	if s.LateCommits > 0 {
+		fmt.Fprintf(tw, "late commits\t%d\t\n", s.LateCommits)
+	}
+	if s.Resyncs > 0 {
+		fmt.Fprintf(tw, "sequence resyncs\t%d\t\n", s.Resyncs)
+	}
+	if s.WindowWaits > 0 {
+		fmt.Fprintf(tw, "window waits\t%d\t\n", s.WindowWaits)
+	}
+	fmt.Fprintln(tw, "\t")
+	fmt.Fprintf(tw, "LATENCY (ms, steady)\tp50\tp90\tp99\tp99.9\tmax\n")
+	for _, l := range []struct {
+		name string
+		p    measure.Percentiles
+	}{
+		{"ack (from intended)", s.LatencyMs.Ack},
+		{"commit (from intended)", s.LatencyMs.Commit},
+		{"commit (from actual send)", s.LatencyMs.CommitUncorrected},
+		{"schedule lag", s.LatencyMs.ScheduleLag},
+	} {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", l.name, l.p.P50, l.p.P90, l.p.P99, l.p.P999, l.p.Max)
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "\ngenerator: %.0f%% of one core (of %d)", s.Generator.CPUPercent, s.Generator.Cores)
+	if s.BlocksSummary.Count > 0 {
+		fmt.Fprintf(out, "; blocks: %d, every %.0f ms, %.0f txs on average (max %d)", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)
+	}
+	fmt.Fprintln(out)
+	if s.Generator.Warning != "" {
+		fmt.Fprintf(out, "WARNING: %s\n", s.Generator.Warning)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(out, "note: %s\n", n)
+	}
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
