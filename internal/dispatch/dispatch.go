@@ -127,13 +127,16 @@ func (w *worker) send(ctx context.Context, tk ticket) target.Ack {
 	return ack
 }
 
-// RunOpen offers arrivals from the schedule until it ends or ctx does.
-func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals) {
+// RunOpen offers arrivals from the schedule until it ends or ctx does. Due
+// payments join a backlog at their intended time (that is when they count
+// as offered) and leave it when a sender has room and its worker is free;
+// what is still waiting grace after the schedule ends is counted unsent.
+func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals, grace time.Duration) {
 	n := e.Connections
 	chans := make([]chan ticket, n)
 	var wg sync.WaitGroup
 	for i := range chans {
-		chans[i] = make(chan ticket, 256)
+		chans[i] = make(chan ticket, 64)
 		w := e.newWorker(i)
 		wg.Add(1)
 		go func(ch chan ticket) {
@@ -145,43 +148,86 @@ func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals) {
 	}
 	rec := e.Recorder.NewShard()
 	senders := e.Workload.Senders()
-	var i uint64
-loop:
-	for {
-		t, ok := arrivals.Next()
-		if !ok || !e.sleepUntil(ctx, t) {
+	var backlog []time.Duration
+	var index uint64
+	waited := 0  // backlog entries, from the head, already counted as waiting
+	sender := -1 // reserved for the backlog's head
+	// blocked counts every due payment held back, once, by the reason it first met.
+	blocked := func(count func()) {
+		for ; waited < len(backlog); waited++ {
+			count()
+		}
+	}
+	next, more := arrivals.Next()
+	var giveUp time.Duration
+	for ctx.Err() == nil {
+		now := e.Since()
+		for more && next <= now {
+			backlog = append(backlog, next)
+			rec.Offered()
+			next, more = arrivals.Next()
+		}
+		if !more && giveUp == 0 {
+			giveUp = now + grace
+		}
+		if len(backlog) == 0 {
+			if !more {
+				break
+			}
+			e.sleepUntil(ctx, next)
+			continue
+		}
+		if !more && now > giveUp {
 			break
 		}
-		rec.Offered()
-		s := e.Workload.Reserve()
-		if s < 0 {
-			// Every sender's window is full: the system is not confirming
-			// as fast as it is offered. The payment waits, and its latency
-			// still counts from its intended time.
-			rec.WindowWait()
-			for s < 0 {
-				if !e.sleepUntil(ctx, e.Since()+200*time.Microsecond) {
-					break loop
-				}
-				s = e.Workload.Reserve()
-			}
+		if sender < 0 {
+			sender = e.Workload.Reserve()
 		}
-		route := int(i) % n
+		if sender < 0 {
+			// Every sender's window is full: the system confirms slower than
+			// payments are offered.
+			blocked(rec.WindowWait)
+			e.pause(ctx, next, more)
+			continue
+		}
+		route := int(index) % n
 		if senders > 0 {
-			route = s % n
+			route = sender % n
 		}
 		select {
-		case chans[route] <- ticket{intended: t, sender: int32(s), index: i}:
-		case <-ctx.Done():
-			e.Workload.Release(s)
-			break loop
+		case chans[route] <- ticket{intended: backlog[0], sender: int32(sender), index: index}:
+			backlog = backlog[1:]
+			index++
+			sender = -1
+			if waited > 0 {
+				waited--
+			}
+		default:
+			// The worker is still busy with earlier payments: the target
+			// answers slower than payments are due.
+			blocked(rec.ConnWait)
+			e.pause(ctx, next, more)
 		}
-		i++
+	}
+	if sender >= 0 {
+		e.Workload.Release(sender)
+	}
+	if len(backlog) > 0 {
+		rec.Unsent(int64(len(backlog)))
 	}
 	for _, ch := range chans {
 		close(ch)
 	}
 	wg.Wait()
+}
+
+// pause waits briefly for room, but not past the next arrival.
+func (e *Engine) pause(ctx context.Context, next time.Duration, more bool) {
+	until := e.Since() + 200*time.Microsecond
+	if more && next < until {
+		until = next
+	}
+	e.sleepUntil(ctx, until)
 }
 
 // Closed describes closed-model users.

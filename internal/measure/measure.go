@@ -43,6 +43,8 @@ type Counts struct {
 	LateCommits int64            `json:"late_commits"`
 	Resyncs     int64            `json:"resyncs"`
 	WindowWaits int64            `json:"window_waits"`
+	ConnWaits   int64            `json:"conn_waits"`
+	Unsent      int64            `json:"unsent"`
 }
 
 func (c *Counts) add(o *Counts) {
@@ -54,6 +56,8 @@ func (c *Counts) add(o *Counts) {
 	c.LateCommits += o.LateCommits
 	c.Resyncs += o.Resyncs
 	c.WindowWaits += o.WindowWaits
+	c.ConnWaits += o.ConnWaits
+	c.Unsent += o.Unsent
 	c.Rejected = addMap(c.Rejected, o.Rejected)
 	c.Failed = addMap(c.Failed, o.Failed)
 }
@@ -140,6 +144,21 @@ func (s *Shard) Offered() {
 func (s *Shard) WindowWait() {
 	s.mu.Lock()
 	s.iv.WindowWaits++
+	s.mu.Unlock()
+}
+
+// ConnWait records a due payment whose connection was still busy with
+// earlier ones: the target answers slower than payments are due.
+func (s *Shard) ConnWait() {
+	s.mu.Lock()
+	s.iv.ConnWaits++
+	s.mu.Unlock()
+}
+
+// Unsent records offered payments never sent before the load ended.
+func (s *Shard) Unsent(n int64) {
+	s.mu.Lock()
+	s.iv.Unsent += n
 	s.mu.Unlock()
 }
 

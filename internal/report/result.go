@@ -75,6 +75,8 @@ type Second struct {
 	Expired     int64               `json:"expired"`
 	Resyncs     int64               `json:"resyncs,omitempty"`
 	WindowWaits int64               `json:"window_waits,omitempty"`
+	ConnWaits   int64               `json:"conn_waits,omitempty"`
+	Unsent      int64               `json:"unsent,omitempty"`
 	AckMs       measure.Percentiles `json:"ack_ms"`
 	CommitMs    measure.Percentiles `json:"commit_ms"`
 	LagMs       measure.Percentiles `json:"lag_ms"`

@@ -21,6 +21,9 @@ func PrintSummary(out io.Writer, r *Result) {
 	fmt.Fprintf(tw, "COUNTER\tTOTAL\tSTEADY RATE/s\n")
 	fmt.Fprintf(tw, "offered\t%d\t%.1f\n", s.Offered, s.OfferedTPS)
 	fmt.Fprintf(tw, "sent\t%d\t%.1f\n", s.Sent, s.SentTPS)
+	if s.Unsent > 0 {
+		fmt.Fprintf(tw, "unsent (load ended first)\t%d\t\n", s.Unsent)
+	}
 	fmt.Fprintf(tw, "accepted\t%d\t%.1f\n", s.Accepted, s.AcceptedTPS)
 	fmt.Fprintf(tw, "rejected\t%d\t\n", s.RejectedTotal)
 	for _, k := range sortedKeys(s.Rejected) {
@@ -37,6 +40,9 @@ func PrintSummary(out io.Writer, r *Result) {
 	}
 	if s.Resyncs > 0 {
 		fmt.Fprintf(tw, "sequence resyncs\t%d\t\n", s.Resyncs)
+	}
+	if s.ConnWaits > 0 {
+		fmt.Fprintf(tw, "connection waits\t%d\t\n", s.ConnWaits)
 	}
 	if s.WindowWaits > 0 {
 		fmt.Fprintf(tw, "window waits\t%d\t\n", s.WindowWaits)

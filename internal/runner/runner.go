@@ -247,7 +247,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 
 	fmt.Fprintf(r.o.Log, "load: %s for %s; results in %s\n", describeLoad(sc), r.loadDur, r.o.Out)
 	if sc.Load.Model == "open" {
-		r.eng.RunOpen(runCtx, schedule.NewArrivals(r.profile, sc.Load.Arrival == "poisson", sc.Seed))
+		r.eng.RunOpen(runCtx, schedule.NewArrivals(r.profile, sc.Load.Arrival == "poisson", sc.Seed), sc.Load.Drain.D())
 	} else {
 		l := sc.Load
 		r.eng.RunClosed(runCtx, dispatch.Closed{Users: l.Users, RampUp: l.RampUp.D(), Duration: l.Duration.D(),
@@ -388,7 +388,7 @@ func (r *run) tick(final bool, cancel context.CancelCauseFunc) {
 	iv := r.rec.Collect(phase == "steady")
 	cpu := cpuTime()
 	s := report.Second{T: t, Phase: phase, Offered: iv.Offered, Sent: iv.Sent, Accepted: iv.Accepted, Rejected: iv.Rejected,
-		Committed: iv.Committed, Failed: iv.Failed, Expired: iv.Expired, Resyncs: iv.Resyncs, WindowWaits: iv.WindowWaits,
+		Committed: iv.Committed, Failed: iv.Failed, Expired: iv.Expired, Resyncs: iv.Resyncs, WindowWaits: iv.WindowWaits, ConnWaits: iv.ConnWaits, Unsent: iv.Unsent,
 		AckMs: measure.Summarize(iv.Ack), CommitMs: measure.Summarize(iv.Commit), LagMs: measure.Summarize(iv.Lag),
 		InFlight: r.trk.Len(), MempoolTxs: int(r.mempool.Load()), Blocks: len(iv.Blocks),
 		GenCPU: math.Round(100*float64(cpu-r.lastCPU)/float64(time.Second)*10) / 10}

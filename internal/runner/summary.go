@@ -75,7 +75,9 @@ func (r *run) judgeGenerator(s *report.Summary, win float64) {
 	if win == 0 || st.Offered == 0 {
 		return
 	}
-	backpressure := float64(st.WindowWaits) > 0.01*float64(st.Offered)
+	windowFull := float64(st.WindowWaits) > 0.01*float64(st.Offered)
+	connsBusy := float64(st.ConnWaits) > 0.01*float64(st.Offered)
+	backpressure := windowFull || connsBusy
 	lagP99 := s.LatencyMs.ScheduleLag.P99
 	var why string
 	if r.sc.Load.Model == "open" {
@@ -94,7 +96,9 @@ func (r *run) judgeGenerator(s *report.Summary, win float64) {
 	if why != "" {
 		s.Generator.Limited = true
 		s.Generator.Warning = "the load generator, not the system under test, was limiting: " + why + "; the figures understate what the system can do"
-	} else if backpressure {
+	} else if connsBusy {
+		s.Generator.Warning = fmt.Sprintf("all %d connections were busy waiting for the target's answers for %d due payments (ack p50 %.0f ms): the target's RPC/CheckTx was the limit, not the generator; more connections may offer more", r.sc.Load.Connections, st.ConnWaits, s.LatencyMs.Ack.P50)
+	} else if windowFull {
 		s.Generator.Warning = fmt.Sprintf("senders' in-flight windows were full for %d payments: the system confirmed slower than offered (backpressure, not a generator limit)", st.WindowWaits)
 	}
 }

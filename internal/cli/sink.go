@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/target/cometbft"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+func sinkCmd() *cobra.Command {
+	var listen string
+	c := &cobra.Command{
+		Use:   "sink",
+		Short: "Serve a stand-in CometBFT RPC that accepts every transaction, to measure the load generator alone",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := net.Listen("tcp", listen)
+			if err != nil {
+				return exitcode.BadInputf("--listen: %v", err)
+			}
+			fmt.Fprintf(os.Stderr, "sink listening on http://%s\n", l.Addr())
+			srv := &http.Server{Handler: cometbft.NewSink("tpslab", testnet.DefaultGenesis())}
+			go func() { <-cmd.Context().Done(); srv.Close() }()
+			if err := srv.Serve(l); err != http.ErrServerClosed {
+				return err
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:26657", "address to listen on")
+	return c
+}
