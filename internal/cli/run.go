@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -132,20 +133,13 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 			res, err := runner.Run(cmd.Context(), sc, opts)
 			if res != nil {
 				report.PrintSummary(os.Stdout, res)
-				fmt.Fprintf(os.Stdout, "\nresult: %s/result.json\n", outDir(opts.Out, res))
+				fmt.Fprintf(os.Stdout, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
 			}
 			return err
 		},
 	}
 	so.register(c.Flags())
 	return c
-}
-
-func outDir(out string, _ *report.Result) string {
-	if out == "" {
-		return "runs/<timestamp>"
-	}
-	return out
 }
 
 func validateCmd() *cobra.Command {

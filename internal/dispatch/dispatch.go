@@ -136,7 +136,7 @@ func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals, grace
 	chans := make([]chan ticket, n)
 	var wg sync.WaitGroup
 	for i := range chans {
-		chans[i] = make(chan ticket, 64)
+		chans[i] = make(chan ticket, 8) // small: a busy connection shows as backpressure, not as a hidden queue
 		w := e.newWorker(i)
 		wg.Add(1)
 		go func(ch chan ticket) {

@@ -31,6 +31,7 @@ type Result struct {
 	Series        []Second            `json:"series"`
 	Blocks        []measure.BlockStat `json:"blocks"`
 	Notes         []string            `json:"notes,omitempty"`
+	Dir           string              `json:"-"` // the run directory it was read from or written to
 }
 
 // Environment describes where the load generator ran.
@@ -178,5 +179,6 @@ func ReadResult(dir string) (*Result, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, err
 	}
+	r.Dir = dir
 	return &r, nil
 }

@@ -109,6 +109,9 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
 	if o.Out == "" {
+		o.Out = sc.Out
+	}
+	if o.Out == "" {
 		o.Out = DefaultOut()
 	}
 	r := &run{sc: sc, o: o, rec: measure.NewRecorder()}
@@ -208,7 +211,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	red := sc
 	red.Workload.GenesisSeed = "" // it derives the account keys: never written out
 	res := &report.Result{SchemaVersion: report.SchemaVersion, Status: "running", StartedAt: time.Now().UTC(),
-		Scenario: red, Environment: environment(r.o.Version), Network: r.sut.info}
+		Scenario: red, Environment: environment(r.o.Version), Network: r.sut.info, Dir: r.o.Out}
 	w, err := report.NewWriter(r.o.Out, res)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, fmt.Errorf("out: %w", err))

@@ -78,9 +78,6 @@ func (l Load) validate() error {
 	if l.Duration <= 0 {
 		return fmt.Errorf("load.duration: %s, expected a duration > 0", l.Duration.D())
 	}
-	if l.Warmup < 0 || l.Warmup.D() >= l.LoadDuration() {
-		return fmt.Errorf("load.warmup: %s, expected >= 0 and shorter than the load (%s)", l.Warmup.D(), l.LoadDuration())
-	}
 	if l.Drain < 0 {
 		return fmt.Errorf("load.drain: %s, expected a duration >= 0", l.Drain.D())
 	}
@@ -97,7 +94,7 @@ func (l Load) validate() error {
 		if l.RampUp < 0 || l.Pacing < 0 || l.Think < 0 {
 			return fmt.Errorf("load.ramp_up/pacing/think: expected durations >= 0, got %s/%s/%s", l.RampUp.D(), l.Pacing.D(), l.Think.D())
 		}
-		return nil
+		return l.validateWarmup()
 	}
 	if l.Rate < 0 {
 		return fmt.Errorf("load.rate: %g, expected a rate >= 0 (payments per second)", l.Rate)
@@ -133,6 +130,13 @@ func (l Load) validate() error {
 	}
 	if len(l.Stages) == 0 && l.Steps == nil && l.Rate == 0 {
 		return fmt.Errorf("load.rate: 0, expected a rate > 0 (or load.stages / load.steps)")
+	}
+	return l.validateWarmup()
+}
+
+func (l Load) validateWarmup() error {
+	if l.Warmup < 0 || l.Warmup.D() >= l.LoadDuration() {
+		return fmt.Errorf("load.warmup: %s, expected >= 0 and shorter than the load (%s)", l.Warmup.D(), l.LoadDuration())
 	}
 	return nil
 }

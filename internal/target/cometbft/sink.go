@@ -23,6 +23,10 @@ type Sink struct {
 	Received atomic.Int64
 	// StallUntil, when set, holds every broadcast until that time.
 	StallUntil atomic.Pointer[time.Time]
+	// StallAfter and StallFor stall every broadcast for StallFor once the
+	// StallAfter-th one arrives (a node pausing, for tests).
+	StallAfter int64
+	StallFor   time.Duration
 }
 
 // NewSink answers as a ledger with the default genesis.
@@ -50,10 +54,13 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var result string
 	switch req.Method {
 	case "broadcast_tx_sync", "broadcast_tx_async":
+		if n := s.Received.Add(1); s.StallAfter > 0 && n == s.StallAfter {
+			until := time.Now().Add(s.StallFor)
+			s.StallUntil.Store(&until)
+		}
 		if until := s.StallUntil.Load(); until != nil {
 			time.Sleep(time.Until(*until))
 		}
-		s.Received.Add(1)
 		result = `{"code":0,"data":"","log":"","codespace":"","hash":"00"}`
 	case "status":
 		result = `{"node_info":{"protocol_version":{"p2p":"8","block":"11","app":"1"},"id":"0000000000000000000000000000000000000000","listen_addr":"","network":"` + s.ChainID +

@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/target/cometbft"
+	"github.com/tpslab/tpslab/internal/testbin"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(b []byte) (int, error) { l.t.Log(string(b)); return len(b), nil }
+
+func startNet(t *testing.T, g chain.Genesis) *testnet.Net {
+	t.Helper()
+	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 4, Home: filepath.Join(t.TempDir(), "net"),
+		ChainID: "count-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Down() })
+	return n
+}
+
+// blockCount reads blocks [from, to] and counts payments from the given
+// senders that committed with code 0 and with another code.
+func blockCount(t *testing.T, rpc string, from, to int64, senders map[chain.Address]bool) (ok, failed int64) {
+	t.Helper()
+	c, err := rpchttp.New(rpc, "/websocket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for h := from; h <= to; h++ {
+		b, err := c.Block(ctx, &h)
+		if err != nil {
+			t.Fatalf("block %d: %v", h, err)
+		}
+		res, err := c.BlockResults(ctx, &h)
+		if err != nil {
+			t.Fatalf("block results %d: %v", h, err)
+		}
+		for i, tx := range b.Block.Txs {
+			p, err := chain.Decode(tx)
+			if err != nil || !senders[chain.AddressOf(p.Sender)] {
+				continue
+			}
+			if res.TxsResults[i].Code == 0 {
+				ok++
+			} else {
+				failed++
+			}
+		}
+	}
+	return ok, failed
+}
+
+// The committed count and TPS must equal an independent count of our
+// payments read back from the blocks, exactly.
+func TestCommittedCountMatchesBlocks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-validator network")
+	}
+	g := chain.Genesis{Seed: "count", Accounts: 1000, Balance: 1_000_000_000}
+	n := startNet(t, g)
+	keys := chain.DeriveKeys(g.Seed, 300)
+	senders := map[chain.Address]bool{}
+	for _, k := range keys {
+		senders[chain.AddressOf(k[32:])] = true
+	}
+	for _, mode := range []string{"live", "presigned"} { // the second run resumes the chain's sequences
+		sc := scenario.Default()
+		sc.Target.NetHome = n.Home
+		sc.Load.Rate = 300
+		sc.Load.Duration = scenario.Duration(8 * time.Second)
+		sc.Load.Warmup = scenario.Duration(2 * time.Second)
+		sc.Workload.Mode = mode
+		sc.Workload.Senders = 300
+		sc.Workload.Window = 4
+		sc.Out = filepath.Join(t.TempDir(), "run-"+mode)
+		res, err := Run(context.Background(), sc, Options{Log: testLog{t}})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		s := res.Summary
+		if s.Committed < 2000 {
+			t.Fatalf("%s: only %d committed", mode, s.Committed)
+		}
+		ok, failed := blockCount(t, n.Nodes[1].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders)
+		if ok != s.Committed || failed != s.FailedTotal {
+			t.Errorf("%s: result says %d committed, %d failed; blocks %d..%d hold %d and %d", mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, failed)
+		}
+		steadyOK, _ := blockCount(t, n.Nodes[2].RPC, res.Chain.SteadyFirstHeight, res.Chain.SteadyLastHeight, senders)
+		if steadyOK != s.Steady.Committed {
+			t.Errorf("%s: steady window committed %d, blocks %d..%d hold %d", mode, s.Steady.Committed, res.Chain.SteadyFirstHeight, res.Chain.SteadyLastHeight, steadyOK)
+		}
+		if want := float64(steadyOK) / s.Steady.DurationS; s.CommittedTPS != want {
+			t.Errorf("%s: committed_tps %g, want %d/%g = %g", mode, s.CommittedTPS, steadyOK, s.Steady.DurationS, want)
+		}
+		if s.Offered != s.Sent+s.Unsent || s.Sent != s.Accepted+s.RejectedTotal {
+			t.Errorf("%s: offered %d != sent %d + unsent %d, or sent != accepted %d + rejected %d", mode, s.Offered, s.Sent, s.Unsent, s.Accepted, s.RejectedTotal)
+		}
+		if s.Accepted != s.Committed+s.FailedTotal+s.Expired {
+			t.Errorf("%s: accepted %d != committed %d + failed %d + expired %d", mode, s.Accepted, s.Committed, s.FailedTotal, s.Expired)
+		}
+		checkResultFile(t, sc.Out)
+	}
+	if r := n.Check(context.Background()); len(r.Problems) > 0 {
+		t.Fatalf("net check after load: %v", r.Problems)
+	}
+}
+
+// checkResultFile reads result.json as a script would, by its public keys.
+func checkResultFile(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path ...string) any {
+		var v any = m
+		for _, p := range path {
+			mm, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = mm[p]
+		}
+		return v
+	}
+	for _, p := range [][]string{{"schema_version"}, {"ended_because"}, {"summary", "offered"}, {"summary", "sent"},
+		{"summary", "accepted"}, {"summary", "rejected_total"}, {"summary", "committed"}, {"summary", "expired"},
+		{"summary", "committed_tps"}, {"summary", "latency_ms", "ack", "p50"}, {"summary", "latency_ms", "commit", "p999"},
+		{"summary", "latency_ms", "commit", "max"}, {"chain", "first_height"}, {"chain", "last_height"}, {"environment", "cores"}} {
+		if get(p...) == nil {
+			t.Errorf("result.json lacks %v", p)
+		}
+	}
+	if get("ended_because") != "completed" || get("status") != "complete" {
+		t.Errorf("ended_because %v status %v", get("ended_because"), get("status"))
+	}
+	if s, _ := get("scenario", "workload", "genesis_seed").(string); s != "" {
+		t.Error("the genesis seed (which derives the keys) was written into the result")
+	}
+}
+
+// A node that stalls for 1 s must show in the latency percentiles: latency
+// counts from the intended send time, not from when the generator got to it.
+func TestCoordinatedOmission(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for several seconds")
+	}
+	sink := cometbft.NewSink("tpslab", testnet.DefaultGenesis())
+	sink.StallAfter, sink.StallFor = 600, time.Second // at about t = 3 s
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: sink}
+	go srv.Serve(l)
+	defer srv.Close()
+	sc := scenario.Default()
+	sc.Target.Kind = "cometbft"
+	sc.Target.Endpoints = []string{"http://" + l.Addr().String()}
+	sc.Workload.Kind = "raw"
+	sc.Load.Rate = 200
+	sc.Load.Duration = scenario.Duration(6 * time.Second)
+	sc.Load.Warmup = scenario.Duration(time.Second)
+	sc.Load.Drain = scenario.Duration(0)
+	sc.Load.Connections = 4
+	sc.Out = filepath.Join(t.TempDir(), "run")
+	res, err := Run(context.Background(), sc, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack := res.Summary.LatencyMs.Ack
+	if ack.Max < 950 || ack.P99 < 800 {
+		t.Errorf("ack latency p99 %.0f ms, max %.0f ms: the 1 s stall is hidden", ack.P99, ack.Max)
+	}
+	if lag := res.Summary.LatencyMs.ScheduleLag; lag.Max < 900 {
+		t.Errorf("schedule lag max %.0f ms, want the stall to show", lag.Max)
+	}
+	if res.Summary.ConnWaits == 0 {
+		t.Error("no connection waits recorded during the stall")
+	}
+}

@@ -1,0 +1,117 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBadScenarios(t *testing.T) {
+	cases := []struct{ name, yaml, want string }{
+		{"unknown top field", "rat: 5", `rat: unknown field, expected one of`},
+		{"unknown nested field", "load:\n  rat: 5", `load.rat: unknown field, expected one of arrival, connections`},
+		{"rate not a number", "load:\n  rate: fast", `load.rate: "fast", expected a number`},
+		{"negative rate", "load:\n  rate: -5", `load.rate: -5, expected a rate >= 0`},
+		{"zero rate", "load:\n  rate: 0", `load.rate: 0, expected a rate > 0`},
+		{"zero duration", "load:\n  duration: 0s", `load.duration: 0s, expected a duration > 0`},
+		{"bad duration", "load:\n  duration: thirty", `load.duration: "thirty" is not a duration, expected e.g. 30s`},
+		{"warmup too long", "load:\n  duration: 10s\n  warmup: 10s", `load.warmup: 10s, expected >= 0 and shorter than the load (10s)`},
+		{"model", "load:\n  model: ramp", `load.model: "ramp", expected one of [open closed]`},
+		{"closed without users", "load:\n  model: closed", `load.users: 0, expected at least 1`},
+		{"users beyond senders", "load:\n  model: closed\n  users: 3000\n  pacing: 5s\nworkload:\n  senders: 100", `load.users: 3000, expected at most workload.senders (100)`},
+		{"senders not integer", "workload:\n  senders: many", `workload.senders: "many", expected an integer`},
+		{"zero senders", "workload:\n  senders: 0", `workload.senders: 0, expected at least 1`},
+		{"window", "workload:\n  window: 0", `workload.window: 0, expected at least 1`},
+		{"zipf exponent", "workload:\n  sender_choice: {dist: zipf, s: 0.5}", `workload.sender_choice.s: 0.5, expected an exponent > 1`},
+		{"hot set", "workload:\n  recipient_choice: {dist: hot, hot: 0, hot_share: 0.5}", `workload.recipient_choice.hot: 0, expected 1..`},
+		{"amount", "workload:\n  amount: {min: 5, max: 1}", `workload.amount: min 5 max 1, expected 1 <= min <= max`},
+		{"mode", "workload:\n  mode: later", `workload.mode: "later", expected one of [presigned live]`},
+		{"target kind", "target:\n  kind: bitcoin", `target.kind: "bitcoin", expected one of [builtin cometbft]`},
+		{"cometbft without endpoints", "target:\n  kind: cometbft", `target.endpoints: empty, expected at least one RPC URL`},
+		{"endpoint not a URL", "target:\n  endpoints: [localhost]", `target.endpoints[0]: "localhost", expected an RPC URL`},
+		{"stage ramp", "load:\n  stages:\n    - {duration: 10s, target: 5, ramp: curvy}", `load.stages[0].ramp: "curvy", expected one of [linear step]`},
+		{"stage duration", "load:\n  stages:\n    - {duration: 0s, target: 5}", `load.stages[0].duration: 0s, expected a duration > 0`},
+		{"steps by", "load:\n  steps: {from: 1, to: 100, by: 0, every: 1s}", `load.steps.by: 0, expected > 0`},
+		{"list expected", "load:\n  stages: 5", `load.stages: expected a list, got a value "5"`},
+		{"mapping expected", "load: 5", `load: expected a mapping of fields, got a value "5"`},
+		{"not yaml", "load: [", `not valid YAML`},
+		{"version", "version: 2", `version: 2, expected 1`},
+		{"validators", "network:\n  validators: 0", `network.validators: 0, expected 1..64`},
+		{"presigned closed no pacing", "load:\n  model: closed\n  users: 5", `workload.mode: presigned with a closed model needs load.pacing > 0`},
+	}
+	dir := t.TempDir()
+	for _, c := range cases {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".yaml")
+		if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadFile(path)
+		if err == nil {
+			err = s.Validate()
+		}
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q, want it to contain %q", c.name, err, c.want)
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error spans lines: %q", c.name, err)
+		}
+	}
+}
+
+func TestExampleScenariosValidate(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no example scenarios found")
+	}
+	for _, f := range files {
+		s, err := ReadFile(f)
+		if err == nil {
+			err = s.Validate()
+		}
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestSetOverridesAndDefaults(t *testing.T) {
+	s := Default()
+	if err := s.Validate(); err != nil {
+		t.Fatalf("default scenario invalid: %v", err)
+	}
+	if err := Set(&s, "load.rate", "2500"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Set(&s, "load.duration", "1m"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Set(&s, "target.endpoints", "[http://127.0.0.1:1, http://127.0.0.1:2]"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Load.Rate != 2500 || s.Load.Duration.D() != time.Minute || len(s.Target.Endpoints) != 2 {
+		t.Fatalf("overrides not applied: %+v", s.Load)
+	}
+	if err := Set(&s, "load.nope", "1"); err == nil || !strings.Contains(err.Error(), `unknown field "nope"`) {
+		t.Fatalf("unknown path: %v", err)
+	}
+	if err := Set(&s, "load.steps.from", "1"); err != nil {
+		t.Fatalf("path through a nil pointer: %v", err)
+	}
+}
+
+func FuzzApply(f *testing.F) {
+	f.Add([]byte("load:\n  rate: 5\n  stages:\n    - {duration: 1s, target: 3}\n"))
+	f.Add([]byte("workload: {kind: raw}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := Default()
+		if err := Apply(&s, b); err == nil {
+			_ = s.Validate()
+		}
+	})
+}
