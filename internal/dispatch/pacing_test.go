@@ -1,0 +1,52 @@
+package dispatch
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/confirm"
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/schedule"
+	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/workload"
+)
+
+// instant acknowledges every submission at once.
+type instant struct{}
+
+func (instant) Conn(int) target.Conn                                     { return instant{} }
+func (instant) Submit(context.Context, []byte) target.Ack                { return target.Ack{OK: true} }
+func (instant) Blocks(context.Context, int64, chan<- target.Block) error { return nil }
+func (instant) Height(context.Context) (int64, error)                    { return 1, nil }
+func (instant) MempoolTxs(context.Context) (int, error)                  { return 0, nil }
+func (instant) Close()                                                   {}
+
+func runAt(rate float64, d time.Duration) (sent int64, elapsed time.Duration, lag measure.Percentiles) {
+	rec := measure.NewRecorder()
+	e := &Engine{Target: instant{}, Workload: workload.NewRaw("bench", 0), Recorder: rec, Connections: 8}
+	e.Tracker = confirm.New(e.Resolve, func(string, uint32) string { return "" })
+	e.Start(time.Now())
+	e.RunOpen(context.Background(), schedule.NewArrivals(schedule.Constant(rate, d), false, 1), 0)
+	elapsed = e.Since()
+	iv := rec.Collect(false)
+	return iv.Sent, elapsed, measure.Summarize(iv.Lag)
+}
+
+// BenchmarkPacingAccuracy sends at 2000/s for 10 s and reports the achieved
+// rate as a ratio of the target (1.0 is exact). It is a benchmark, not a
+// test: its figure depends on how idle the machine is.
+func BenchmarkPacingAccuracy(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sent, elapsed, lag := runAt(2000, 10*time.Second)
+		b.ReportMetric(float64(sent)/elapsed.Seconds()/2000, "achieved/target")
+		b.ReportMetric(lag.P99, "lag-p99-ms")
+	}
+}
+
+func TestPacingSendsEveryArrival(t *testing.T) {
+	sent, _, _ := runAt(1000, 500*time.Millisecond)
+	if sent != 500 {
+		t.Fatalf("sent %d, want 500", sent)
+	}
+}
