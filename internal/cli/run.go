@@ -134,6 +134,13 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 			if res != nil {
 				report.PrintSummary(os.Stdout, res)
 				fmt.Fprintf(os.Stdout, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
+				if onDisk, rerr := report.ReadResult(res.Dir); rerr == nil {
+					if path, herr := report.WriteHTMLFile(onDisk); herr == nil {
+						fmt.Fprintf(os.Stdout, "report: %s\n", path)
+					} else {
+						fmt.Fprintf(os.Stderr, "report: %v\n", herr)
+					}
+				}
 			}
 			return err
 		},

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/report"
+)
+
+func readRun(dir string) (*report.Result, error) {
+	r, err := report.ReadResult(dir)
+	if err != nil {
+		return nil, exitcode.BadInputf("%s: not a run directory with a readable result.json (%v)", dir, err)
+	}
+	return r, nil
+}
+
+func reportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Write RUN_DIR/report.html: one self-contained page with the charts",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := readRun(args[0])
+			if err != nil {
+				return err
+			}
+			path, err := report.WriteHTMLFile(r)
+			if err != nil {
+				return err
+			}
+			fmt.Println(path)
+			return nil
+		},
+	}
+}
+
+func exportCmd() *cobra.Command {
+	var asCSV bool
+	c := &cobra.Command{
+		Use:   "export RUN_DIR --csv",
+		Short: "Print a run's per-second series as CSV",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !asCSV {
+				return exitcode.BadInputf("export: --csv is the only format, expected --csv")
+			}
+			r, err := readRun(args[0])
+			if err != nil {
+				return err
+			}
+			return report.WriteCSV(os.Stdout, r)
+		},
+	}
+	c.Flags().BoolVar(&asCSV, "csv", false, "CSV of the time series")
+	return c
+}
+
+func runsCmd() *cobra.Command {
+	var dir string
+	c := &cobra.Command{
+		Use:   "runs",
+		Short: "List run directories with their one-line verdicts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			matches, _ := filepath.Glob(filepath.Join(dir, "*", "result.json"))
+			sort.Strings(matches)
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tSTARTED\tVERDICT")
+			for _, m := range matches {
+				r, err := report.ReadResult(filepath.Dir(m))
+				if err != nil {
+					fmt.Fprintf(tw, "%s\t\tunreadable: %v\n", filepath.Dir(m), err)
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", filepath.Dir(m), r.StartedAt.Format("2006-01-02 15:04"), r.Verdict())
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "runs", "directory holding run directories")
+	return c
+}

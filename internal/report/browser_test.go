@@ -1,0 +1,106 @@
+package report_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testbin"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+func chromiumArgs(extra ...string) []string {
+	return append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + mustTemp(), "--virtual-time-budget=5000"}, extra...)
+}
+
+func mustTemp() string {
+	d, err := os.MkdirTemp("", "chromium-")
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// A real staged run's report opens in headless Chromium with every chart
+// drawn with data and no script or console error; a screenshot is kept in
+// artifacts/.
+func TestReportRendersInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network and a browser")
+	}
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium not installed (test.sh installs Debian's chromium package)")
+	}
+	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 4, Home: filepath.Join(t.TempDir(), "net"), ChainID: "report",
+		Genesis: chain.Genesis{Seed: "report", Accounts: 1000, Balance: 1 << 40}, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Down()
+	sc := scenario.Default()
+	sc.Target.NetHome = n.Home
+	sc.Workload.Senders = 500
+	sc.Load.Stages = []scenario.Stage{{Duration: scenario.Duration(4 * time.Second), Target: 200, Ramp: "step"}, {Duration: scenario.Duration(4 * time.Second), Target: 400, Ramp: "step"}}
+	sc.Load.Warmup = scenario.Duration(time.Second)
+	sc.Out = filepath.Join(t.TempDir(), "run")
+	if _, err := runner.Run(context.Background(), sc, runner.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.ReadResult(sc.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := report.WriteHTMLFile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(page)
+	if regexp.MustCompile(`(src|href)="https?://`).Match(html) {
+		t.Error("the report loads something from an outside host")
+	}
+	wantCharts := strings.Count(string(html), `class="chart"`)
+	out, err := exec.Command(browser, chromiumArgs("--dump-dom", "file://"+page)...).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	dom := string(out)
+	if m := regexp.MustCompile(`data-errors="(\d+)"`).FindStringSubmatch(dom); m == nil || m[1] != "0" {
+		t.Errorf("page errors: %v", m)
+	}
+	m := regexp.MustCompile(`data-charts="(\d+)"`).FindStringSubmatch(dom)
+	if m == nil || m[1] != strconv.Itoa(wantCharts) || wantCharts < 8 {
+		t.Errorf("charts drawn %v, want %d (with the knee chart)", m, wantCharts)
+	}
+	for _, p := range regexp.MustCompile(`data-points="(\d+)"`).FindAllStringSubmatch(dom, -1) {
+		if p[1] == "0" {
+			t.Error("a chart has no data")
+		}
+	}
+	if c := strings.Count(dom, "<canvas"); c < wantCharts {
+		t.Errorf("%d canvases for %d charts", c, wantCharts)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	art := filepath.Join(filepath.Dir(file), "..", "..", "artifacts")
+	os.MkdirAll(art, 0o755)
+	shot := filepath.Join(art, "report.png")
+	if err := exec.Command(browser, chromiumArgs("--window-size=1200,2600", "--screenshot="+shot, "file://"+page)...).Run(); err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10000 {
+		t.Fatalf("screenshot missing or empty: %v", err)
+	}
+}

@@ -1,0 +1,63 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
+// WriteCSV writes the per-second series, one row per second.
+func WriteCSV(w io.Writer, r *Result) error {
+	reasons := map[string]bool{}
+	for _, s := range r.Series {
+		for k := range s.Rejected {
+			reasons[k] = true
+		}
+	}
+	var rs []string
+	for k := range reasons {
+		rs = append(rs, k)
+	}
+	rs = sortedKeysBool(rs)
+	cw := csv.NewWriter(w)
+	head := []string{"t", "phase", "target_rate", "offered", "sent", "accepted", "rejected", "committed", "committed_failed", "expired",
+		"ack_p50_ms", "ack_p90_ms", "ack_p99_ms", "commit_p50_ms", "commit_p90_ms", "commit_p99_ms", "commit_max_ms",
+		"lag_p99_ms", "in_flight", "mempool_txs", "blocks", "block_txs", "generator_cpu_percent"}
+	for _, k := range rs {
+		head = append(head, "rejected_"+k)
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, s := range r.Series {
+		row := []string{f(s.T), s.Phase, f(s.TargetRate), i(s.Offered), i(s.Sent), i(s.Accepted), i(sum(s.Rejected)), i(s.Committed), i(sum(s.Failed)), i(s.Expired),
+			f(s.AckMs.P50), f(s.AckMs.P90), f(s.AckMs.P99), f(s.CommitMs.P50), f(s.CommitMs.P90), f(s.CommitMs.P99), f(s.CommitMs.Max),
+			f(s.LagMs.P99), strconv.Itoa(s.InFlight), strconv.Itoa(s.MempoolTxs), strconv.Itoa(s.Blocks), strconv.Itoa(s.BlockTxs), f(s.GenCPU)}
+		for _, k := range rs {
+			row = append(row, i(s.Rejected[k]))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func sortedKeysBool(ks []string) []string {
+	m := make(map[string]int64, len(ks))
+	for _, k := range ks {
+		m[k] = 0
+	}
+	return sortedKeys(m)
+}
