@@ -50,10 +50,11 @@ var scenarioFlags = []struct{ flag, path, help string }{
 }
 
 type scenarioOpts struct {
-	sets      []string
-	endpoints []string
-	keep      bool
-	fs        *pflag.FlagSet
+	sets       []string
+	endpoints  []string
+	keep       bool
+	thresholds []string
+	fs         *pflag.FlagSet
 }
 
 func (o *scenarioOpts) register(fs *pflag.FlagSet) {
@@ -64,6 +65,7 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.endpoints, "endpoint", nil, "RPC URL of the target, repeatable; given, tpslab starts no network")
 	fs.StringArrayVar(&o.sets, "set", nil, "override any scenario field: --set load.rate=2000")
 	fs.BoolVar(&o.keep, "keep-network", false, "leave the built-in network running after the run")
+	fs.StringArrayVar(&o.thresholds, "threshold", nil, "pass/fail condition, repeatable: 'committed_tps>=1000', 'p99_commit<=2s', 'reject_rate<1%'")
 }
 
 // resolve reads the file (if any) over the defaults, then applies flags.
@@ -92,6 +94,7 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 	if o.keep {
 		sc.Network.Keep = true
 	}
+	sc.Thresholds = append(sc.Thresholds, o.thresholds...)
 	for _, s := range o.sets {
 		path, value, ok := strings.Cut(s, "=")
 		if !ok {

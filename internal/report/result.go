@@ -31,7 +31,15 @@ type Result struct {
 	Series        []Second            `json:"series"`
 	Blocks        []measure.BlockStat `json:"blocks"`
 	Notes         []string            `json:"notes,omitempty"`
+	Thresholds    []ThresholdOutcome  `json:"thresholds,omitempty"`
 	Dir           string              `json:"-"` // the run directory it was read from or written to
+}
+
+// ThresholdOutcome is one checked threshold.
+type ThresholdOutcome struct {
+	Expr   string  `json:"expr"`
+	OK     bool    `json:"ok"`
+	Actual float64 `json:"actual"`
 }
 
 // Environment describes where the load generator ran.

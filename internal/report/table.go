@@ -69,6 +69,13 @@ func PrintSummary(out io.Writer, r *Result) {
 	if s.Generator.Warning != "" {
 		fmt.Fprintf(out, "WARNING: %s\n", s.Generator.Warning)
 	}
+	for _, t := range r.Thresholds {
+		verdict := "ok  "
+		if !t.OK {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(out, "threshold %s %s (actual %g)\n", verdict, t.Expr, t.Actual)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(out, "note: %s\n", n)
 	}

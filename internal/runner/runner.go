@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/target"
 	"github.com/tpslab/tpslab/internal/target/cometbft"
+	"github.com/tpslab/tpslab/internal/threshold"
 	"github.com/tpslab/tpslab/internal/workload"
 )
 
@@ -278,9 +280,18 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	r.tick(true, cancel)
 
 	end := time.Now().UTC()
+	ths, _ := threshold.ParseAll(sc.Thresholds) // validated before the run
+	var failed []string
 	w.Update(func(res *report.Result) {
 		res.Status, res.EndedBecause, res.EndedAt = "complete", ended, &end
 		res.Summary = r.summary()
+		for _, th := range ths {
+			o := th.Check(&res.Summary)
+			res.Thresholds = append(res.Thresholds, o)
+			if !o.OK {
+				failed = append(failed, fmt.Sprintf("%s (actual %g)", o.Expr, o.Actual))
+			}
+		}
 		res.Chain = report.Chain{FirstHeight: r.firstH.Load(), LastHeight: r.lastH.Load(), SteadyFirstHeight: r.steadyH[0], SteadyLastHeight: r.steadyH[1]}
 		res.Notes = r.notes
 	})
@@ -292,6 +303,8 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		return res, exitcode.Wrap(exitcode.TargetFailed, errors.New("run interrupted; partial result written"))
 	case ended != "completed":
 		return res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("run ended early: %s; partial result written", ended))
+	case len(failed) > 0:
+		return res, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("thresholds failed: %s", strings.Join(failed, "; ")))
 	}
 	return res, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/tpslab/tpslab/internal/threshold"
 )
 
 func oneOf(path, v string, allowed ...string) error {
@@ -60,6 +62,9 @@ func (s *Scenario) Validate() error {
 		return err
 	}
 	if err := s.Workload.validate(s.Load); err != nil {
+		return err
+	}
+	if _, err := threshold.ParseAll(s.Thresholds); err != nil {
 		return err
 	}
 	if s.CommitTimeout <= 0 {

@@ -1,0 +1,153 @@
+// Package threshold parses and checks pass/fail conditions on a run's
+// summary, such as `committed_tps>=1000`, `p99_commit<=2s`, `reject_rate<1%`.
+package threshold
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/report"
+)
+
+type kind int
+
+const (
+	count kind = iota
+	latency
+	ratio
+)
+
+type metric struct {
+	kind kind
+	get  func(s *report.Summary) float64
+}
+
+var metrics = map[string]metric{
+	"committed_tps": {count, func(s *report.Summary) float64 { return s.CommittedTPS }},
+	"offered_tps":   {count, func(s *report.Summary) float64 { return s.OfferedTPS }},
+	"sent_tps":      {count, func(s *report.Summary) float64 { return s.SentTPS }},
+	"committed":     {count, func(s *report.Summary) float64 { return float64(s.Committed) }},
+	"expired":       {count, func(s *report.Summary) float64 { return float64(s.Expired) }},
+	"reject_rate":   {ratio, func(s *report.Summary) float64 { return s.RejectRate }},
+	"expired_rate": {ratio, func(s *report.Summary) float64 {
+		if s.Accepted == 0 {
+			return 0
+		}
+		return float64(s.Expired) / float64(s.Accepted)
+	}},
+	"fail_rate": {ratio, func(s *report.Summary) float64 {
+		if s.Accepted == 0 {
+			return 0
+		}
+		return float64(s.FailedTotal) / float64(s.Accepted)
+	}},
+	"p50_commit":  {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P50 }},
+	"p90_commit":  {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P90 }},
+	"p99_commit":  {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P99 }},
+	"p999_commit": {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P999 }},
+	"max_commit":  {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.Max }},
+	"p50_ack":     {latency, func(s *report.Summary) float64 { return s.LatencyMs.Ack.P50 }},
+	"p99_ack":     {latency, func(s *report.Summary) float64 { return s.LatencyMs.Ack.P99 }},
+	"p99_lag":     {latency, func(s *report.Summary) float64 { return s.LatencyMs.ScheduleLag.P99 }},
+}
+
+// Names lists the metrics thresholds can name.
+func Names() []string {
+	var n []string
+	for k := range metrics {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Threshold is one parsed condition.
+type Threshold struct {
+	Expr   string
+	metric string
+	op     string
+	value  float64 // ms for latencies, a fraction for ratios
+}
+
+// Parse reads `metric op value`; latencies take a duration (2s, 500ms) or
+// milliseconds, ratios a percentage (1%) or a fraction.
+func Parse(expr string) (Threshold, error) {
+	e := strings.ReplaceAll(expr, " ", "")
+	for _, op := range []string{">=", "<=", "==", ">", "<"} {
+		i := strings.Index(e, op)
+		if i <= 0 {
+			continue
+		}
+		name, val := e[:i], e[i+len(op):]
+		m, ok := metrics[name]
+		if !ok {
+			return Threshold{}, fmt.Errorf("threshold %q: unknown metric %q, expected one of %s", expr, name, strings.Join(Names(), ", "))
+		}
+		v, err := parseValue(m.kind, val)
+		if err != nil {
+			return Threshold{}, fmt.Errorf("threshold %q: value %q: %v", expr, val, err)
+		}
+		return Threshold{Expr: expr, metric: name, op: op, value: v}, nil
+	}
+	return Threshold{}, fmt.Errorf("threshold %q: expected metric, operator (>=, <=, >, <, ==) and value, e.g. committed_tps>=1000", expr)
+}
+
+func parseValue(k kind, s string) (float64, error) {
+	switch {
+	case k == latency && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, fmt.Errorf("expected a duration such as 2s or 500ms")
+		}
+		return float64(d) / float64(time.Millisecond), nil
+	case k == ratio && strings.HasSuffix(s, "%"):
+		f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+		if err != nil {
+			return 0, fmt.Errorf("expected a percentage such as 1%%")
+		}
+		return f / 100, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("expected a number")
+	}
+	return f, nil
+}
+
+// Outcome is a checked threshold, as result.json records it.
+type Outcome = report.ThresholdOutcome
+
+// Check evaluates the threshold against a summary.
+func (t Threshold) Check(s *report.Summary) Outcome {
+	v := metrics[t.metric].get(s)
+	var ok bool
+	switch t.op {
+	case ">=":
+		ok = v >= t.value
+	case "<=":
+		ok = v <= t.value
+	case ">":
+		ok = v > t.value
+	case "<":
+		ok = v < t.value
+	case "==":
+		ok = v == t.value
+	}
+	return Outcome{Expr: t.Expr, OK: ok, Actual: v}
+}
+
+// ParseAll parses every expression, stopping at the first bad one.
+func ParseAll(exprs []string) ([]Threshold, error) {
+	out := make([]Threshold, 0, len(exprs))
+	for _, e := range exprs {
+		t, err := Parse(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,38 @@
+package threshold
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/report"
+)
+
+func TestThresholds(t *testing.T) {
+	s := &report.Summary{CommittedTPS: 1200, RejectRate: 0.004}
+	s.LatencyMs.Commit = measure.Percentiles{P99: 1800}
+	for expr, want := range map[string]bool{
+		"committed_tps>=1000": true, "committed_tps >= 1500": false,
+		"p99_commit<=2s": true, "p99_commit<=1500ms": false, "p99_commit<1900": true,
+		"reject_rate<1%": true, "reject_rate<0.1%": false, "reject_rate<=0.004": true,
+	} {
+		th, err := Parse(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if got := th.Check(s); got.OK != want {
+			t.Errorf("%s: ok=%v (actual %g), want %v", expr, got.OK, got.Actual, want)
+		}
+	}
+	for expr, msg := range map[string]string{
+		"tps>=5":              `unknown metric "tps"`,
+		"committed_tps":       "expected metric, operator",
+		"p99_commit<=soon":    "expected a duration",
+		"reject_rate<x%":      "expected a percentage",
+		"committed_tps>=many": "expected a number",
+	} {
+		if _, err := Parse(expr); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", expr, err, msg)
+		}
+	}
+}
