@@ -13,6 +13,7 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 // scenarioFlags maps named flags onto scenario fields; `--set path=value`
@@ -117,6 +118,8 @@ func isTerminal(f *os.File) bool {
 
 func runCmd() *cobra.Command {
 	var so scenarioOpts
+	var repeat int
+	var sameNetwork bool
 	c := &cobra.Command{
 		Use:   "run [SCENARIO.yaml]",
 		Short: "Run a load scenario and measure committed throughput and latency",
@@ -129,27 +132,84 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 			if err != nil {
 				return err
 			}
-			opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version}
-			if isTerminal(os.Stderr) {
-				opts.Progress = os.Stderr
+			if repeat < 1 {
+				return exitcode.BadInputf("--repeat: %d, expected at least 1", repeat)
 			}
-			res, err := runner.Run(cmd.Context(), sc, opts)
-			if res != nil {
-				report.PrintSummary(os.Stdout, res)
-				fmt.Fprintf(os.Stdout, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
-				if onDisk, rerr := report.ReadResult(res.Dir); rerr == nil {
-					if path, herr := report.WriteHTMLFile(onDisk); herr == nil {
-						fmt.Fprintf(os.Stdout, "report: %s\n", path)
-					} else {
-						fmt.Fprintf(os.Stderr, "report: %v\n", herr)
-					}
-				}
+			if repeat > 1 {
+				return runRepeated(cmd, sc, repeat, sameNetwork)
 			}
-			return err
+			return runOnce(cmd, sc)
 		},
 	}
 	so.register(c.Flags())
+	c.Flags().IntVar(&repeat, "repeat", 1, "run the scenario N times (OUT/rep-1 .. rep-N), each on a fresh built-in network unless --same-network")
+	c.Flags().BoolVar(&sameNetwork, "same-network", false, "with --repeat: start the built-in network once for all repetitions")
 	return c
+}
+
+// runOnce runs sc, prints its summary and writes its HTML report.
+func runOnce(cmd *cobra.Command, sc scenario.Scenario) error {
+	opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version}
+	if isTerminal(os.Stderr) {
+		opts.Progress = os.Stderr
+	}
+	res, err := runner.Run(cmd.Context(), sc, opts)
+	if res != nil {
+		report.PrintSummary(os.Stdout, res)
+		fmt.Fprintf(os.Stdout, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
+		if onDisk, rerr := report.ReadResult(res.Dir); rerr == nil {
+			if path, herr := report.WriteHTMLFile(onDisk); herr == nil {
+				fmt.Fprintf(os.Stdout, "report: %s\n", path)
+			} else {
+				fmt.Fprintf(os.Stderr, "report: %v\n", herr)
+			}
+		}
+	}
+	return err
+}
+
+// runRepeated runs sc n times into OUT/rep-i; the first failure that is not
+// a threshold stops it, and threshold failures are reported at the end.
+func runRepeated(cmd *cobra.Command, sc scenario.Scenario, n int, sameNetwork bool) error {
+	base := sc.Out
+	if base == "" {
+		base = runner.DefaultOut()
+	}
+	if sameNetwork && sc.Target.Kind == "builtin" && sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
+		home, err := os.MkdirTemp("", "tpslab-net-")
+		if err != nil {
+			return err
+		}
+		nf := netFlags{validators: sc.Network.Validators, chainID: "tpslab", seed: testnet.DefaultGenesis().Seed,
+			accounts: sc.Network.Accounts, balance: testnet.DefaultGenesis().Balance, bind: "127.0.0.1", settings: testnet.DefaultSettings()}
+		nf.settings.TimeoutCommit = sc.Network.TimeoutCommit.D()
+		nf.settings.MempoolSize = sc.Network.MempoolSize
+		nf.settings.MaxBlockBytes = sc.Network.MaxBlockBytes
+		nf.settings.MaxBlockGas = sc.Network.MaxBlockGas
+		nf.settings.CreateEmptyBlocks = sc.Network.CreateEmptyBlocks
+		net, err := testnet.Up(cmd.Context(), nf.options(home, true))
+		if err != nil {
+			return exitcode.Wrap(exitcode.TargetFailed, err)
+		}
+		defer func() { net.Down(); os.RemoveAll(home) }()
+		sc.Target.NetHome = home
+	}
+	var thresholdErr error
+	for i := 1; i <= n; i++ {
+		rc := sc
+		rc.Out = filepath.Join(base, fmt.Sprintf("rep-%d", i))
+		fmt.Fprintf(os.Stderr, "repetition %d of %d\n", i, n)
+		err := runOnce(cmd, rc)
+		if exitcode.Of(err) == exitcode.ThresholdsFailed {
+			thresholdErr = err
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Printf("\n%d repetitions in %s; compare sets with `tpslab compare %s OTHER`\n", n, base, base)
+	return thresholdErr
 }
 
 func validateCmd() *cobra.Command {

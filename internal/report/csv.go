@@ -61,3 +61,6 @@ func sortedKeysBool(ks []string) []string {
 	}
 	return sortedKeys(m)
 }
+
+// SumReasons adds up a by-reason map.
+func SumReasons(m map[string]int64) int64 { return sum(m) }

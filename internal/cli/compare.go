@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tpslab/tpslab/internal/compare"
+	"github.com/tpslab/tpslab/internal/exitcode"
+)
+
+func compareCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "compare RUN_A RUN_B [RUN_C ...]",
+		Short: "Compare runs (or sets of repetitions) metric by metric, with confidence intervals",
+		Long: `Compare each later argument with the first. An argument is a run directory,
+or a directory of repetitions as written by run --repeat N. With repetitions
+the samples are their steady-state values; with a single run, its steady
+seconds (weaker evidence, and the output says so).`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var sets []compare.Set
+			for _, a := range args {
+				s, err := compare.Load(a)
+				if err != nil {
+					return exitcode.Wrap(exitcode.BadInput, err)
+				}
+				sets = append(sets, s)
+			}
+			res := compare.Run(sets)
+			res.Print(os.Stdout)
+			f, err := os.Create(out)
+			if err != nil {
+				return exitcode.BadInputf("--out: %v", err)
+			}
+			defer f.Close()
+			if err := res.WriteHTML(f); err != nil {
+				return err
+			}
+			fmt.Printf("html: %s\n", out)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&out, "out", "compare.html", "where to write the HTML comparison")
+	return c
+}

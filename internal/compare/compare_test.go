@@ -1,0 +1,64 @@
+package compare
+
+import (
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/tpslab/tpslab/internal/report"
+)
+
+func set(name string, tps ...float64) Set {
+	s := Set{Name: name}
+	for _, v := range tps {
+		r := &report.Result{}
+		r.Summary.CommittedTPS = v
+		r.Summary.LatencyMs.Commit.P50 = 1000 / v * 600
+		r.Summary.LatencyMs.Commit.P99 = 1000 / v * 900
+		s.Runs = append(s.Runs, r)
+	}
+	return s
+}
+
+func TestCompareFindsAShiftAndNotNoise(t *testing.T) {
+	a := set("A", 1000, 1010, 995)
+	b := set("B", 1200, 1190, 1215)
+	rows := Compare(a, b)
+	if !rows[0].Significant || !rows[0].Better || rows[0].CILowPct <= 0 {
+		t.Fatalf("a +20%% shift not found: %+v", rows[0])
+	}
+	if v := Verdict(a, b, rows); !strings.HasPrefix(v, "B is faster than A: +") {
+		t.Fatalf("verdict %q", v)
+	}
+	same := set("C", 1003, 998, 1007)
+	rows = Compare(a, same)
+	if rows[0].Significant {
+		t.Fatalf("noise called significant: %+v", rows[0])
+	}
+	if v := Verdict(a, same, rows); !strings.Contains(v, "no significant difference") {
+		t.Fatalf("verdict %q", v)
+	}
+}
+
+// Over many pairs of samples from one distribution, the 95% interval
+// excludes zero (with a relevant effect) rarely.
+func TestFalsePositiveRate(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	draw := func() []float64 {
+		xs := make([]float64, 25)
+		for i := range xs {
+			xs[i] = 1000 + 50*rng.NormFloat64()
+		}
+		return xs
+	}
+	fp := 0
+	for i := 0; i < 200; i++ {
+		lo, hi := Bootstrap(draw(), draw(), int64(i))
+		if lo > 0 || hi < 0 {
+			fp++
+		}
+	}
+	if fp > 25 { // 5% expected: 10 of 200
+		t.Fatalf("%d of 200 identical pairs had an interval excluding 0", fp)
+	}
+}

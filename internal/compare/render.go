@@ -1,0 +1,81 @@
+package compare
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"text/tabwriter"
+)
+
+// Comparison is every set against the first.
+type Comparison struct {
+	Base    Set
+	Against []Against
+}
+
+// Against is one set's rows and verdict.
+type Against struct {
+	Set     Set
+	Rows    []Row
+	Verdict string
+}
+
+// Run compares sets[1:] with sets[0].
+func Run(sets []Set) Comparison {
+	c := Comparison{Base: sets[0]}
+	for _, s := range sets[1:] {
+		rows := Compare(sets[0], s)
+		c.Against = append(c.Against, Against{Set: s, Rows: rows, Verdict: Verdict(sets[0], s, rows)})
+	}
+	return c
+}
+
+// Method says how the intervals were computed, for the reader.
+func (c Comparison) Method() string {
+	m := fmt.Sprintf("95%% bootstrap percentile interval of the relative change of means (%d resamples); significant when it excludes 0 and the change is at least %.0f%%.", Resamples, MinEffectPct)
+	for _, a := range c.Against {
+		if len(a.Rows) > 0 && a.Rows[0].PerSecond {
+			return m + " Some side is a single run, so its steady seconds were used as samples: weaker evidence than repetitions (seconds of one run share one network and are not independent); use run --repeat N."
+		}
+	}
+	return m + " Samples are the repetitions' steady-state values."
+}
+
+// Print writes the comparison as text.
+func (c Comparison) Print(w io.Writer) {
+	for _, a := range c.Against {
+		fmt.Fprintf(w, "\n%s (%d runs) vs %s (%d runs)\n", a.Set.Name, len(a.Set.Runs), c.Base.Name, len(c.Base.Runs))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "METRIC\tBASE\tTHIS\tCHANGE\t95% CI\tSIGNIFICANT")
+		for _, r := range a.Rows {
+			sig := "no"
+			if r.Significant {
+				sig = map[bool]string{true: "yes, better", false: "yes, worse"}[r.Better]
+			}
+			fmt.Fprintf(tw, "%s (%s)\t%.1f\t%.1f\t%+.1f%%\t%+.1f%% .. %+.1f%%\t%s\n", r.Metric, r.Unit, r.Base, r.Value, r.ChangePct, r.CILowPct, r.CIHighPct, sig)
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "verdict: %s\n", a.Verdict)
+	}
+	fmt.Fprintf(w, "\nmethod: %s\n", c.Method())
+}
+
+var page = template.Must(template.New("compare").Funcs(template.FuncMap{
+	"f1": func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"pc": func(f float64) string { return fmt.Sprintf("%+.1f%%", f) },
+}).Parse(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>tpslab compare</title>
+<style>body{font:14px/1.45 system-ui,sans-serif;max-width:1000px;margin:24px auto;padding:0 16px;color:#1d2330}
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 14px 3px 0;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.v{font-size:17px;font-weight:600;margin:14px 0 4px}.good{color:#276749}.bad{color:#9b2c2c}.meta{color:#5a6275}</style></head><body>
+<h1>tpslab compare</h1><div class="meta">baseline: {{.Base.Name}} ({{len .Base.Runs}} runs)</div>
+{{range .Against}}<div class="v">{{.Verdict}}</div>
+<table><tr><th>metric</th><th>base</th><th>this</th><th>change</th><th>95% CI</th><th>significant</th></tr>
+{{range .Rows}}<tr><td>{{.Metric}} ({{.Unit}})</td><td class="n">{{f1 .Base}}</td><td class="n">{{f1 .Value}}</td><td class="n">{{pc .ChangePct}}</td><td class="n">{{pc .CILowPct}} .. {{pc .CIHighPct}}</td>
+<td class="{{if .Significant}}{{if .Better}}good{{else}}bad{{end}}{{end}}">{{if .Significant}}{{if .Better}}yes, better{{else}}yes, worse{{end}}{{else}}no{{end}}</td></tr>{{end}}
+</table>{{end}}
+<p class="meta">{{.Method}}</p></body></html>`))
+
+// WriteHTML writes the comparison as a self-contained page.
+func (c Comparison) WriteHTML(w io.Writer) error {
+	return page.Execute(w, map[string]any{"Base": c.Base, "Against": c.Against, "Method": c.Method()})
+}
