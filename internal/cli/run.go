@@ -13,7 +13,6 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 // scenarioFlags maps named flags onto scenario fields; `--set path=value`
@@ -175,24 +174,12 @@ func runRepeated(cmd *cobra.Command, sc scenario.Scenario, n int, sameNetwork bo
 	if base == "" {
 		base = runner.DefaultOut()
 	}
-	if sameNetwork && sc.Target.Kind == "builtin" && sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
-		home, err := os.MkdirTemp("", "tpslab-net-")
+	if sameNetwork {
+		stop, err := runner.SharedNetwork(cmd.Context(), &sc, os.Stderr)
 		if err != nil {
 			return err
 		}
-		nf := netFlags{validators: sc.Network.Validators, chainID: "tpslab", seed: testnet.DefaultGenesis().Seed,
-			accounts: sc.Network.Accounts, balance: testnet.DefaultGenesis().Balance, bind: "127.0.0.1", settings: testnet.DefaultSettings()}
-		nf.settings.TimeoutCommit = sc.Network.TimeoutCommit.D()
-		nf.settings.MempoolSize = sc.Network.MempoolSize
-		nf.settings.MaxBlockBytes = sc.Network.MaxBlockBytes
-		nf.settings.MaxBlockGas = sc.Network.MaxBlockGas
-		nf.settings.CreateEmptyBlocks = sc.Network.CreateEmptyBlocks
-		net, err := testnet.Up(cmd.Context(), nf.options(home, true))
-		if err != nil {
-			return exitcode.Wrap(exitcode.TargetFailed, err)
-		}
-		defer func() { net.Down(); os.RemoveAll(home) }()
-		sc.Target.NetHome = home
+		defer stop()
 	}
 	var thresholdErr error
 	for i := 1; i <= n; i++ {

@@ -129,3 +129,9 @@ func WriteHTMLFile(r *Result) (string, error) {
 	}
 	return path, os.Rename(path+".tmp", path)
 }
+
+// UplotAssets returns the embedded chart library and its styles, for other
+// self-contained pages.
+func UplotAssets() (js template.JS, css template.CSS) {
+	return template.JS(uplotJS), template.CSS(uplotCSS)
+}

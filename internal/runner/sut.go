@@ -91,3 +91,18 @@ func (s *sut) ledger() (string, chain.Genesis, bool) {
 	}
 	return s.net.ChainID, s.net.Genesis, true
 }
+
+// SharedNetwork starts the built-in network a scenario describes, when it
+// names no endpoints and no net_home, and points the scenario at it, so that
+// several runs (repetitions, find-max steps) use one network. stop ends it.
+func SharedNetwork(ctx context.Context, sc *scenario.Scenario, log io.Writer) (stop func(), err error) {
+	if sc.Target.Kind != "builtin" || sc.Target.NetHome != "" || len(sc.Target.Endpoints) > 0 {
+		return func() {}, nil
+	}
+	s, err := prepare(ctx, sc, Options{Log: log})
+	if err != nil {
+		return nil, err
+	}
+	sc.Target.NetHome = s.net.Home
+	return func() { s.stop(log, false) }, nil
+}

@@ -1,0 +1,174 @@
+// Package findmax searches for the highest offered rate a system sustains
+// under an objective: a coarse ramp brackets the knee, bisection refines it,
+// and at the knee the evidence is read for what limits the system.
+package findmax
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/threshold"
+)
+
+// Objective is what a step must meet to count as sustained.
+type Objective struct {
+	Thresholds []threshold.Threshold // e.g. p99_commit<=2s
+	MinRatio   float64               // committed/offered over the steady window, e.g. 0.99
+	MaxGrowth  float64               // mempool growth over the step, in seconds of offered load (e.g. 1)
+}
+
+// Step is one measured rate.
+type Step struct {
+	Rate       float64                   `json:"rate"`
+	Dir        string                    `json:"dir"`
+	OK         bool                      `json:"ok"`
+	Why        []string                  `json:"why,omitempty"` // what failed
+	Committed  float64                   `json:"committed_tps"`
+	Offered    float64                   `json:"offered_tps"`
+	P50        float64                   `json:"p50_commit_ms"`
+	P99        float64                   `json:"p99_commit_ms"`
+	Growth     float64                   `json:"mempool_growth_s"` // mempool growth over the step, in seconds of load
+	Generator  bool                      `json:"generator_limited"`
+	Thresholds []report.ThresholdOutcome `json:"thresholds,omitempty"`
+	Result     *report.Result            `json:"-"`
+}
+
+// Judge applies the objective to a step's result.
+func (o Objective) Judge(rate float64, r *report.Result) Step {
+	s := r.Summary
+	st := Step{Rate: rate, Dir: r.Dir, Committed: s.CommittedTPS, Offered: s.OfferedTPS,
+		P50: s.LatencyMs.Commit.P50, P99: s.LatencyMs.Commit.P99, Generator: s.Generator.Limited, Result: r}
+	for _, t := range o.Thresholds {
+		out := t.Check(&s)
+		st.Thresholds = append(st.Thresholds, out)
+		if !out.OK {
+			st.Why = append(st.Why, fmt.Sprintf("%s (actual %.4g)", out.Expr, out.Actual))
+		}
+	}
+	if ratio := s.CommittedTPS / rate; ratio < o.MinRatio {
+		st.Why = append(st.Why, fmt.Sprintf("committed/offered %.3f < %.2f", ratio, o.MinRatio))
+	}
+	st.Growth = mempoolGrowth(r) / rate
+	if st.Growth > o.MaxGrowth {
+		st.Why = append(st.Why, fmt.Sprintf("mempool grew by %.1f s of load over the step (> %.1f s)", st.Growth, o.MaxGrowth))
+	}
+	if r.EndedBecause != "completed" {
+		st.Why = append(st.Why, "run ended: "+r.EndedBecause)
+	}
+	st.OK = len(st.Why) == 0
+	return st
+}
+
+// mempoolGrowth is the rise of the mempool between the first and last
+// steady second (a backlog that grows means the rate is not sustained).
+func mempoolGrowth(r *report.Result) float64 {
+	var first, last = -1, -1
+	for i, s := range r.Series {
+		if s.Phase == "steady" {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 || last <= first {
+		return 0
+	}
+	// Average three seconds at each end: the mempool saw-tooths with blocks.
+	avg := func(from, to int) float64 {
+		n, sum := 0, 0.0
+		for i := from; i <= to && i < len(r.Series); i++ {
+			if i >= 0 {
+				sum += float64(r.Series[i].MempoolTxs)
+				n++
+			}
+		}
+		return sum / math.Max(1, float64(n))
+	}
+	return math.Max(0, avg(last-2, last)-avg(first, first+2))
+}
+
+// Options bound the search.
+type Options struct {
+	Start     float64 // first rate
+	Factor    float64 // coarse ramp multiplies by this until a step fails
+	Tolerance float64 // stop bisecting when (hi-lo)/lo is below this
+	MaxRate   float64
+	MaxSteps  int
+}
+
+// Outcome is the search's answer.
+type Outcome struct {
+	Sustainable float64    `json:"sustainable_rate"` // the highest rate that met the objective
+	Bracket     [2]float64 `json:"bracket"`          // [highest passing, lowest failing]
+	Steps       []Step     `json:"steps"`
+	Stopped     string     `json:"stopped"` // why the search ended
+	Hints       []string   `json:"hints"`
+}
+
+// Search runs steps through measure until the knee is bracketed within the
+// tolerance. It stops early, saying so, when the generator limits a step.
+func Search(ctx context.Context, o Options, measure func(ctx context.Context, rate float64) (Step, error)) (Outcome, error) {
+	var out Outcome
+	lo, hi := 0.0, math.Inf(1)
+	var loStep, hiStep *Step
+	rate := o.Start
+	for len(out.Steps) < o.MaxSteps {
+		if ctx.Err() != nil {
+			out.Stopped = "interrupted"
+			break
+		}
+		st, err := measure(ctx, rate)
+		if err != nil {
+			return out, err
+		}
+		out.Steps = append(out.Steps, st)
+		last := &out.Steps[len(out.Steps)-1]
+		if st.Generator && !st.OK {
+			out.Stopped = fmt.Sprintf("the load generator limited the step at %.0f tx/s (schedule lag or CPU), so a failure there says nothing about the system; use more generator capacity", rate)
+			hiStep = last
+			break
+		}
+		if st.OK {
+			lo, loStep = rate, last
+		} else {
+			hi, hiStep = rate, last
+		}
+		switch {
+		case math.IsInf(hi, 1):
+			rate *= o.Factor
+			if rate > o.MaxRate {
+				if lo >= o.MaxRate {
+					out.Stopped = fmt.Sprintf("every rate up to the limit %.0f tx/s was sustained", o.MaxRate)
+					goto done
+				}
+				rate = o.MaxRate
+			}
+		case lo == 0:
+			rate = hi / o.Factor
+			if rate < 1 {
+				out.Stopped = "even the lowest rate failed the objective"
+				goto done
+			}
+		default:
+			if (hi-lo)/lo <= o.Tolerance {
+				out.Stopped = fmt.Sprintf("knee bracketed within %.0f%%", 100*o.Tolerance)
+				goto done
+			}
+			rate = math.Round((lo + hi) / 2)
+		}
+	}
+	if out.Stopped == "" {
+		out.Stopped = fmt.Sprintf("step limit (%d) reached", o.MaxSteps)
+	}
+done:
+	out.Sustainable = lo
+	out.Bracket = [2]float64{lo, hi}
+	if math.IsInf(hi, 1) {
+		out.Bracket[1] = 0
+	}
+	out.Hints = Hints(loStep, hiStep)
+	return out, nil
+}

@@ -1,0 +1,67 @@
+package findmax
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Hints reads what the data collected at the knee points at: the last
+// sustained step against the first failing one. Each hint names its
+// evidence; when the data is silent it says so instead of guessing.
+func Hints(pass, fail *Step) []string {
+	if fail == nil || fail.Result == nil {
+		return []string{"no failing step: no limit was reached"}
+	}
+	f := fail.Result.Summary
+	var h []string
+	if f.Generator.Limited {
+		h = append(h, "generator: "+f.Generator.Warning)
+	}
+	sent := float64(f.Sent)
+	share := func(n int64) float64 {
+		if sent == 0 {
+			return 0
+		}
+		return float64(n) / sent
+	}
+	if n := f.Rejected["mempool_full"]; share(n) > 0.01 {
+		h = append(h, fmt.Sprintf("mempool: %d submissions (%.1f%%) were refused as mempool_full at %.0f tx/s", n, 100*share(n), fail.Rate))
+	}
+	if fail.Growth > 1 {
+		h = append(h, fmt.Sprintf("mempool backlog: it grew by %.1f s of load during the step at %.0f tx/s (the chain includes less than is offered)", fail.Growth, fail.Rate))
+	}
+	seq := f.Rejected["sequence_too_low"] + f.Rejected["sequence_too_high"] + f.Failed["sequence_too_low"] + f.Failed["sequence_too_high"]
+	if rej := f.RejectedTotal + f.FailedTotal; share(seq) > 0.01 && float64(seq) > 0.5*float64(rej) {
+		h = append(h, fmt.Sprintf("nonce handling: %d of %d rejections and failures were sequence mismatches (%d resyncs)", seq, rej, f.Resyncs))
+	}
+	if pass != nil && pass.Result != nil {
+		p := pass.Result.Summary
+		if pi, fi := p.BlocksSummary.IntervalMsMean, f.BlocksSummary.IntervalMsMean; pi > 0 && fi > 1.5*pi {
+			h = append(h, fmt.Sprintf("consensus: the mean block interval grew from %.0f ms at %.0f tx/s to %.0f ms at %.0f tx/s (blocks of %.0f txs on average)", pi, pass.Rate, fi, fail.Rate, f.BlocksSummary.TxsMean))
+		}
+	}
+	if tr := f.Rejected["transport_error"] + f.Rejected["timeout"]; share(tr) > 0.01 {
+		h = append(h, fmt.Sprintf("transport: %d submissions (%.1f%%) failed with connection errors or timeouts", tr, 100*share(tr)))
+	}
+	if float64(f.ConnWaits) > 0.01*float64(f.Offered) && !f.Generator.Limited {
+		h = append(h, fmt.Sprintf("node RPC / CheckTx: %d due payments waited for a busy connection; ack p50 %.0f ms, p99 %.0f ms (the nodes answer submissions slower than they are offered)", f.ConnWaits, f.LatencyMs.Ack.P50, f.LatencyMs.Ack.P99))
+	}
+	if float64(f.WindowWaits) > 0.01*float64(f.Offered) {
+		h = append(h, fmt.Sprintf("commit latency: %d payments waited for room in their sender's in-flight window (commits arrive slower than payments are offered)", f.WindowWaits))
+	}
+	if len(h) == 0 {
+		return []string{fmt.Sprintf("no clear limit found in the data collected (failed: %s); node CPU telemetry is not collected yet", strings.Join(fail.Why, "; "))}
+	}
+	return h
+}
+
+// Knee lists the steps ordered by rate, for tables and charts.
+func Knee(steps []Step) []Step {
+	out := append([]Step(nil), steps...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Rate < out[j-1].Rate; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
