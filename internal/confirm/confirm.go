@@ -96,25 +96,25 @@ func (t *Tracker) Len() int {
 // block's transactions were ours.
 func (t *Tracker) Block(b target.Block, seen time.Duration, prevSeen time.Time, rec *measure.Shard) int {
 	br := rec.Block()
-	ours := 0
+	ours, ok := 0, 0
 	for i, id := range b.TxIDs {
 		s := t.shard(id)
 		s.mu.Lock()
-		p, ok := s.m[id]
-		if ok {
+		p, found := s.m[id]
+		if found {
 			delete(s.m, id)
 		}
 		s.mu.Unlock()
 		late := false
-		if !ok {
+		if !found {
 			t.expMu.Lock()
-			p, ok = t.expired[id]
-			if ok {
+			p, found = t.expired[id]
+			if found {
 				delete(t.expired, id)
 				late = true
 			}
 			t.expMu.Unlock()
-			if !ok {
+			if !found {
 				continue // not ours
 			}
 		}
@@ -122,13 +122,15 @@ func (t *Tracker) Block(b target.Block, seen time.Duration, prevSeen time.Time, 
 		r := Resolution{Pending: p, Outcome: Committed}
 		if b.Codes[i] != 0 {
 			r.Outcome, r.Reason = FailedInBlock, t.reason(b.Spaces[i], b.Codes[i])
+		} else {
+			ok++
 		}
 		br.Committed(r.Outcome == Committed, r.Reason, seen-p.Intended, seen-p.Sent, late)
 		if !late {
 			t.resolve(r)
 		}
 	}
-	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.TxIDs), Ours: ours, Bytes: b.Bytes}
+	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.TxIDs), Ours: ours, OursOK: ok, Bytes: b.Bytes}
 	if !prevSeen.IsZero() {
 		st.IntervalMs = float64(b.Time.Sub(prevSeen).Microseconds()) / 1000
 	}

@@ -160,6 +160,7 @@ func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals, grace
 	}
 	next, more := arrivals.Next()
 	var giveUp time.Duration
+loop:
 	for ctx.Err() == nil {
 		now := e.Since()
 		for more && next <= now {
@@ -177,9 +178,6 @@ func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals, grace
 			e.sleepUntil(ctx, next)
 			continue
 		}
-		if !more && now > giveUp {
-			break
-		}
 		if sender < 0 {
 			sender = e.Workload.Reserve()
 		}
@@ -187,6 +185,9 @@ func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals, grace
 			// Every sender's window is full: the system confirms slower than
 			// payments are offered.
 			blocked(rec.WindowWait)
+			if !more && now > giveUp {
+				break loop
+			}
 			e.pause(ctx, next, more)
 			continue
 		}
@@ -206,6 +207,9 @@ func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals, grace
 			// The worker is still busy with earlier payments: the target
 			// answers slower than payments are due.
 			blocked(rec.ConnWait)
+			if !more && now > giveUp {
+				break loop
+			}
 			e.pause(ctx, next, more)
 		}
 	}

@@ -27,7 +27,7 @@ func runAt(rate float64, d time.Duration) (sent int64, elapsed time.Duration, la
 	e := &Engine{Target: instant{}, Workload: workload.NewRaw("bench", 0), Recorder: rec, Connections: 8}
 	e.Tracker = confirm.New(e.Resolve, func(string, uint32) string { return "" })
 	e.Start(time.Now())
-	e.RunOpen(context.Background(), schedule.NewArrivals(schedule.Constant(rate, d), false, 1), 0)
+	e.RunOpen(context.Background(), schedule.NewArrivals(schedule.Constant(rate, d), false, 1), time.Second)
 	elapsed = e.Since()
 	iv := rec.Collect(false)
 	return iv.Sent, elapsed, measure.Summarize(iv.Lag)

@@ -102,6 +102,7 @@ type BlockStat struct {
 	IntervalMs float64   `json:"interval_ms"`
 	Txs        int       `json:"txs"`
 	Ours       int       `json:"ours"`
+	OursOK     int       `json:"ours_ok"` // ours with result code 0
 	Bytes      int       `json:"bytes"`
 }
 

@@ -32,8 +32,11 @@ type Steady struct {
 	EndS      float64 `json:"end_s"`
 	DurationS float64 `json:"duration_s"`
 	Committed int64   `json:"committed"`
-	WarmupS   float64 `json:"warmup_s"`
-	DrainS    float64 `json:"drain_s"`
+	// BlockWindowS is the time between the steady window's first and last
+	// blocks, as observed; committed_tps uses it.
+	BlockWindowS float64 `json:"block_window_s"`
+	WarmupS      float64 `json:"warmup_s"`
+	DrainS       float64 `json:"drain_s"`
 }
 
 // Latency holds the percentiles (ms) of each latency, over the steady window.

@@ -83,6 +83,8 @@ type run struct {
 	firstH   atomic.Int64
 	lastH    atomic.Int64
 	steadyH  [2]int64
+	steadyB  [2]float64 // when the steady window's first and last blocks were seen
+	steadyB0 int64      // our committed payments in the steady window's first block
 	steadyN  int
 	cpuStart time.Duration
 	cpuLoad  time.Duration
@@ -417,9 +419,9 @@ func (r *run) tick(final bool, cancel context.CancelCauseFunc) {
 		s.BlockTxs += b.Txs
 		if phase == "steady" {
 			if r.steadyH[0] == 0 {
-				r.steadyH[0] = b.Height
+				r.steadyH[0], r.steadyB[0], r.steadyB0 = b.Height, b.Seen, int64(b.OursOK)
 			}
-			r.steadyH[1] = b.Height
+			r.steadyH[1], r.steadyB[1] = b.Height, b.Seen
 		}
 	}
 	if phase == "steady" {

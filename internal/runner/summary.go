@@ -28,6 +28,12 @@ func (r *run) summary() report.Summary {
 	lat := st
 	if win > 0 {
 		s.CommittedTPS = float64(st.Committed) / win
+		// Block-aligned: what committed after the window's first block, over
+		// the time to its last block, so slow blocks do not quantise the rate.
+		if bw := r.steadyB[1] - r.steadyB[0]; bw > 0 {
+			s.Steady.BlockWindowS = bw
+			s.CommittedTPS = float64(st.Committed-r.steadyB0) / bw
+		}
 		s.OfferedTPS = float64(st.Offered) / win
 		s.SentTPS = float64(st.Sent) / win
 		s.AcceptedTPS = float64(st.Accepted) / win
