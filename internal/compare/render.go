@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"text/tabwriter"
 )
 
@@ -52,7 +53,11 @@ func (c Comparison) Print(w io.Writer) {
 			if r.Significant {
 				sig = map[bool]string{true: "yes, better", false: "yes, worse"}[r.Better]
 			}
-			fmt.Fprintf(tw, "%s (%s)\t%.1f\t%.1f\t%+.1f%%\t%+.1f%% .. %+.1f%%\t%s\n", r.Metric, r.Unit, r.Base, r.Value, r.ChangePct, r.CILowPct, r.CIHighPct, sig)
+			ci := fmt.Sprintf("%+.1f%% .. %+.1f%%", r.CILowPct, r.CIHighPct)
+			if math.IsNaN(r.CILowPct) {
+				ci = "n/a (baseline is 0)"
+			}
+			fmt.Fprintf(tw, "%s (%s)\t%.1f\t%.1f\t%+.1f%%\t%s\t%s\n", r.Metric, r.Unit, r.Base, r.Value, r.ChangePct, ci, sig)
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "verdict: %s\n", a.Verdict)
