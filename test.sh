@@ -11,4 +11,4 @@ go mod download
 gofmt_out=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$gofmt_out" ]; then echo "gofmt needed: $gofmt_out"; exit 1; fi
 go vet ./...
-go test -count=1 -timeout 25m ./... "$@"
+go test -p 1 -count=1 -timeout 25m ./... "$@"

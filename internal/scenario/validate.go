@@ -64,6 +64,12 @@ func (s *Scenario) Validate() error {
 	if err := s.Workload.validate(s.Load); err != nil {
 		return err
 	}
+	if t.Kind == "builtin" && t.NetHome == "" && len(t.Endpoints) == 0 {
+		// tpslab will fund network.accounts itself: check before starting it.
+		if err := s.CheckAccounts(n.Accounts); err != nil {
+			return err
+		}
+	}
 	if _, err := threshold.ParseAll(s.Thresholds); err != nil {
 		return err
 	}
