@@ -1,5 +1,5 @@
-// Package testbin builds the tpslab binary once per test process, for
-// integration tests that start real validator processes.
+// Package testbin builds binaries once per test process, for integration
+// tests that start real validator processes.
 package testbin
 
 import (
@@ -11,70 +11,53 @@ import (
 	"testing"
 )
 
-var (
+// binary is one program built on first use.
+type binary struct {
 	once sync.Once
+	pkg  string
+	name string
 	path string
 	err  error
+}
+
+func (b *binary) get(t testing.TB) string {
+	t.Helper()
+	b.once.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		dir, err := os.MkdirTemp("", b.name+"-bin-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, b.name)
+		cmd := exec.Command("go", "build", "-o", b.path, b.pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = &buildError{name: b.name, out: string(out), err: err}
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+var (
+	tpslab   = &binary{pkg: "./cmd/tpslab", name: "tpslab"}
+	cometbft = &binary{pkg: "github.com/cometbft/cometbft/cmd/cometbft", name: "cometbft"}
 )
 
 // Path returns the path of a freshly built tpslab binary.
-func Path(t testing.TB) string {
-	t.Helper()
-	once.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
-		dir, e := os.MkdirTemp("", "tpslab-bin-")
-		if e != nil {
-			err = e
-			return
-		}
-		path = filepath.Join(dir, "tpslab")
-		cmd := exec.Command("go", "build", "-o", path, "./cmd/tpslab")
-		cmd.Dir = root
-		if out, e := cmd.CombinedOutput(); e != nil {
-			err = &buildError{out: string(out), err: e}
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (b *buildError) Error() string { return "build tpslab: " + b.err.Error() + "\n" + b.out }
-
-var (
-	cmtOnce sync.Once
-	cmtPath string
-	cmtErr  error
-)
+func Path(t testing.TB) string { return tpslab.get(t) }
 
 // CometBFT builds the cometbft binary (the version in go.mod), whose
 // built-in kvstore application is a second system under test.
-func CometBFT(t testing.TB) string {
-	t.Helper()
-	cmtOnce.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
-		dir, e := os.MkdirTemp("", "cometbft-bin-")
-		if e != nil {
-			cmtErr = e
-			return
-		}
-		cmtPath = filepath.Join(dir, "cometbft")
-		cmd := exec.Command("go", "build", "-o", cmtPath, "github.com/cometbft/cometbft/cmd/cometbft")
-		cmd.Dir = root
-		if out, e := cmd.CombinedOutput(); e != nil {
-			cmtErr = &buildError{out: string(out), err: e}
-		}
-	})
-	if cmtErr != nil {
-		t.Fatal(cmtErr)
-	}
-	return cmtPath
+func CometBFT(t testing.TB) string { return cometbft.get(t) }
+
+type buildError struct {
+	name, out string
+	err       error
 }
+
+func (b *buildError) Error() string { return "build " + b.name + ": " + b.err.Error() + "\n" + b.out }
