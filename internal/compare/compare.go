@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 )
 
@@ -66,7 +67,7 @@ var Metrics = []Metric{
 			if s.Sent == 0 {
 				return 0, false
 			}
-			return 100 * float64(report.SumReasons(s.Rejected)) / float64(s.Sent), true
+			return 100 * float64(measure.Sum(s.Rejected)) / float64(s.Sent), true
 		}},
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+
+	"github.com/tpslab/tpslab/internal/measure"
 )
 
 // WriteCSV writes the per-second series, one row per second.
@@ -32,7 +34,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, s := range r.Series {
-		row := []string{f(s.T), s.Phase, f(s.TargetRate), i(s.Offered), i(s.Sent), i(s.Accepted), i(sum(s.Rejected)), i(s.Committed), i(sum(s.Failed)), i(s.Expired),
+		row := []string{f(s.T), s.Phase, f(s.TargetRate), i(s.Offered), i(s.Sent), i(s.Accepted), i(measure.Sum(s.Rejected)), i(s.Committed), i(measure.Sum(s.Failed)), i(s.Expired),
 			f(s.AckMs.P50), f(s.AckMs.P90), f(s.AckMs.P99), f(s.CommitMs.P50), f(s.CommitMs.P90), f(s.CommitMs.P99), f(s.CommitMs.Max),
 			f(s.LagMs.P99), strconv.Itoa(s.InFlight), strconv.Itoa(s.MempoolTxs), strconv.Itoa(s.Blocks), strconv.Itoa(s.BlockTxs), f(s.GenCPU)}
 		for _, k := range rs {
@@ -46,14 +48,6 @@ func WriteCSV(w io.Writer, r *Result) error {
 	return cw.Error()
 }
 
-func sum(m map[string]int64) int64 {
-	var n int64
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
 func sortedKeysBool(ks []string) []string {
 	m := make(map[string]int64, len(ks))
 	for _, k := range ks {
@@ -61,6 +55,3 @@ func sortedKeysBool(ks []string) []string {
 	}
 	return sortedKeys(m)
 }
-
-// SumReasons adds up a by-reason map.
-func SumReasons(m map[string]int64) int64 { return sum(m) }
