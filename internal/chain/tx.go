@@ -49,9 +49,6 @@ type Payment struct {
 	signed    []byte // every byte the signature covers
 }
 
-// SignBytes are the bytes covered by the signature.
-func (p *Payment) SignBytes() []byte { return p.signed }
-
 var (
 	errShort   = errors.New("payment shorter than its fixed fields")
 	errVersion = errors.New("unknown payment version")

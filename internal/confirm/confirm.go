@@ -94,7 +94,7 @@ func (t *Tracker) Len() int {
 // Block resolves every pending payment in b and records the block. seen is
 // when it was observed, since the load began. It returns how many of the
 // block's transactions were ours.
-func (t *Tracker) Block(b target.Block, seen time.Duration, prevSeen time.Time, rec *measure.Shard) int {
+func (t *Tracker) Block(b target.Block, seen time.Duration, prevTime time.Time, rec *measure.Shard) int {
 	br := rec.Block()
 	ours, ok := 0, 0
 	for i, id := range b.TxIDs {
@@ -131,8 +131,8 @@ func (t *Tracker) Block(b target.Block, seen time.Duration, prevSeen time.Time, 
 		}
 	}
 	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.TxIDs), Ours: ours, OursOK: ok, Bytes: b.Bytes}
-	if !prevSeen.IsZero() {
-		st.IntervalMs = float64(b.Time.Sub(prevSeen).Microseconds()) / 1000
+	if !prevTime.IsZero() {
+		st.IntervalMs = float64(b.Time.Sub(prevTime).Microseconds()) / 1000
 	}
 	br.End(st)
 	return ours

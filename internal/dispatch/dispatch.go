@@ -47,7 +47,7 @@ func (e *Engine) Resolve(r confirm.Resolution) {
 	}
 	s := int(r.Sender)
 	e.Workload.Release(s)
-	if r.Outcome == confirm.Expired || r.Reason == "sequence_too_low" || r.Reason == "sequence_too_high" {
+	if r.Outcome == confirm.Expired || sequenceMismatch(r.Reason) {
 		e.Workload.Mismatch(s)
 	}
 	if s < len(e.users) {
@@ -56,6 +56,11 @@ func (e *Engine) Resolve(r confirm.Resolution) {
 		default:
 		}
 	}
+}
+
+// sequenceMismatch says the chain expected another sequence from the sender.
+func sequenceMismatch(reason string) bool {
+	return reason == "sequence_too_low" || reason == "sequence_too_high"
 }
 
 // sleepUntil waits for the load-relative time t; it returns false if ctx ended.
@@ -120,7 +125,7 @@ func (w *worker) send(ctx context.Context, tk ticket) target.Ack {
 	if !ack.OK {
 		e.Tracker.Untrack(id)
 		e.Workload.Release(s)
-		if ack.Reason == "sequence_too_low" || ack.Reason == "sequence_too_high" {
+		if sequenceMismatch(ack.Reason) {
 			e.Workload.Mismatch(s)
 		}
 	}

@@ -2,6 +2,7 @@ package findmax
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -58,10 +59,6 @@ func Hints(pass, fail *Step) []string {
 // Knee lists the steps ordered by rate, for tables and charts.
 func Knee(steps []Step) []Step {
 	out := append([]Step(nil), steps...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].Rate < out[j-1].Rate; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Rate < out[j].Rate })
 	return out
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"sort"
 	"strconv"
 
 	"github.com/tpslab/tpslab/internal/measure"
@@ -20,7 +21,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 	for k := range reasons {
 		rs = append(rs, k)
 	}
-	rs = sortedKeysBool(rs)
+	sort.Strings(rs)
 	cw := csv.NewWriter(w)
 	head := []string{"t", "phase", "target_rate", "offered", "sent", "accepted", "rejected", "committed", "committed_failed", "expired",
 		"ack_p50_ms", "ack_p90_ms", "ack_p99_ms", "commit_p50_ms", "commit_p90_ms", "commit_p99_ms", "commit_max_ms",
@@ -46,12 +47,4 @@ func WriteCSV(w io.Writer, r *Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-func sortedKeysBool(ks []string) []string {
-	m := make(map[string]int64, len(ks))
-	for _, k := range ks {
-		m[k] = 0
-	}
-	return sortedKeys(m)
 }

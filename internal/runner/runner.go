@@ -294,7 +294,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 				failed = append(failed, fmt.Sprintf("%s (actual %g)", o.Expr, o.Actual))
 			}
 		}
-		res.Chain = report.Chain{FirstHeight: r.firstH.Load(), LastHeight: r.lastH.Load(), SteadyFirstHeight: r.steadyH[0], SteadyLastHeight: r.steadyH[1]}
+		res.Chain = r.chain()
 		res.Notes = r.notes
 	})
 	if err := w.Close(); err != nil {
@@ -309,6 +309,11 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		return res, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("thresholds failed: %s", strings.Join(failed, "; ")))
 	}
 	return res, nil
+}
+
+// chain is the block range the run has read so far.
+func (r *run) chain() report.Chain {
+	return report.Chain{FirstHeight: r.firstH.Load(), LastHeight: r.lastH.Load(), SteadyFirstHeight: r.steadyH[0], SteadyLastHeight: r.steadyH[1]}
 }
 
 func describeLoad(sc scenario.Scenario) string {
@@ -431,7 +436,7 @@ func (r *run) tick(final bool, cancel context.CancelCauseFunc) {
 	if !final {
 		r.w.Update(func(res *report.Result) {
 			res.Summary = r.summary()
-			res.Chain = report.Chain{FirstHeight: r.firstH.Load(), LastHeight: r.lastH.Load(), SteadyFirstHeight: r.steadyH[0], SteadyLastHeight: r.steadyH[1]}
+			res.Chain = r.chain()
 		})
 		_ = r.w.Flush()
 	}

@@ -25,7 +25,6 @@ type Payments struct {
 	padding  int
 	window   int32
 	amount   scenario.Amount
-	live     bool
 	keys     []ed25519.PrivateKey // senders
 	addrs    []chain.Address      // every funded account (recipients)
 	next     []uint64             // live: next sequence per sender; owned by its worker
@@ -55,7 +54,7 @@ func NewPayments(ctx context.Context, w scenario.Workload, c PaymentsConfig) (*P
 	all := chain.DeriveKeys(c.GenesisSeed, int(c.Accounts))
 	p := &Payments{
 		chainID: c.ChainID, padding: w.Padding, window: int32(w.Window), amount: w.Amount,
-		live: w.Mode == "live", keys: all[:w.Senders], addrs: make([]chain.Address, len(all)),
+		keys: all[:w.Senders], addrs: make([]chain.Address, len(all)),
 		next: make([]uint64, w.Senders), resync: make([]atomic.Bool, w.Senders),
 		inflight: make([]atomic.Int32, w.Senders), query: c.Query, recipCfg: w.RecipientChoice,
 	}
@@ -193,15 +192,6 @@ func (p *Payments) tryReserve(s int) bool {
 // Release ends one in-flight payment of sender s.
 func (p *Payments) Release(s int) { p.inflight[s].Add(-1) }
 
-// InFlight is the number of payments sent and not yet resolved.
-func (p *Payments) InFlight() int {
-	n := 0
-	for i := range p.inflight {
-		n += int(p.inflight[i].Load())
-	}
-	return n
-}
-
 // Builder makes the transactions of one worker goroutine.
 type Builder interface {
 	// Build returns the next transaction of sender s (or, for workloads
@@ -246,9 +236,6 @@ func (b *paymentBuilder) Build(ctx context.Context, s int, _ uint64) (tx []byte,
 	return b.buf, resynced, nil
 }
 
-// Live says whether payments are signed just in time.
-func (p *Payments) Live() bool { return p.live }
-
 // TxID is the id CometBFT gives a transaction.
 func TxID(tx []byte) [32]byte { return sha256.Sum256(tx) }
 
@@ -275,7 +262,6 @@ func (r *Raw) ReserveSender(int) bool   { return true }
 func (r *Raw) Release(int)              {}
 func (r *Raw) Mismatch(int)             {}
 func (r *Raw) NewBuilder(int64) Builder { return &rawBuilder{r: r} }
-func (r *Raw) InFlight() int            { return 0 }
 
 type rawBuilder struct {
 	r   *Raw
