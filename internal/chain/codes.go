@@ -1,7 +1,7 @@
 package chain
 
 // Result codes of CheckTx and FinalizeBlock. They are a public interface: the
-// load generator classifies rejections by them (docs/result-codes.md).
+// load generator classifies rejections by them (docs/ledger.md, "Result codes").
 const (
 	CodeOK                uint32 = 0
 	CodeMalformed         uint32 = 1

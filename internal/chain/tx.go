@@ -10,7 +10,7 @@ import (
 	"fmt"
 )
 
-// TxVersion is the first byte of every payment. See docs/transactions.md.
+// TxVersion is the first byte of every payment. See docs/ledger.md.
 const TxVersion = 1
 
 const (

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
@@ -65,7 +66,7 @@ func (f *netFlags) register(fs *pflag.FlagSet) {
 func (f *netFlags) options(home string, reset bool) testnet.Options {
 	return testnet.Options{
 		Validators: f.validators, Home: home, ChainID: f.chainID,
-		Genesis:  chainGenesis(f.seed, f.accounts, f.balance),
+		Genesis:  chain.Genesis{Seed: f.seed, Accounts: f.accounts, Balance: f.balance},
 		Settings: f.settings, Bind: f.bind, Reset: reset,
 	}
 }

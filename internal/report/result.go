@@ -123,9 +123,6 @@ func NewWriter(dir string, r *Result) (*Writer, error) {
 	return w, w.Flush()
 }
 
-// Dir is the run directory.
-func (w *Writer) Dir() string { return w.dir }
-
 // Add appends one second and its blocks.
 func (w *Writer) Add(s Second, blocks []measure.BlockStat) {
 	w.mu.Lock()

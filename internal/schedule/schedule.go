@@ -161,6 +161,3 @@ func (a *Arrivals) Next() (time.Duration, bool) {
 	}
 	return t, true
 }
-
-// Count is how many arrivals have been yielded.
-func (a *Arrivals) Count() uint64 { return a.i }
