@@ -5,17 +5,16 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/tpslab/tpslab/internal/cli"
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/interrupt"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := cli.Root().ExecuteContext(ctx)
+	ctx, stop := interrupt.Notify(context.Background())
+	err := cli.Execute(ctx)
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tpslab:", err)
 	}

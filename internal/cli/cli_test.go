@@ -19,7 +19,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--rate", "abc"}, `--rate: load.rate: "abc", expected a number`},
+		{[]string{"run", "--rate", "abc"}, `--rate: load.rate: "abc", expected a finite number`},
 		{[]string{"run", "--rate", "-5"}, `load.rate: -5, expected a rate >= 0`},
 		{[]string{"run", "--duration", "0s"}, `load.duration: 0s, expected a duration > 0`},
 		{[]string{"run", "--bogus"}, `unknown flag: --bogus`},

@@ -40,6 +40,11 @@ seconds (weaker evidence, and the output says so).`,
 				return err
 			}
 			fmt.Printf("html: %s\n", out)
+			for _, a := range res.Against {
+				if a.Collapsed {
+					return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%s collapsed to zero committed payments", a.Set.Name))
+				}
+			}
 			return nil
 		},
 	}

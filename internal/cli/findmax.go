@@ -13,11 +13,11 @@ import (
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/findmax"
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/target/cometbft"
-	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/target"
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
@@ -81,23 +81,17 @@ func findMax(ctx context.Context, sc scenario.Scenario, obj findmax.Objective, o
 	if base == "" {
 		base = runner.DefaultOut()
 	}
-	stop, err := runner.SharedNetwork(ctx, &sc, os.Stderr)
+	ks := kinds.All()
+	stop, err := runner.SharedNetwork(ctx, &sc, runner.Options{Log: os.Stderr, Kinds: ks, Command: "find-max"})
 	if err != nil {
 		return err
 	}
 	defer stop()
-	endpoints := sc.Target.Endpoints
-	if sc.Target.NetHome != "" {
-		n, err := testnet.Load(sc.Target.NetHome)
-		if err != nil {
-			return exitcode.Wrap(exitcode.BadInput, err)
-		}
-		endpoints = n.RPCEndpoints()
-	}
-	probe, err := cometbft.New(cometbft.Options{Endpoints: endpoints, Connections: 1})
+	probe, err := runner.TargetFor(&sc, ks)
 	if err != nil {
-		return exitcode.Wrap(exitcode.BadInput, err)
+		return err
 	}
+	defer probe.Close()
 	start := time.Now()
 	n := 0
 	measure := func(ctx context.Context, rate float64) (findmax.Step, error) {
@@ -109,15 +103,13 @@ func findMax(ctx context.Context, sc scenario.Scenario, obj findmax.Objective, o
 		rc.Thresholds = nil
 		rc.Out = filepath.Join(base, fmt.Sprintf("step-%02d-%.0f", n, rate))
 		fmt.Fprintf(os.Stderr, "step %d: %.0f tx/s for %s\n", n, rate, step)
-		res, err := runner.Run(ctx, rc, runner.Options{Log: discardLog{}, Version: Version})
+		res, err := runner.Run(ctx, rc, runner.Options{Log: discardLog{}, Version: Version, Kinds: ks, Command: "find-max"})
 		if res == nil {
-			return findmax.Step{}, err
-		}
-		if exitcode.Of(err) == exitcode.TargetFailed && strings.Contains(res.EndedBecause, "node_crashed") {
 			return findmax.Step{}, err
 		}
 		if onDisk, rerr := report.ReadResult(res.Dir); rerr == nil {
 			report.WriteHTMLFile(onDisk)
+			res = onDisk
 		}
 		st := obj.Judge(rate, res)
 		verdict := "met"
@@ -171,7 +163,11 @@ func (discardLog) Write(b []byte) (int, error) { return len(b), nil }
 
 // waitForEmptyMempool lets a backlog from the previous step clear (up to 60 s)
 // so it does not count against the next.
-func waitForEmptyMempool(ctx context.Context, t *cometbft.Target) {
+func waitForEmptyMempool(ctx context.Context, tgt target.Target) {
+	t, ok := tgt.(target.Mempool)
+	if !ok {
+		return
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		c, cancel := context.WithTimeout(ctx, 2*time.Second)

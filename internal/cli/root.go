@@ -2,6 +2,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,19 @@ func Root() *cobra.Command {
 		c.Args = wrapArgs(c.Args)
 	}
 	return root
+}
+
+// Execute runs the command line. An error cobra returns before any command
+// began (an unknown subcommand, a malformed flag) is bad input: exit 2.
+func Execute(ctx context.Context) error {
+	root := Root()
+	began := false
+	root.PersistentPreRun = func(*cobra.Command, []string) { began = true }
+	err := root.ExecuteContext(ctx)
+	if err != nil && !began {
+		return exitcode.Wrap(exitcode.BadInput, err)
+	}
+	return err
 }
 
 // wrapArgs turns cobra's argument errors into exit-2 errors.

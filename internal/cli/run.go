@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -19,6 +20,7 @@ import (
 // reaches every other field.
 var scenarioFlags = []struct{ flag, path, help string }{
 	{"target", "target.kind", "system kind: builtin | cometbft"},
+	{"senders-offset", "workload.senders_offset", "first sending account (runs with disjoint senders can share a network)"},
 	{"net-home", "target.net_home", "use the network a `tpslab net up --home DIR` started"},
 	{"broadcast", "target.broadcast", "broadcast_tx_ mode: sync | async"},
 	{"confirm", "target.confirm", "how commits are read: websocket | poll"},
@@ -148,7 +150,7 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 
 // runOnce runs sc, prints its summary and writes its HTML report.
 func runOnce(cmd *cobra.Command, sc scenario.Scenario) error {
-	opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version}
+	opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version, Kinds: kinds.All(), Command: "run"}
 	if isTerminal(os.Stderr) {
 		opts.Progress = os.Stderr
 	}
@@ -175,7 +177,7 @@ func runRepeated(cmd *cobra.Command, sc scenario.Scenario, n int, sameNetwork bo
 		base = runner.DefaultOut()
 	}
 	if sameNetwork {
-		stop, err := runner.SharedNetwork(cmd.Context(), &sc, os.Stderr)
+		stop, err := runner.SharedNetwork(cmd.Context(), &sc, runner.Options{Log: os.Stderr, Kinds: kinds.All(), Command: "run"})
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
-	"github.com/tpslab/tpslab/internal/target/cometbft"
+	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
@@ -25,7 +25,7 @@ func sinkCmd() *cobra.Command {
 				return exitcode.BadInputf("--listen: %v", err)
 			}
 			fmt.Fprintf(os.Stderr, "sink listening on http://%s\n", l.Addr())
-			srv := &http.Server{Handler: cometbft.NewSink("tpslab", testnet.DefaultGenesis())}
+			srv := &http.Server{Handler: sink.NewSink("tpslab", testnet.DefaultGenesis())}
 			go func() { <-cmd.Context().Done(); srv.Close() }()
 			if err := srv.Serve(l); err != http.ErrServerClosed {
 				return err

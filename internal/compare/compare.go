@@ -3,6 +3,7 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -21,26 +22,41 @@ type Set struct {
 }
 
 // Load reads a run directory, or a directory whose subdirectories are runs
-// (as `run --repeat` writes them).
+// (as `run --repeat` writes them). It refuses runs it cannot compare: an
+// unreadable or foreign result, a run that did not finish, a run without a
+// steady window.
 func Load(dir string) (Set, error) {
-	if r, err := report.ReadResult(dir); err == nil {
-		return Set{Name: dir, Runs: []*report.Result{r}}, nil
-	}
-	subs, _ := filepath.Glob(filepath.Join(dir, "*", "result.json"))
-	sort.Strings(subs)
 	s := Set{Name: dir}
-	for _, p := range subs {
-		r, err := report.ReadResult(filepath.Dir(p))
-		if err != nil {
-			return s, fmt.Errorf("%s: %w", p, err)
-		}
-		s.Runs = append(s.Runs, r)
-	}
-	if len(s.Runs) == 0 {
+	r, err := report.ReadResult(dir)
+	switch {
+	case err == nil:
+		s.Runs = []*report.Result{r}
+	case !errors.Is(err, os.ErrNotExist):
+		return s, err
+	default:
 		if _, err := os.Stat(dir); err != nil {
-			return s, fmt.Errorf("%s: %w", dir, err)
+			return s, err
 		}
-		return s, fmt.Errorf("%s: no result.json in it or in its subdirectories", dir)
+		subs, _ := filepath.Glob(filepath.Join(dir, "*", "result.json"))
+		sort.Strings(subs)
+		for _, p := range subs {
+			r, err := report.ReadResult(filepath.Dir(p))
+			if err != nil {
+				return s, err
+			}
+			s.Runs = append(s.Runs, r)
+		}
+		if len(s.Runs) == 0 {
+			return s, fmt.Errorf("%s: no result.json in it or in its subdirectories", dir)
+		}
+	}
+	for _, r := range s.Runs {
+		if why := r.Incomplete(); why != "" {
+			return s, fmt.Errorf("%s: the run did not finish (%s), so it has no figures to compare", r.Dir, why)
+		}
+		if r.Summary.Steady.DurationS == 0 {
+			return s, fmt.Errorf("%s: no steady data to compare (the run ended: %s; its load had no whole second past the warm-up)", r.Dir, r.EndedBecause)
+		}
 	}
 	return s, nil
 }
@@ -174,9 +190,23 @@ func Compare(base, other Set) []Row {
 	return rows
 }
 
+// Collapsed says other committed nothing where base committed something.
+func Collapsed(base, other Set) bool {
+	committed := func(s Set) (n int64) {
+		for _, r := range s.Runs {
+			n += r.Summary.Steady.Committed
+		}
+		return n
+	}
+	return committed(base) > 0 && committed(other) == 0
+}
+
 // Verdict is one sentence on other against base, led by the headline metric
 // if it moved, else by the largest significant change.
 func Verdict(base, other Set, rows []Row) string {
+	if Collapsed(base, other) {
+		return fmt.Sprintf("%s collapsed: it committed nothing in its steady window, where %s committed %.1f tx/s", other.Name, base.Name, rows[0].Base)
+	}
 	var pick *Row
 	for i := range rows {
 		r := &rows[i]

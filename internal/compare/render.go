@@ -16,9 +16,10 @@ type Comparison struct {
 
 // Against is one set's rows and verdict.
 type Against struct {
-	Set     Set
-	Rows    []Row
-	Verdict string
+	Set       Set
+	Rows      []Row
+	Verdict   string
+	Collapsed bool // it committed nothing where the baseline did
 }
 
 // Run compares sets[1:] with sets[0].
@@ -26,7 +27,7 @@ func Run(sets []Set) Comparison {
 	c := Comparison{Base: sets[0]}
 	for _, s := range sets[1:] {
 		rows := Compare(sets[0], s)
-		c.Against = append(c.Against, Against{Set: s, Rows: rows, Verdict: Verdict(sets[0], s, rows)})
+		c.Against = append(c.Against, Against{Set: s, Rows: rows, Verdict: Verdict(sets[0], s, rows), Collapsed: Collapsed(sets[0], s)})
 	}
 	return c
 }

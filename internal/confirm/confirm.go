@@ -1,5 +1,7 @@
-// Package confirm matches committed blocks to the payments a run sent: by
-// transaction id it decides committed, failed in block, or expired.
+// Package confirm matches what a confirmer reports (blocks, finality,
+// reorgs, per-transaction answers) to the payments a run sent, by
+// transaction id: it decides committed, failed in block, or expired, and
+// records each block whole.
 package confirm
 
 import (
@@ -15,6 +17,7 @@ type Pending struct {
 	Intended time.Duration // since the load began
 	Sent     time.Duration
 	Sender   int32 // -1 when the workload has no senders
+	Nonce    uint64
 }
 
 // Outcome is how a pending payment ended.
@@ -29,57 +32,73 @@ const (
 // Resolution is passed to the tracker's callback for every resolved payment.
 type Resolution struct {
 	Pending
+	ID      target.TxID
 	Outcome Outcome
-	Reason  string // result-code name when FailedInBlock
+	Reason  string // why, when FailedInBlock
 }
 
 const shardCount = 64
 
 type shard struct {
 	mu sync.Mutex
-	m  map[[32]byte]Pending
+	m  map[target.TxID]Pending
 }
 
-// Tracker holds pending payments, sharded by id to keep senders and the block
-// reader off one lock.
+// included is a payment in a block that is not final yet (depth-k chains).
+type included struct {
+	Pending
+	height int64
+	seen   time.Duration
+	ok     bool
+	reason string
+}
+
+// Tracker holds pending payments, sharded by id to keep workers and the
+// block reader off one lock. It implements target.Events.
 type Tracker struct {
-	shards  [shardCount]shard
-	expMu   sync.Mutex
-	expired map[[32]byte]Pending // kept to recognise late commits
-	resolve func(Resolution)
-	reason  func(space string, code uint32) string
+	shards   [shardCount]shard
+	expMu    sync.Mutex
+	expired  map[target.TxID]Pending // kept to recognise late commits
+	incMu    sync.Mutex
+	included map[target.TxID]included
+	resolve  func(Resolution)
+	start    time.Time
+	rec      *measure.Shard
+	prevTime time.Time
+	// OnBlock, when set, is told of every block after it is recorded.
+	OnBlock func(st measure.BlockStat)
 }
 
-// New makes a tracker; resolve is called once per resolved payment, reason
-// names a non-zero result code.
-func New(resolve func(Resolution), reason func(space string, code uint32) string) *Tracker {
-	t := &Tracker{expired: map[[32]byte]Pending{}, resolve: resolve, reason: reason}
+// New makes a tracker; resolve is called once per resolved payment, start is
+// time zero of the load, rec records blocks and commits.
+func New(resolve func(Resolution), start time.Time, rec *measure.Shard) *Tracker {
+	t := &Tracker{expired: map[target.TxID]Pending{}, included: map[target.TxID]included{}, resolve: resolve, start: start, rec: rec}
 	for i := range t.shards {
-		t.shards[i].m = map[[32]byte]Pending{}
+		t.shards[i].m = map[target.TxID]Pending{}
 	}
 	return t
 }
 
-func (t *Tracker) shard(id [32]byte) *shard { return &t.shards[id[0]%shardCount] }
+func (t *Tracker) shard(id target.TxID) *shard { return &t.shards[id[0]%shardCount] }
 
 // Track registers a payment before it is submitted, so a block that commits
 // it can never arrive first.
-func (t *Tracker) Track(id [32]byte, p Pending) {
+func (t *Tracker) Track(id target.TxID, p Pending) {
 	s := t.shard(id)
 	s.mu.Lock()
 	s.m[id] = p
 	s.mu.Unlock()
 }
 
-// Untrack forgets a payment the node rejected.
-func (t *Tracker) Untrack(id [32]byte) {
+// Untrack forgets a payment the system rejected.
+func (t *Tracker) Untrack(id target.TxID) {
 	s := t.shard(id)
 	s.mu.Lock()
 	delete(s.m, id)
 	s.mu.Unlock()
 }
 
-// Len is the number of pending payments.
+// Len is the number of payments sent and not yet final.
 func (t *Tracker) Len() int {
 	n := 0
 	for i := range t.shards {
@@ -88,83 +107,181 @@ func (t *Tracker) Len() int {
 		n += len(s.m)
 		s.mu.Unlock()
 	}
+	t.incMu.Lock()
+	n += len(t.included)
+	t.incMu.Unlock()
 	return n
 }
 
-// Block resolves every pending payment in b and records the block. seen is
-// when it was observed, since the load began. It returns how many of the
-// block's transactions were ours.
-func (t *Tracker) Block(b target.Block, seen time.Duration, prevTime time.Time, rec *measure.Shard) int {
-	br := rec.Block()
+// take removes id from the pending payments, or from the expired ones (a
+// late commit); found is false when the payment is not ours.
+func (t *Tracker) take(id target.TxID) (p Pending, found, late bool) {
+	s := t.shard(id)
+	s.mu.Lock()
+	p, found = s.m[id]
+	if found {
+		delete(s.m, id)
+	}
+	s.mu.Unlock()
+	if found {
+		return p, true, false
+	}
+	t.expMu.Lock()
+	p, found = t.expired[id]
+	if found {
+		delete(t.expired, id)
+	}
+	t.expMu.Unlock()
+	return p, found, found
+}
+
+func (t *Tracker) since(at time.Time) time.Duration { return at.Sub(t.start) }
+
+// Block resolves (or, when the block is not final, marks included) every
+// payment of ours in b, and records the block whole.
+func (t *Tracker) Block(b *target.Block) {
+	seen := t.since(b.Seen)
+	br := t.rec.Block()
 	ours, ok := 0, 0
-	for i, id := range b.TxIDs {
-		s := t.shard(id)
-		s.mu.Lock()
-		p, found := s.m[id]
-		if found {
-			delete(s.m, id)
-		}
-		s.mu.Unlock()
-		late := false
+	var done []Resolution
+	for _, tx := range b.Txs {
+		p, found, late := t.take(tx.ID)
 		if !found {
-			t.expMu.Lock()
-			p, found = t.expired[id]
-			if found {
-				delete(t.expired, id)
-				late = true
-			}
-			t.expMu.Unlock()
-			if !found {
-				continue // not ours
-			}
+			continue // not ours
 		}
 		ours++
-		r := Resolution{Pending: p, Outcome: Committed}
-		if b.Codes[i] != 0 {
-			r.Outcome, r.Reason = FailedInBlock, t.reason(b.Spaces[i], b.Codes[i])
-		} else {
+		if tx.OK {
 			ok++
 		}
-		br.Committed(r.Outcome == Committed, r.Reason, seen-p.Intended, seen-p.Sent, late)
+		if !b.Final {
+			br.Included(seen - p.Intended)
+			t.incMu.Lock()
+			t.included[tx.ID] = included{Pending: p, height: b.Height, seen: seen, ok: tx.OK, reason: tx.Reason}
+			t.incMu.Unlock()
+			continue
+		}
+		r := Resolution{Pending: p, ID: tx.ID, Outcome: Committed}
+		if !tx.OK {
+			r.Outcome, r.Reason = FailedInBlock, tx.Reason
+		}
+		br.Committed(tx.OK, tx.Reason, seen-p.Intended, seen-p.Sent, late)
 		if !late {
-			t.resolve(r)
+			done = append(done, r)
 		}
 	}
-	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.TxIDs), Ours: ours, OursOK: ok, Bytes: b.Bytes}
-	if !prevTime.IsZero() {
-		st.IntervalMs = float64(b.Time.Sub(prevTime).Microseconds()) / 1000
+	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.Txs), Ours: ours, OursOK: ok, Bytes: b.Bytes}
+	if !t.prevTime.IsZero() {
+		st.IntervalMs = float64(b.Time.Sub(t.prevTime).Microseconds()) / 1000
 	}
+	t.prevTime = b.Time
 	br.End(st)
-	return ours
+	for _, r := range done {
+		t.resolve(r)
+	}
+	if t.OnBlock != nil {
+		t.OnBlock(st)
+	}
+}
+
+// Final resolves every included payment at or below height upTo.
+func (t *Tracker) Final(upTo int64, at time.Time) {
+	seen := t.since(at)
+	var done []Resolution
+	t.incMu.Lock()
+	for id, in := range t.included {
+		if in.height > upTo {
+			continue
+		}
+		delete(t.included, id)
+		r := Resolution{Pending: in.Pending, ID: id, Outcome: Committed}
+		if !in.ok {
+			r.Outcome, r.Reason = FailedInBlock, in.reason
+		}
+		done = append(done, r)
+	}
+	t.incMu.Unlock()
+	for _, r := range done {
+		t.rec.Final(r.Outcome == Committed, r.Reason, seen-r.Intended, seen-r.Sent)
+		t.resolve(r)
+	}
+}
+
+// Reorg puts every payment included at height from or above back to
+// pending: the blocks that held them were replaced.
+func (t *Tracker) Reorg(from int64, _ time.Time) {
+	var n int64
+	t.incMu.Lock()
+	for id, in := range t.included {
+		if in.height >= from {
+			delete(t.included, id)
+			t.Track(id, in.Pending)
+			n++
+		}
+	}
+	t.incMu.Unlock()
+	t.rec.Reorg(n)
+}
+
+// Resolved settles one payment a per-transaction confirmer followed.
+func (t *Tracker) Resolved(id target.TxID, ok bool, reason string, at time.Time) {
+	p, found, late := t.take(id)
+	if !found {
+		return
+	}
+	seen := t.since(at)
+	t.rec.Settled(ok, reason, seen-p.Intended, seen-p.Sent, late)
+	if late {
+		return
+	}
+	r := Resolution{Pending: p, ID: id, Outcome: Committed}
+	if !ok {
+		r.Outcome, r.Reason = FailedInBlock, reason
+	}
+	t.resolve(r)
 }
 
 // Expire resolves as expired every payment sent before cutoff.
-func (t *Tracker) Expire(cutoff time.Duration, rec *measure.Shard) {
+func (t *Tracker) Expire(cutoff time.Duration) {
 	var n int64
 	for i := range t.shards {
 		s := &t.shards[i]
-		var gone []Pending
-		var ids [][32]byte
+		var gone []Resolution
 		s.mu.Lock()
 		for id, p := range s.m {
 			if p.Sent < cutoff {
-				gone = append(gone, p)
-				ids = append(ids, id)
+				gone = append(gone, Resolution{Pending: p, ID: id, Outcome: Expired})
 				delete(s.m, id)
 			}
 		}
 		s.mu.Unlock()
+		if len(gone) == 0 {
+			continue
+		}
 		t.expMu.Lock()
-		for k, id := range ids {
-			t.expired[id] = gone[k]
+		for _, r := range gone {
+			t.expired[r.ID] = r.Pending
 		}
 		t.expMu.Unlock()
-		for _, p := range gone {
-			t.resolve(Resolution{Pending: p, Outcome: Expired})
+		for _, r := range gone {
+			t.resolve(r)
 		}
 		n += int64(len(gone))
 	}
+	// Included in a block that never became final in time.
+	var gone []Resolution
+	t.incMu.Lock()
+	for id, in := range t.included {
+		if in.Sent < cutoff {
+			gone = append(gone, Resolution{Pending: in.Pending, ID: id, Outcome: Expired})
+			delete(t.included, id)
+		}
+	}
+	t.incMu.Unlock()
+	for _, r := range gone {
+		t.resolve(r)
+	}
+	n += int64(len(gone))
 	if n > 0 {
-		rec.Expired(n)
+		t.rec.Expired(n)
 	}
 }

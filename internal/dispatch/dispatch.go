@@ -16,6 +16,11 @@ import (
 	"github.com/tpslab/tpslab/internal/workload"
 )
 
+// DefaultMaxBacklog bounds the open model's backlog of due payments (8 bytes
+// each): past it the generator is hopelessly behind, and further arrivals
+// are counted offered and unsent at once instead of held.
+const DefaultMaxBacklog = 1 << 20
+
 // Engine drives one load phase.
 type Engine struct {
 	Target      target.Target
@@ -24,13 +29,18 @@ type Engine struct {
 	Recorder    *measure.Recorder
 	Connections int
 	Seed        int64
+	MaxBacklog  int
 
-	start time.Time
-	users []chan confirm.Outcome // closed model: a user's wait for its commit
+	start     time.Time
+	confirmer target.Confirmer
+	users     []chan bool // closed model: a user's wait for its commit
 }
 
 // Start fixes time zero of the load; every intended time is relative to it.
-func (e *Engine) Start(t time.Time) { e.start = t }
+func (e *Engine) Start(t time.Time) {
+	e.start = t
+	e.confirmer = e.Target.Confirmer()
+}
 
 // StartTime is time zero of the load.
 func (e *Engine) StartTime() time.Time { return e.start }
@@ -39,28 +49,31 @@ func (e *Engine) StartTime() time.Time { return e.start }
 func (e *Engine) Since() time.Duration { return time.Since(e.start) }
 
 // Resolve is the tracker's callback: it frees the sender's window slot,
-// asks for a resync when the chain's sequence may differ from ours, and
-// wakes a closed-model user waiting for its commit.
+// tells the workload (which may resync the sender), and wakes a closed-model
+// user waiting for its commit.
 func (e *Engine) Resolve(r confirm.Resolution) {
-	if r.Sender < 0 {
+	o := workload.Committed
+	switch r.Outcome {
+	case confirm.FailedInBlock:
+		o = workload.Failed
+	case confirm.Expired:
+		o = workload.Expired
+	}
+	e.resolved(int(r.Sender), r.Nonce, o, r.Reason)
+}
+
+func (e *Engine) resolved(s int, nonce uint64, o workload.Outcome, reason string) {
+	if s < 0 {
 		return
 	}
-	s := int(r.Sender)
 	e.Workload.Release(s)
-	if r.Outcome == confirm.Expired || sequenceMismatch(r.Reason) {
-		e.Workload.Mismatch(s)
-	}
+	e.Workload.Resolved(s, nonce, o, reason)
 	if s < len(e.users) {
 		select {
-		case e.users[s] <- r.Outcome:
+		case e.users[s] <- true:
 		default:
 		}
 	}
-}
-
-// sequenceMismatch says the chain expected another sequence from the sender.
-func sequenceMismatch(reason string) bool {
-	return reason == "sequence_too_low" || reason == "sequence_too_high"
 }
 
 // sleepUntil waits for the load-relative time t; it returns false if ctx ended.
@@ -85,69 +98,132 @@ type ticket struct {
 	index    uint64
 }
 
-// worker submits one transaction at a time on its own connection; all
-// payments of a sender go through one worker, so they reach the node in
+// worker submits one transaction at a time on its own submitter; all
+// payments of a sender go through one worker, so they reach the system in
 // sequence order.
 type worker struct {
 	e     *Engine
-	conn  target.Conn
+	conn  target.Submitter
 	build workload.Builder
 	rec   *measure.Shard
 }
 
-func (e *Engine) newWorker(i int) *worker {
-	return &worker{e: e, conn: e.Target.Conn(i), build: e.Workload.NewBuilder(e.Seed + int64(i) + 1), rec: e.Recorder.NewShard()}
+func (e *Engine) newWorker(i int, rec *measure.Shard) *worker {
+	return &worker{e: e, conn: e.Target.Submitter(i), build: e.Workload.NewBuilder(e.Seed + int64(i) + 1), rec: rec}
 }
 
-// send builds, tracks and submits one payment, and records its ack.
-func (w *worker) send(ctx context.Context, tk ticket) target.Ack {
+// maxRecoveries bounds how often one payment is sent again after sequence
+// mismatches.
+const maxRecoveries = 3
+
+// send builds, tracks and submits one payment, recovers it from sequence
+// mismatches, and records the final answer. ctx aborts I/O.
+func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
 	e := w.e
 	s := int(tk.sender)
-	tx, resynced, err := w.build.Build(ctx, s, tk.index)
-	if resynced {
-		w.rec.Resync()
-	}
-	if err != nil {
-		w.rec.Acked(false, "resync_failed", e.Since()-tk.intended)
-		e.Workload.Release(s)
-		return target.Ack{Reason: "resync_failed", Log: err.Error()}
-	}
-	id := workload.TxID(tx)
 	sender := tk.sender
 	if e.Workload.Senders() == 0 {
 		sender = -1
 	}
-	sent := e.Since()
-	e.Tracker.Track(id, confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender})
-	w.rec.Sent(sent - tk.intended)
-	ack := w.conn.Submit(ctx, tx)
-	w.rec.Acked(ack.OK, ack.Reason, e.Since()-tk.intended)
-	if !ack.OK {
-		e.Tracker.Untrack(id)
+	b, err := w.build.Next(ctx, s, tk.index)
+	if b.Resynced {
+		w.rec.Resync()
+	}
+	if err != nil {
+		w.rec.Sent(e.Since() - tk.intended)
+		w.rec.Acked(false, false, "resync_failed", e.Since()-tk.intended)
 		e.Workload.Release(s)
-		if sequenceMismatch(ack.Reason) {
-			e.Workload.Mismatch(s)
+		return target.Receipt{Status: target.Rejected, Reason: "resync_failed", Detail: err.Error()}
+	}
+	if len(b.Resubmit) > 0 {
+		for _, o := range b.Resubmit {
+			w.conn.Submit(ctx, o)
+		}
+		w.rec.Mismatch("chain_lower", len(b.Resubmit), false)
+	}
+	sent := e.Since()
+	p := confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce}
+	tx, nonce := b.Tx, b.Nonce
+	e.Tracker.Track(tx.ID, p)
+	w.rec.Sent(sent - tk.intended)
+	r := w.conn.Submit(ctx, tx)
+	for try := 0; ; try++ {
+		rc := w.build.Answer(ctx, s, tx, nonce, r, try < maxRecoveries)
+		if rc.Resynced {
+			w.rec.Resync()
+		}
+		if rc.Class == "" {
+			break
+		}
+		for _, o := range rc.Resubmit {
+			w.conn.Submit(ctx, o)
+		}
+		resubmits := len(rc.Resubmit)
+		if rc.Resigned {
+			e.Tracker.Untrack(tx.ID)
+			tx, nonce = rc.Tx, rc.Nonce
+			p.Nonce = nonce
+			e.Tracker.Track(tx.ID, p)
+		} else {
+			resubmits++ // the payment's own bytes again
+		}
+		w.rec.Mismatch(rc.Class, resubmits, rc.Resigned)
+		r = w.conn.Submit(ctx, tx)
+	}
+	now := e.Since()
+	switch r.Status {
+	case target.Pending:
+		w.rec.Acked(true, false, "", now-tk.intended)
+		if e.confirmer != nil {
+			e.confirmer.Watch(tx.ID)
+		}
+	case target.Unacked:
+		// Its fate is unknown: it stays tracked, and a block may commit it.
+		w.rec.Acked(false, true, r.Reason, now-tk.intended)
+		if e.confirmer != nil {
+			e.confirmer.Watch(tx.ID)
+		}
+	case target.Committed, target.Failed:
+		e.Tracker.Untrack(tx.ID)
+		ok := r.Status == target.Committed
+		w.rec.Acked(true, false, "", now-tk.intended)
+		w.rec.Settled(ok, r.Reason, now-tk.intended, now-sent, false)
+		o := workload.Committed
+		if !ok {
+			o = workload.Failed
+		}
+		e.resolved(int(sender), nonce, o, r.Reason)
+	default:
+		e.Tracker.Untrack(tx.ID)
+		w.rec.Acked(false, false, r.Reason, now-tk.intended)
+		if sender >= 0 {
+			e.Workload.Release(s)
 		}
 	}
-	return ack
+	return r
 }
 
-// RunOpen offers arrivals from the schedule until it ends or ctx does. Due
-// payments join a backlog at their intended time (that is when they count
-// as offered) and leave it when a sender has room and its worker is free;
-// what is still waiting grace after the schedule ends is counted unsent.
-func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals, grace time.Duration) {
+// RunOpen offers arrivals from the schedule until it ends or offer ends.
+// Due payments join a backlog at their intended time (that is when they
+// count as offered) and leave it when a sender has room and its worker is
+// free; what is still waiting grace after the schedule ends, or when offer
+// ends, is counted unsent. Submissions in progress finish under io.
+func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals, grace time.Duration) {
 	n := e.Connections
+	maxBacklog := e.MaxBacklog
+	if maxBacklog <= 0 {
+		maxBacklog = DefaultMaxBacklog
+	}
 	chans := make([]chan ticket, n)
 	var wg sync.WaitGroup
 	for i := range chans {
 		chans[i] = make(chan ticket, 8) // small: a busy connection shows as backpressure, not as a hidden queue
-		w := e.newWorker(i)
+		w := e.newWorker(i, e.Recorder.NewShard())
 		wg.Add(1)
 		go func(ch chan ticket) {
 			defer wg.Done()
 			for tk := range ch {
-				w.send(ctx, tk)
+				w.send(io, tk)
 			}
 		}(chans[i])
 	}
@@ -166,11 +242,15 @@ func (e *Engine) RunOpen(ctx context.Context, arrivals *schedule.Arrivals, grace
 	next, more := arrivals.Next()
 	var giveUp time.Duration
 loop:
-	for ctx.Err() == nil {
+	for offer.Err() == nil {
 		now := e.Since()
 		for more && next <= now {
-			backlog = append(backlog, next)
 			rec.Offered()
+			if len(backlog) < maxBacklog {
+				backlog = append(backlog, next)
+			} else {
+				rec.Unsent(1)
+			}
 			next, more = arrivals.Next()
 		}
 		if !more && giveUp == 0 {
@@ -180,7 +260,7 @@ loop:
 			if !more {
 				break
 			}
-			e.sleepUntil(ctx, next)
+			e.sleepUntil(offer, next)
 			continue
 		}
 		if sender < 0 {
@@ -193,7 +273,7 @@ loop:
 			if !more && now > giveUp {
 				break loop
 			}
-			e.pause(ctx, next, more)
+			e.pause(offer, next, more)
 			continue
 		}
 		route := int(index) % n
@@ -215,7 +295,7 @@ loop:
 			if !more && now > giveUp {
 				break loop
 			}
-			e.pause(ctx, next, more)
+			e.pause(offer, next, more)
 		}
 	}
 	if sender >= 0 {
@@ -250,11 +330,12 @@ type Closed struct {
 }
 
 // RunClosed runs c.Users users, user u paying from sender u, each sending,
-// waiting for its result, then pacing or thinking.
-func (e *Engine) RunClosed(ctx context.Context, c Closed) {
-	e.users = make([]chan confirm.Outcome, c.Users)
+// waiting for its result, then pacing or thinking, until the duration is
+// over or offer ends. Submissions in progress finish under io.
+func (e *Engine) RunClosed(offer, io context.Context, c Closed) {
+	e.users = make([]chan bool, c.Users)
 	for i := range e.users {
-		e.users[i] = make(chan confirm.Outcome, 1)
+		e.users[i] = make(chan bool, 1)
 	}
 	shards := make([]*measure.Shard, e.Connections)
 	for i := range shards {
@@ -265,27 +346,28 @@ func (e *Engine) RunClosed(ctx context.Context, c Closed) {
 		wg.Add(1)
 		go func(u int) {
 			defer wg.Done()
-			w := &worker{e: e, conn: e.Target.Conn(u), build: e.Workload.NewBuilder(e.Seed + int64(u) + 1), rec: shards[u%len(shards)]}
+			w := e.newWorker(u, shards[u%len(shards)])
 			next := time.Duration(0)
 			if c.Users > 1 {
 				next = c.RampUp * time.Duration(u) / time.Duration(c.Users)
 			}
 			var i uint64
-			for next < c.Duration && e.sleepUntil(ctx, next) {
+			for next < c.Duration && e.sleepUntil(offer, next) {
 				intended := next
 				w.rec.Offered()
 				for !e.Workload.ReserveSender(u) {
 					w.rec.WindowWait()
-					if !e.sleepUntil(ctx, e.Since()+10*time.Millisecond) {
+					if !e.sleepUntil(offer, e.Since()+10*time.Millisecond) {
+						w.rec.Unsent(1)
 						return
 					}
 				}
-				ack := w.send(ctx, ticket{intended: intended, sender: int32(u), index: uint64(u)<<32 | i})
+				r := w.send(io, ticket{intended: intended, sender: int32(u), index: uint64(u)<<32 | i})
 				i++
-				if ack.OK && c.WaitForCommit {
+				if (r.Status == target.Pending || r.Status == target.Unacked) && c.WaitForCommit {
 					select {
 					case <-e.users[u]:
-					case <-ctx.Done():
+					case <-offer.Done():
 						return
 					}
 				}

@@ -15,19 +15,22 @@ import (
 // instant acknowledges every submission at once.
 type instant struct{}
 
-func (instant) Conn(int) target.Conn                                     { return instant{} }
-func (instant) Submit(context.Context, []byte) target.Ack                { return target.Ack{OK: true} }
-func (instant) Blocks(context.Context, int64, chan<- target.Block) error { return nil }
-func (instant) Height(context.Context) (int64, error)                    { return 1, nil }
-func (instant) MempoolTxs(context.Context) (int, error)                  { return 0, nil }
-func (instant) Close()                                                   {}
+func (instant) Probe(context.Context) (target.Info, error) { return target.Info{Height: 1}, nil }
+func (instant) Submitter(int) target.Submitter             { return instant{} }
+func (instant) Submit(context.Context, target.Tx) target.Receipt {
+	return target.Receipt{Status: target.Pending}
+}
+func (instant) Confirmer() target.Confirmer { return nil }
+func (instant) Close() error                { return nil }
 
 func runAt(rate float64, d time.Duration) (sent int64, elapsed time.Duration, lag measure.Percentiles) {
 	rec := measure.NewRecorder()
 	e := &Engine{Target: instant{}, Workload: workload.NewRaw("bench", 0), Recorder: rec, Connections: 8}
-	e.Tracker = confirm.New(e.Resolve, func(string, uint32) string { return "" })
-	e.Start(time.Now())
-	e.RunOpen(context.Background(), schedule.NewArrivals(schedule.Constant(rate, d), false, 1), time.Second)
+	start := time.Now()
+	e.Tracker = confirm.New(e.Resolve, start, rec.NewShard())
+	e.Start(start)
+	ctx := context.Background()
+	e.RunOpen(ctx, ctx, schedule.NewArrivals(schedule.Constant(rate, d), false, 1), time.Second)
 	elapsed = e.Since()
 	iv := rec.Collect(false)
 	return iv.Sent, elapsed, measure.Summarize(iv.Lag)

@@ -1,7 +1,7 @@
 // Package measure counts what happened to every transaction and keeps
 // latency histograms. Each worker records into its own Shard (a lock nobody
 // else takes except the once-a-second swap); the Recorder merges the shards
-// into one Second and into running totals. See docs/metrics.md.
+// into one Interval per second and into running totals. See docs/metrics.md.
 package measure
 
 import (
@@ -37,11 +37,16 @@ type Counts struct {
 	Sent        int64            `json:"sent"`
 	Accepted    int64            `json:"accepted"`
 	Rejected    map[string]int64 `json:"rejected"`
+	Unacked     map[string]int64 `json:"unacked,omitempty"`
 	Committed   int64            `json:"committed"`
 	Failed      map[string]int64 `json:"committed_failed"`
 	Expired     int64            `json:"expired"`
 	LateCommits int64            `json:"late_commits"`
 	Resyncs     int64            `json:"resyncs"`
+	Resubmitted int64            `json:"resubmitted,omitempty"`
+	Resigned    int64            `json:"resigned,omitempty"`
+	Mismatches  map[string]int64 `json:"sequence_mismatches,omitempty"`
+	Reorgs      int64            `json:"reorged,omitempty"`
 	WindowWaits int64            `json:"window_waits"`
 	ConnWaits   int64            `json:"conn_waits"`
 	Unsent      int64            `json:"unsent"`
@@ -55,11 +60,16 @@ func (c *Counts) add(o *Counts) {
 	c.Expired += o.Expired
 	c.LateCommits += o.LateCommits
 	c.Resyncs += o.Resyncs
+	c.Resubmitted += o.Resubmitted
+	c.Resigned += o.Resigned
+	c.Reorgs += o.Reorgs
 	c.WindowWaits += o.WindowWaits
 	c.ConnWaits += o.ConnWaits
 	c.Unsent += o.Unsent
 	c.Rejected = addMap(c.Rejected, o.Rejected)
+	c.Unacked = addMap(c.Unacked, o.Unacked)
 	c.Failed = addMap(c.Failed, o.Failed)
+	c.Mismatches = addMap(c.Mismatches, o.Mismatches)
 }
 
 func addMap(dst, src map[string]int64) map[string]int64 {
@@ -75,6 +85,13 @@ func addMap(dst, src map[string]int64) map[string]int64 {
 	return dst
 }
 
+func inc(m *map[string]int64, k string) {
+	if *m == nil {
+		*m = map[string]int64{}
+	}
+	(*m)[k]++
+}
+
 // Sum adds up a by-reason map.
 func Sum(m map[string]int64) int64 {
 	var n int64
@@ -88,10 +105,12 @@ func Sum(m map[string]int64) int64 {
 type Interval struct {
 	Counts
 	Ack               *hdrhistogram.Histogram // intended send -> ack
-	Commit            *hdrhistogram.Histogram // intended send -> commit observed
+	Inclusion         *hdrhistogram.Histogram // intended send -> included, where that precedes finality
+	Commit            *hdrhistogram.Histogram // intended send -> commit (final) observed
 	CommitUncorrected *hdrhistogram.Histogram // actual send -> commit observed
 	Lag               *hdrhistogram.Histogram // intended send -> actual send
-	Blocks            []BlockStat
+	Blocks            []BlockStat             // this interval's blocks (not kept in totals)
+	BlockAgg          BlockAgg
 }
 
 // BlockStat describes one committed block.
@@ -106,28 +125,68 @@ type BlockStat struct {
 	Bytes      int       `json:"bytes"`
 }
 
+// BlockAgg sums blocks, so totals never keep a list that grows with the run.
+type BlockAgg struct {
+	Count      int
+	IntervalMs float64 // sum over blocks with an interval
+	Intervals  int
+	Txs        int64
+	Bytes      int64
+	TxsMax     int
+}
+
+func (a *BlockAgg) add(b BlockStat) {
+	a.Count++
+	if b.IntervalMs > 0 {
+		a.IntervalMs += b.IntervalMs
+		a.Intervals++
+	}
+	a.Txs += int64(b.Txs)
+	a.Bytes += int64(b.Bytes)
+	if b.Txs > a.TxsMax {
+		a.TxsMax = b.Txs
+	}
+}
+
+func (a *BlockAgg) merge(o BlockAgg) {
+	a.Count += o.Count
+	a.IntervalMs += o.IntervalMs
+	a.Intervals += o.Intervals
+	a.Txs += o.Txs
+	a.Bytes += o.Bytes
+	if o.TxsMax > a.TxsMax {
+		a.TxsMax = o.TxsMax
+	}
+}
+
 // NewInterval returns an empty interval.
 func NewInterval() *Interval {
-	return &Interval{Ack: newHist(), Commit: newHist(), CommitUncorrected: newHist(), Lag: newHist()}
+	return &Interval{Ack: newHist(), Inclusion: newHist(), Commit: newHist(), CommitUncorrected: newHist(), Lag: newHist()}
 }
 
 func (iv *Interval) reset() {
 	iv.Counts = Counts{}
 	iv.Ack.Reset()
+	iv.Inclusion.Reset()
 	iv.Commit.Reset()
 	iv.CommitUncorrected.Reset()
 	iv.Lag.Reset()
 	iv.Blocks = iv.Blocks[:0]
+	iv.BlockAgg = BlockAgg{}
 }
 
-// Merge adds o into iv.
-func (iv *Interval) Merge(o *Interval) {
+// Merge adds o into iv; keep says whether o's block list is kept too.
+func (iv *Interval) Merge(o *Interval, keep bool) {
 	iv.Counts.add(&o.Counts)
 	iv.Ack.Merge(o.Ack)
+	iv.Inclusion.Merge(o.Inclusion)
 	iv.Commit.Merge(o.Commit)
 	iv.CommitUncorrected.Merge(o.CommitUncorrected)
 	iv.Lag.Merge(o.Lag)
-	iv.Blocks = append(iv.Blocks, o.Blocks...)
+	if keep {
+		iv.Blocks = append(iv.Blocks, o.Blocks...)
+	}
+	iv.BlockAgg.merge(o.BlockAgg)
 }
 
 // Shard is one goroutine's recording area.
@@ -169,7 +228,20 @@ func (s *Shard) Resync() {
 	s.mu.Unlock()
 }
 
-// Sent records a submission and how late it left against its intended time.
+// Mismatch records a sequence mismatch by its class and how it was
+// recovered: resubmits of original bytes, or a re-signed payment.
+func (s *Shard) Mismatch(class string, resubmits int, resigned bool) {
+	s.mu.Lock()
+	inc(&s.iv.Mismatches, class)
+	s.iv.Resubmitted += int64(resubmits)
+	if resigned {
+		s.iv.Resigned++
+	}
+	s.mu.Unlock()
+}
+
+// Sent records a payment's first submission and how late it left against
+// its intended time.
 func (s *Shard) Sent(lag time.Duration) {
 	s.mu.Lock()
 	s.iv.Sent++
@@ -177,26 +249,61 @@ func (s *Shard) Sent(lag time.Duration) {
 	s.mu.Unlock()
 }
 
-// Acked records a node's answer, latency from the intended send time.
-func (s *Shard) Acked(ok bool, reason string, latency time.Duration) {
+// Acked records the final answer to a payment, latency from its intended
+// send time: accepted, rejected by reason, or unacked by reason.
+func (s *Shard) Acked(accepted bool, unacked bool, reason string, latency time.Duration) {
 	s.mu.Lock()
-	if ok {
+	switch {
+	case accepted:
 		s.iv.Accepted++
-	} else {
-		if s.iv.Rejected == nil {
-			s.iv.Rejected = map[string]int64{}
-		}
-		s.iv.Rejected[reason]++
+	case unacked:
+		inc(&s.iv.Unacked, reason)
+	default:
+		inc(&s.iv.Rejected, reason)
 	}
 	record(s.iv.Ack, latency)
 	s.mu.Unlock()
 }
 
-// Expired records a payment that did not commit in time.
+// Expired records payments that did not commit in time.
 func (s *Shard) Expired(n int64) {
 	s.mu.Lock()
 	s.iv.Expired += n
 	s.mu.Unlock()
+}
+
+// Reorg records payments put back to pending by a reorg.
+func (s *Shard) Reorg(n int64) {
+	s.mu.Lock()
+	s.iv.Reorgs += n
+	s.mu.Unlock()
+}
+
+func (iv *Interval) settle(ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {
+	if late {
+		iv.LateCommits++
+		iv.Expired-- // it had been counted as expired
+	}
+	if ok {
+		iv.Committed++
+	} else {
+		inc(&iv.Failed, reason)
+	}
+	record(iv.Commit, fromIntended)
+	record(iv.CommitUncorrected, fromSent)
+}
+
+// Settled records a payment resolved outside a block: by a synchronous
+// answer or a per-transaction confirmer.
+func (s *Shard) Settled(ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {
+	s.mu.Lock()
+	s.iv.settle(ok, reason, fromIntended, fromSent, late)
+	s.mu.Unlock()
+}
+
+// Final records an included payment whose block became final.
+func (s *Shard) Final(ok bool, reason string, fromIntended, fromSent time.Duration) {
+	s.Settled(ok, reason, fromIntended, fromSent, false)
 }
 
 // BlockRecorder records one whole block under one lock, so a block's
@@ -209,28 +316,18 @@ func (s *Shard) Block() BlockRecorder {
 	return BlockRecorder{s}
 }
 
-// Committed records one of our payments found in the block.
+// Included records that one of our payments is in a block that is not final yet.
+func (b BlockRecorder) Included(fromIntended time.Duration) { record(b.s.iv.Inclusion, fromIntended) }
+
+// Committed records one of our payments found in a final block.
 func (b BlockRecorder) Committed(ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {
-	iv := b.s.iv
-	if late {
-		iv.LateCommits++
-		iv.Expired-- // it had been counted as expired
-	}
-	if ok {
-		iv.Committed++
-	} else {
-		if iv.Failed == nil {
-			iv.Failed = map[string]int64{}
-		}
-		iv.Failed[reason]++
-	}
-	record(iv.Commit, fromIntended)
-	record(iv.CommitUncorrected, fromSent)
+	b.s.iv.settle(ok, reason, fromIntended, fromSent, late)
 }
 
 // End finishes the block with its statistics.
 func (b BlockRecorder) End(st BlockStat) {
 	b.s.iv.Blocks = append(b.s.iv.Blocks, st)
+	b.s.iv.BlockAgg.add(st)
 	b.s.mu.Unlock()
 }
 
@@ -239,7 +336,7 @@ type Recorder struct {
 	mu     sync.Mutex
 	shards []*Shard
 	spare  []*Interval
-	Total  *Interval // everything so far
+	Total  *Interval // everything so far (without the block list)
 	Steady *Interval // the seconds inside the steady window
 }
 
@@ -268,13 +365,13 @@ func (r *Recorder) Collect(steady bool) *Interval {
 		old := s.iv
 		s.iv = fresh
 		s.mu.Unlock()
-		out.Merge(old)
+		out.Merge(old, true)
 		old.reset()
 		r.spare[i] = old
 	}
-	r.Total.Merge(out)
+	r.Total.Merge(out, false)
 	if steady {
-		r.Steady.Merge(out)
+		r.Steady.Merge(out, false)
 	}
 	return out
 }

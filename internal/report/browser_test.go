@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -57,7 +58,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	sc.Load.Stages = []scenario.Stage{{Duration: scenario.Duration(4 * time.Second), Target: 200, Ramp: "step"}, {Duration: scenario.Duration(4 * time.Second), Target: 400, Ramp: "step"}}
 	sc.Load.Warmup = scenario.Duration(time.Second)
 	sc.Out = filepath.Join(t.TempDir(), "run")
-	if _, err := runner.Run(context.Background(), sc, runner.Options{}); err != nil {
+	if _, err := runner.Run(context.Background(), sc, runner.Options{Kinds: kinds.All()}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := report.ReadResult(sc.Out)

@@ -1,38 +1,63 @@
 // Package report holds the run result (result.json, a public format: see
-// docs/results.md), writes it incrementally while a run goes, and renders it
-// for people: the summary table, live progress and the HTML report.
+// docs/results.md), writes it while a run goes, reads it back for the
+// reading commands, and renders it for people: the summary table, the
+// verdict and the HTML report.
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/target"
 )
 
-// SchemaVersion is result.json's format version.
-const SchemaVersion = 1
+// SchemaVersion is result.json's format version. Version 1 embedded the
+// series and blocks in result.json; version 2 streams them to series.jsonl
+// and blocks.jsonl and keeps result.json small.
+const SchemaVersion = 2
 
 // Result is result.json.
 type Result struct {
-	SchemaVersion int                 `json:"schema_version"`
-	Status        string              `json:"status"` // running | complete
-	EndedBecause  string              `json:"ended_because"`
-	StartedAt     time.Time           `json:"started_at"`
-	EndedAt       *time.Time          `json:"ended_at,omitempty"`
-	Scenario      any                 `json:"scenario"`
-	Environment   Environment         `json:"environment"`
-	Network       *Network            `json:"network,omitempty"`
-	Chain         Chain               `json:"chain"`
-	Summary       Summary             `json:"summary"`
-	Series        []Second            `json:"series"`
-	Blocks        []measure.BlockStat `json:"blocks"`
-	Notes         []string            `json:"notes,omitempty"`
-	Thresholds    []ThresholdOutcome  `json:"thresholds,omitempty"`
-	Dir           string              `json:"-"` // the run directory it was read from or written to
+	SchemaVersion int                   `json:"schema_version"`
+	Status        string                `json:"status"` // running | complete
+	EndedBecause  string                `json:"ended_because"`
+	PID           int                   `json:"pid,omitempty"` // the tpslab process that wrote it
+	StartedAt     time.Time             `json:"started_at"`
+	EndedAt       *time.Time            `json:"ended_at,omitempty"`
+	Scenario      any                   `json:"scenario"`
+	Environment   Environment           `json:"environment"`
+	Network       *Network              `json:"network,omitempty"`
+	Chain         Chain                 `json:"chain"`
+	Summary       Summary               `json:"summary"`
+	Events        []Event               `json:"events,omitempty"`
+	Endpoints     []target.EndpointStat `json:"endpoints,omitempty"`
+	Notes         []string              `json:"notes,omitempty"`
+	Thresholds    []ThresholdOutcome    `json:"thresholds,omitempty"`
+	// Series and Blocks are read from series.jsonl and blocks.jsonl (schema
+	// 2), or from result.json itself (schema 1).
+	Series []Second            `json:"series,omitempty"`
+	Blocks []measure.BlockStat `json:"blocks,omitempty"`
+	Dir    string              `json:"-"` // the run directory it was read from or written to
+}
+
+// Event is something that happened to the system under test during a run:
+// a node went down or came back, an endpoint stopped answering, blocks
+// stopped.
+type Event struct {
+	T      float64 `json:"t"` // seconds since the load began (negative: before)
+	Kind   string  `json:"kind"`
+	Target string  `json:"target,omitempty"`
+	Detail string  `json:"detail,omitempty"`
 }
 
 // ThresholdOutcome is one checked threshold.
@@ -79,10 +104,13 @@ type Second struct {
 	Sent        int64               `json:"sent"`
 	Accepted    int64               `json:"accepted"`
 	Rejected    map[string]int64    `json:"rejected,omitempty"`
+	Unacked     map[string]int64    `json:"unacked,omitempty"`
 	Committed   int64               `json:"committed"`
 	Failed      map[string]int64    `json:"committed_failed,omitempty"`
 	Expired     int64               `json:"expired"`
 	Resyncs     int64               `json:"resyncs,omitempty"`
+	Resubmitted int64               `json:"resubmitted,omitempty"`
+	Resigned    int64               `json:"resigned,omitempty"`
 	WindowWaits int64               `json:"window_waits,omitempty"`
 	ConnWaits   int64               `json:"conn_waits,omitempty"`
 	Unsent      int64               `json:"unsent,omitempty"`
@@ -94,30 +122,79 @@ type Second struct {
 	Blocks      int                 `json:"blocks"`
 	BlockTxs    int                 `json:"block_txs"`
 	GenCPU      float64             `json:"generator_cpu_percent"`
+	LiveNodes   int                 `json:"live_nodes,omitempty"`
+	LiveEndpts  int                 `json:"live_endpoints,omitempty"`
 }
 
 // Writer keeps a result on disk while the run goes: the series and blocks
-// are appended to JSON-lines files as they come, and result.json is replaced
-// atomically, so whatever stops the run, the directory holds a valid result.
+// are appended to JSON-lines files as they come, and result.json, which
+// stays small, is replaced atomically at the start, at checkpoints and at
+// the end. A write that fails is undone (the file is cut back to its last
+// whole line) and remembered: Err reports it, so the run can stop cleanly.
 type Writer struct {
 	mu     sync.Mutex
 	dir    string
-	series *os.File
-	blocks *os.File
+	series *lines
+	blocks *lines
 	R      *Result
+	err    error
 }
 
-// NewWriter creates dir and the result files.
+// lines is an append-only JSON-lines file.
+type lines struct {
+	f    *os.File
+	w    *bufio.Writer
+	good int64 // bytes known to be on disk, whole lines only
+}
+
+func createLines(path string) (*lines, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &lines{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+// add writes records as lines and flushes them; on failure it cuts the file
+// back to its last whole line.
+func (l *lines) add(recs ...any) error {
+	var buf bytes.Buffer
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if buf.Len() == 0 {
+		return nil
+	}
+	n, err := l.w.Write(buf.Bytes())
+	if err == nil {
+		err = l.w.Flush()
+	}
+	if err != nil {
+		l.w.Reset(l.f)
+		_ = l.f.Truncate(l.good)
+		_, _ = l.f.Seek(l.good, 0)
+		return err
+	}
+	l.good += int64(n)
+	return nil
+}
+
+// NewWriter creates dir and the result files, and writes result.json.
 func NewWriter(dir string, r *Result) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	w := &Writer{dir: dir, R: r}
 	var err error
-	if w.series, err = os.Create(filepath.Join(dir, "series.jsonl")); err != nil {
+	if w.series, err = createLines(filepath.Join(dir, "series.jsonl")); err != nil {
 		return nil, err
 	}
-	if w.blocks, err = os.Create(filepath.Join(dir, "blocks.jsonl")); err != nil {
+	if w.blocks, err = createLines(filepath.Join(dir, "blocks.jsonl")); err != nil {
 		return nil, err
 	}
 	return w, w.Flush()
@@ -127,15 +204,19 @@ func NewWriter(dir string, r *Result) (*Writer, error) {
 func (w *Writer) Add(s Second, blocks []measure.BlockStat) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.R.Series = append(w.R.Series, s)
-	w.R.Blocks = append(w.R.Blocks, blocks...)
-	if b, err := json.Marshal(s); err == nil {
-		w.series.Write(append(b, '\n'))
+	if w.err != nil {
+		return
 	}
-	for _, bl := range blocks {
-		if b, err := json.Marshal(bl); err == nil {
-			w.blocks.Write(append(b, '\n'))
-		}
+	recs := make([]any, len(blocks))
+	for i := range blocks {
+		recs[i] = blocks[i]
+	}
+	if err := w.blocks.add(recs...); err != nil {
+		w.err = fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "blocks.jsonl"), err)
+		return
+	}
+	if err := w.series.add(s); err != nil {
+		w.err = fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "series.jsonl"), err)
 	}
 }
 
@@ -146,44 +227,157 @@ func (w *Writer) Update(f func(r *Result)) {
 	f(w.R)
 }
 
-// Flush rewrites result.json atomically.
+// Err is the first write that failed, if any.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Flush rewrites result.json atomically (a checkpoint).
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return WriteJSON(filepath.Join(w.dir, "result.json"), w.R)
-}
-
-// Close flushes and closes the files.
-func (w *Writer) Close() error {
-	err := w.Flush()
-	w.series.Close()
-	w.blocks.Close()
+	err := WriteJSON(filepath.Join(w.dir, "result.json"), w.R)
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "result.json"), err)
+	}
 	return err
 }
 
-// WriteJSON writes v to path through a temporary file and a rename.
+// Close writes the final result.json and closes the files.
+func (w *Writer) Close() error {
+	err := w.Flush()
+	w.series.f.Close()
+	w.blocks.f.Close()
+	return err
+}
+
+// WriteJSON writes v to path through a temporary file and a rename, so a
+// reader never sees half a file.
 func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(append(b, '\n')); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)
 }
 
-// ReadResult loads RUN_DIR/result.json.
-func ReadResult(dir string) (*Result, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
-	if err != nil {
-		return nil, err
+// ParseResult decodes result.json, refusing what is not a result of a
+// schema this tpslab reads.
+func ParseResult(b []byte) (*Result, error) {
+	var probe struct {
+		SchemaVersion json.RawMessage `json:"schema_version"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	v, err := strconv.Atoi(string(probe.SchemaVersion))
+	switch {
+	case len(probe.SchemaVersion) == 0 || string(probe.SchemaVersion) == "null":
+		return nil, errors.New("it has no schema_version: not a tpslab result")
+	case err != nil:
+		return nil, fmt.Errorf("schema_version %s, expected an integer", probe.SchemaVersion)
+	case v < 1 || v > SchemaVersion:
+		return nil, fmt.Errorf("schema_version %d, expected 1..%d (written by another version of tpslab?)", v, SchemaVersion)
 	}
 	var r Result
 	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("not a tpslab result: %v", err)
+	}
+	if r.Status != "running" && r.Status != "complete" {
+		return nil, fmt.Errorf("status %q, expected running or complete", r.Status)
+	}
+	if r.StartedAt.IsZero() {
+		return nil, errors.New("it has no started_at: not a tpslab result")
+	}
+	return &r, nil
+}
+
+// ReadResult loads RUN_DIR/result.json and, for schema 2, the series and
+// blocks. A last line cut short (the run died mid-write) is left out.
+func ReadResult(dir string) (*Result, error) {
+	path := filepath.Join(dir, "result.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
 		return nil, err
 	}
+	r, err := ParseResult(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	r.Dir = dir
-	return &r, nil
+	if r.SchemaVersion >= 2 {
+		if r.Series, err = readLines[Second](filepath.Join(dir, "series.jsonl")); err != nil {
+			return nil, err
+		}
+		if r.Blocks, err = readLines[measure.BlockStat](filepath.Join(dir, "blocks.jsonl")); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func readLines[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	n := 0
+	var bad error // a line that did not decode: fatal unless it is the last
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if bad != nil {
+			return nil, bad
+		}
+		var v T
+		if err := json.Unmarshal(line, &v); err != nil {
+			bad = fmt.Errorf("%s: line %d: %v", path, n, err)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, sc.Err()
+}
+
+// Incomplete says why a result has no final summary, or "" when it has one.
+func (r *Result) Incomplete() string {
+	if r.Status == "complete" {
+		return ""
+	}
+	if r.PID > 0 && processIsTpslab(r.PID) {
+		return fmt.Sprintf("still running (pid %d)", r.PID)
+	}
+	return "interrupted, no final summary"
+}
+
+func processIsTpslab(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return err == nil && strings.Contains(string(b), "tpslab")
 }

@@ -14,6 +14,7 @@ import (
 type Summary struct {
 	measure.Counts
 	RejectedTotal int64     `json:"rejected_total"`
+	UnackedTotal  int64     `json:"unacked_total"`
 	FailedTotal   int64     `json:"committed_failed_total"`
 	CommittedTPS  float64   `json:"committed_tps"`
 	OfferedTPS    float64   `json:"offered_tps"`
@@ -24,6 +25,21 @@ type Summary struct {
 	LatencyMs     Latency   `json:"latency_ms"`
 	Generator     Generator `json:"generator"`
 	BlocksSummary Blocks    `json:"blocks"`
+	// Stalls are stretches without blocks far longer than the usual block
+	// interval; Halted is set when they cover more than a quarter of the
+	// steady window.
+	Stalls      []Stall  `json:"stalls,omitempty"`
+	LongestGapS float64  `json:"longest_block_gap_s"`
+	Halted      string   `json:"halted,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+// Stall is a stretch without blocks.
+type Stall struct {
+	FromS     float64 `json:"from_s"`
+	ToS       float64 `json:"to_s"`
+	DurationS float64 `json:"duration_s"`
+	Ongoing   bool    `json:"ongoing,omitempty"` // no block came until the run ended
 }
 
 // Steady describes the window the rates are computed over.
@@ -33,8 +49,11 @@ type Steady struct {
 	DurationS float64 `json:"duration_s"`
 	Committed int64   `json:"committed"`
 	// BlockWindowS is the time between the steady window's first and last
-	// blocks, as observed; committed_tps uses it.
+	// blocks, as observed; StallS is block-less time at the window's start
+	// or end beyond one usual block interval. committed_tps divides by their
+	// sum (docs/metrics.md).
 	BlockWindowS float64 `json:"block_window_s"`
+	StallS       float64 `json:"stall_s"`
 	WarmupS      float64 `json:"warmup_s"`
 	DrainS       float64 `json:"drain_s"`
 }
@@ -42,6 +61,7 @@ type Steady struct {
 // Latency holds the percentiles (ms) of each latency, over the steady window.
 type Latency struct {
 	Ack               measure.Percentiles `json:"ack"`
+	Inclusion         measure.Percentiles `json:"inclusion"` // equals commit where inclusion is final
 	Commit            measure.Percentiles `json:"commit"`
 	CommitUncorrected measure.Percentiles `json:"commit_uncorrected"`
 	ScheduleLag       measure.Percentiles `json:"schedule_lag"`
@@ -66,9 +86,21 @@ type Blocks struct {
 
 // Verdict is the run in one sentence.
 func (r *Result) Verdict() string {
+	if why := r.Incomplete(); why != "" {
+		return "incomplete: " + why
+	}
 	s := r.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "sustained %s committed tx/s for %.0f s; p99 commit %s", thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
+	switch {
+	case s.Halted != "":
+		fmt.Fprintf(&b, "the chain stopped committing (%s); %s committed tx/s over the %.0f s steady window", s.Halted, thousands(s.CommittedTPS), s.Steady.DurationS)
+	case s.Offered == 0:
+		fmt.Fprintf(&b, "no load was offered")
+	case s.Steady.DurationS == 0:
+		fmt.Fprintf(&b, "no steady window: %d committed in all", s.Committed)
+	default:
+		fmt.Fprintf(&b, "sustained %s committed tx/s for %.0f s; p99 commit %s", thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
+	}
 	if s.Sent > 0 {
 		fmt.Fprintf(&b, "; %.1f%% rejected", 100*s.RejectRate)
 		if top := topReason(s.Rejected); top != "" {

@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"bytes"
@@ -75,7 +75,7 @@ func TestKVStoreRawWorkload(t *testing.T) {
 	sc.Load.Duration = scenario.Duration(6 * time.Second)
 	sc.Load.Warmup = scenario.Duration(time.Second)
 	sc.Out = filepath.Join(t.TempDir(), "run")
-	res, err := Run(context.Background(), sc, Options{Log: testLog{t}})
+	res, err := run(t, context.Background(), sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,30 +10,31 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 )
 
+// haltShare is the share of the steady window without blocks past which a
+// run's figures describe a halted chain, not a throughput: it is reported
+// as such, with a non-zero exit.
+const haltShare = 0.25
+
 // summary computes the headline figures from the totals so far.
 func (r *run) summary() report.Summary {
+	ls := r.ls
 	tot, st := r.rec.Total, r.rec.Steady
 	s := report.Summary{Counts: tot.Counts}
 	s.RejectedTotal = measure.Sum(tot.Rejected)
+	s.UnackedTotal = measure.Sum(tot.Unacked)
 	s.FailedTotal = measure.Sum(tot.Failed)
 	if s.Sent > 0 {
 		s.RejectRate = float64(s.RejectedTotal) / float64(s.Sent)
 	}
-	win := float64(r.steadyN)
+	win := float64(ls.steadyN)
 	warm := r.sc.Load.Warmup.D().Seconds()
 	s.Steady = report.Steady{StartS: warm, EndS: warm + win, DurationS: win, Committed: st.Committed, WarmupS: warm}
-	if le := time.Duration(r.loadEnd.Load()); le > 0 {
-		s.Steady.DrainS = math.Round((r.eng.Since()-le).Seconds()*10) / 10
+	if le := time.Duration(ls.loadEnd.Load()); le > 0 {
+		s.Steady.DrainS = math.Round((ls.eng.Since()-le).Seconds()*10) / 10
 	}
 	lat := st
 	if win > 0 {
-		s.CommittedTPS = float64(st.Committed) / win
-		// Block-aligned: what committed after the window's first block, over
-		// the time to its last block, so slow blocks do not quantise the rate.
-		if bw := r.steadyB[1] - r.steadyB[0]; bw > 0 {
-			s.Steady.BlockWindowS = bw
-			s.CommittedTPS = float64(st.Committed-r.steadyB0) / bw
-		}
+		r.committedRate(&s, st)
 		s.OfferedTPS = float64(st.Offered) / win
 		s.SentTPS = float64(st.Sent) / win
 		s.AcceptedTPS = float64(st.Accepted) / win
@@ -42,36 +43,104 @@ func (r *run) summary() report.Summary {
 	}
 	s.LatencyMs = report.Latency{Ack: measure.Summarize(lat.Ack), Commit: measure.Summarize(lat.Commit),
 		CommitUncorrected: measure.Summarize(lat.CommitUncorrected), ScheduleLag: measure.Summarize(lat.Lag)}
-	cpu := r.cpuLoad
-	loadSecs := time.Duration(r.loadEnd.Load()).Seconds()
+	s.LatencyMs.Inclusion = s.LatencyMs.Commit // final at inclusion (BFT, depth 0)
+	if lat.Inclusion.TotalCount() > 0 {
+		s.LatencyMs.Inclusion = measure.Summarize(lat.Inclusion)
+	}
+	cpu := ls.cpuLoad
+	loadSecs := time.Duration(ls.loadEnd.Load()).Seconds()
 	if cpu == 0 {
-		cpu = cpuTime() - r.cpuStart
-		loadSecs = r.eng.Since().Seconds()
+		cpu = cpuTime() - ls.cpuStart
+		loadSecs = ls.eng.Since().Seconds()
 	}
 	s.Generator = report.Generator{Cores: runtime.NumCPU()}
 	if loadSecs > 0 {
 		s.Generator.CPUPercent = math.Round(1000*cpu.Seconds()/loadSecs) / 10
 	}
 	r.judgeGenerator(&s, win)
-	var n int
-	var ivSum, txSum, bytesSum float64
-	for _, b := range tot.Blocks {
-		n++
-		ivSum += b.IntervalMs
-		txSum += float64(b.Txs)
-		bytesSum += float64(b.Bytes)
-		if b.Txs > s.BlocksSummary.TxsMax {
-			s.BlocksSummary.TxsMax = b.Txs
+	if a := tot.BlockAgg; a.Count > 0 {
+		s.BlocksSummary.Count = a.Count
+		if a.Intervals > 0 {
+			s.BlocksSummary.IntervalMsMean = math.Round(a.IntervalMs/float64(a.Intervals)*10) / 10
 		}
+		s.BlocksSummary.TxsMean = math.Round(float64(a.Txs)/float64(a.Count)*10) / 10
+		s.BlocksSummary.TxsMax = a.TxsMax
+		s.BlocksSummary.BytesMean = math.Round(float64(a.Bytes) / float64(a.Count))
 	}
-	if n > 0 {
-		s.BlocksSummary.Count = n
-		s.BlocksSummary.IntervalMsMean = math.Round(ivSum/float64(n)*10) / 10
-		s.BlocksSummary.TxsMean = math.Round(txSum/float64(n)*10) / 10
-		s.BlocksSummary.BytesMean = math.Round(bytesSum / float64(n))
-	}
+	r.stalls(&s)
 	return s
 }
+
+// committedRate is committed_tps over the steady window. It is
+// block-aligned, so that blocks seconds apart do not quantise it: what
+// committed in the window's blocks after its first, over the time from its
+// first block to its last. A stretch without blocks at the window's start
+// or end beyond one usual block interval is a stall, not quantisation: it
+// is added to that time, so a chain that stops committing is not reported
+// at the rate it had while it still did.
+func (r *run) committedRate(s *report.Summary, st *measure.Interval) {
+	ls := r.ls
+	win := s.Steady.DurationS
+	s.CommittedTPS = float64(st.Committed) / win
+	if ls.steadyBlocks < 2 {
+		return
+	}
+	first, last := ls.steadyB[0], ls.steadyB[1]
+	typ := float64(ls.steadyIv.ValueAtQuantile(50)) / 1000
+	head := math.Max(0, first-s.Steady.StartS-typ)
+	tail := math.Max(0, s.Steady.EndS-last-typ)
+	s.Steady.BlockWindowS = last - first
+	s.Steady.StallS = math.Round((head+tail)*1000) / 1000
+	if span := s.Steady.BlockWindowS + s.Steady.StallS; span > 0 {
+		s.CommittedTPS = float64(st.Committed-ls.steadyB0) / span
+	}
+}
+
+// stalls lists the stretches without blocks that are far longer than the
+// chain's usual block interval, and says when they cover so much of the
+// steady window that the run measured a halted chain.
+func (r *run) stalls(s *report.Summary) {
+	ls := r.ls
+	if !ls.hasBlock {
+		return
+	}
+	ls.mu.Lock()
+	gaps := append([]gap(nil), ls.gaps...)
+	last := ls.lastSeen
+	median := time.Duration(ls.intervals.ValueAtQuantile(50)) * time.Millisecond
+	ls.mu.Unlock()
+	end := ls.eng.Since()
+	if end-last >= minGap {
+		gaps = append(gaps, gap{from: last, to: end})
+	}
+	threshold := max(minGap, 5*median)
+	var inWindow float64
+	var longest report.Stall
+	w0, w1 := s.Steady.StartS, s.Steady.EndS
+	for i, g := range gaps {
+		d := g.to - g.from
+		if d < threshold {
+			continue
+		}
+		st := report.Stall{FromS: round1(g.from.Seconds()), ToS: round1(g.to.Seconds()), DurationS: round1(d.Seconds()), Ongoing: i == len(gaps)-1 && g.to == end}
+		s.Stalls = append(s.Stalls, st)
+		if st.DurationS > longest.DurationS {
+			longest = st
+		}
+		inWindow += math.Max(0, math.Min(g.to.Seconds(), w1)-math.Max(g.from.Seconds(), w0))
+		msg := fmt.Sprintf("no block for %.1f s from t=%.1f s", st.DurationS, st.FromS)
+		if st.Ongoing {
+			msg += " (none since)"
+		}
+		s.Warnings = append(s.Warnings, msg)
+	}
+	s.LongestGapS = longest.DurationS
+	if win := w1 - w0; win > 0 && inWindow > haltShare*win {
+		s.Halted = fmt.Sprintf("no block for %.1f s from t=%.1f s: %.0f%% of the steady window had no block", longest.DurationS, longest.FromS, 100*inWindow/win)
+	}
+}
+
+func round1(x float64) float64 { return math.Round(x*10) / 10 }
 
 // judgeGenerator decides whether the generator, not the system, limited the
 // run: it sent late (schedule lag) or offered fewer than scheduled, while the

@@ -5,104 +5,170 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
-	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/target"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/workload"
 )
 
-// sut is the system under test as the runner found or started it.
-type sut struct {
-	endpoints []string
-	net       *testnet.Net // the built-in network, when there is one
-	started   bool         // tpslab started it and stops it
-	info      *report.Network
+// Kind is one kind of system under test, as the runner sees it: it can
+// start a local network of its kind, and connect a target and a workload to
+// a system. Kinds are given to the runner by name (Options.Kinds); the
+// runner knows no concrete one.
+type Kind interface {
+	// StartNet starts a local network for sc in home.
+	StartNet(ctx context.Context, sc *scenario.Scenario, home, binary string, log io.Writer) (*testnet.Net, error)
+	// Target builds the target for sys; it does not contact it.
+	Target(sys *System, sc *scenario.Scenario) (target.Target, error)
+	// Workload builds the workload that drives tgt (reading what it needs
+	// from the system: accounts, sequences).
+	Workload(ctx context.Context, sys *System, sc *scenario.Scenario, tgt target.Target) (workload.Workload, error)
 }
 
-func (s *sut) stop(log io.Writer, keep bool) {
-	if !s.started || s.net == nil {
+// Conn is a kind connected to a system.
+type Conn struct {
+	Target   target.Target
+	Workload workload.Workload
+}
+
+// Connect builds kind's target and workload for sys.
+func Connect(ctx context.Context, k Kind, sys *System, sc *scenario.Scenario) (*Conn, error) {
+	tgt, err := k.Target(sys, sc)
+	if err != nil {
+		return nil, err
+	}
+	wl, err := k.Workload(ctx, sys, sc, tgt)
+	if err != nil {
+		tgt.Close()
+		return nil, err
+	}
+	return &Conn{Target: tgt, Workload: wl}, nil
+}
+
+// TargetFor builds the target of the system a scenario names (endpoints or
+// net_home), without a workload: for tools that only watch it.
+func TargetFor(sc *scenario.Scenario, kinds Kinds) (target.Target, error) {
+	sys, k, err := findSystem(context.Background(), sc, Options{Kinds: kinds, Log: io.Discard})
+	if err != nil {
+		return nil, err
+	}
+	return k.Target(sys, sc)
+}
+
+// Presigner is a workload that can sign ahead of the load.
+type Presigner interface {
+	PresignPlan(n int) (count int, bytes float64)
+	Presign(ctx context.Context, n int, seed int64, progress func(done, total int)) (int, error)
+}
+
+// System is the system under test as the runner found or started it.
+type System struct {
+	Kind      string
+	Endpoints []string
+	Net       *testnet.Net // a local network (net.json), or nil for remote endpoints
+	Started   bool         // tpslab started it and stops it
+}
+
+func (s *System) stop(log io.Writer, keep bool) {
+	if !s.Started || s.Net == nil {
 		return
 	}
 	if keep {
-		fmt.Fprintf(log, "network left running in %s (stop it with `tpslab net down --home %s`)\n", s.net.Home, s.net.Home)
+		os.Remove(s.Net.Home + "/" + testnet.OwnerFile) // left running on purpose: not an orphan
+		fmt.Fprintf(log, "network left running in %s (stop it with `tpslab net down --home %s`)\n", s.Net.Home, s.Net.Home)
 		return
 	}
-	if err := s.net.Down(); err != nil {
+	if err := s.Net.Down(); err != nil {
 		fmt.Fprintf(log, "stopping the network: %v\n", err)
 	}
-	os.RemoveAll(s.net.Home)
+	os.RemoveAll(s.Net.Home)
 }
 
-// prepare finds the endpoints: given ones, a network in net_home, or a fresh
-// built-in network in a temporary home.
-func prepare(ctx context.Context, sc *scenario.Scenario, o Options) (*sut, error) {
+func (s *System) info() *report.Network {
+	if s.Net == nil {
+		return &report.Network{Kind: s.Kind, Endpoints: s.Endpoints}
+	}
+	n := s.Net
+	return &report.Network{Kind: s.Kind, Started: s.Started, Validators: len(n.Nodes), ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Settings}
+}
+
+// findSystem finds the endpoints: given ones, a network in net_home, or a
+// fresh local network in a temporary home.
+func findSystem(ctx context.Context, sc *scenario.Scenario, o Options) (*System, Kind, error) {
 	t := sc.Target
+	kindOf := func(name string) (Kind, error) {
+		k, ok := o.Kinds[name]
+		if !ok {
+			return nil, exitcode.BadInputf("target.kind: %q, expected one of %s", name, strings.Join(o.Kinds.Names(), ", "))
+		}
+		return k, nil
+	}
 	switch {
 	case len(t.Endpoints) > 0:
-		return &sut{endpoints: t.Endpoints, info: &report.Network{Kind: t.Kind, Endpoints: t.Endpoints}}, nil
-	case t.Kind != "builtin":
-		return nil, exitcode.BadInputf("target.endpoints: empty, expected at least one RPC URL for target kind %s", t.Kind)
+		k, err := kindOf(t.Kind)
+		return &System{Kind: t.Kind, Endpoints: t.Endpoints}, k, err
 	case t.NetHome != "":
 		n, err := testnet.Load(t.NetHome)
 		if err != nil {
-			return nil, exitcode.Wrap(exitcode.BadInput, err)
+			return nil, nil, exitcode.Wrap(exitcode.BadInput, fmt.Errorf("target.net_home: %w", err))
 		}
-		if dead := n.Dead(); len(dead) == len(n.Nodes) {
-			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target.net_home %s: no node is running; start it with `tpslab net up`", t.NetHome))
-		}
-		return &sut{endpoints: n.RPCEndpoints(), net: n, info: netInfo(n, false)}, nil
+		k, err := kindOf(n.Kind)
+		return &System{Kind: n.Kind, Endpoints: n.RPCEndpoints(), Net: n}, k, err
 	}
-	home, err := os.MkdirTemp("", "tpslab-net-")
+	k, err := kindOf(t.Kind)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	nw := sc.Network
-	st := testnet.DefaultSettings()
-	st.TimeoutCommit = nw.TimeoutCommit.D()
-	st.MempoolSize = nw.MempoolSize
-	st.MaxBlockBytes = nw.MaxBlockBytes
-	st.MaxBlockGas = nw.MaxBlockGas
-	st.CreateEmptyBlocks = nw.CreateEmptyBlocks
-	g := testnet.DefaultGenesis()
-	g.Accounts = nw.Accounts
-	opts := testnet.Options{Validators: nw.Validators, Home: home, ChainID: "tpslab", Genesis: g, Settings: st, Binary: o.Binary, Reset: true}
-	if err := opts.Validate(); err != nil {
-		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	home, err := os.MkdirTemp("", testnet.TempPrefix)
+	if err != nil {
+		return nil, nil, err
 	}
-	fmt.Fprintf(o.Log, "starting a built-in network of %d validators in %s\nsettings: %s\n", nw.Validators, home, st)
-	n, err := testnet.Up(ctx, opts)
+	if err := testnet.MarkOwned(home, o.Command); err != nil {
+		os.RemoveAll(home)
+		return nil, nil, err
+	}
+	n, err := k.StartNet(ctx, sc, home, o.Binary, o.Log)
 	if err != nil {
 		os.RemoveAll(home)
-		return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("start built-in network: %w", err))
+		if ctx.Err() != nil {
+			return nil, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("interrupted while starting the network"))
+		}
+		return nil, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("start a %s network: %w", t.Kind, err))
 	}
-	return &sut{endpoints: n.RPCEndpoints(), net: n, started: true, info: netInfo(n, true)}, nil
+	return &System{Kind: t.Kind, Endpoints: n.RPCEndpoints(), Net: n, Started: true}, k, nil
 }
 
-func netInfo(n *testnet.Net, started bool) *report.Network {
-	return &report.Network{Kind: "builtin", Started: started, Validators: len(n.Nodes), ChainID: n.ChainID, Endpoints: n.RPCEndpoints(), Settings: n.Settings}
-}
-
-// ledger returns the chain id and genesis of the ledger under test.
-func (s *sut) ledger() (string, chain.Genesis, bool) {
-	if s.net == nil {
-		return "", chain.Genesis{}, false
+// Names lists the kinds, sorted.
+func (k Kinds) Names() []string {
+	var out []string
+	for n := range k {
+		out = append(out, n)
 	}
-	return s.net.ChainID, s.net.Genesis, true
+	sortStrings(out)
+	return out
 }
 
-// SharedNetwork starts the built-in network a scenario describes, when it
-// names no endpoints and no net_home, and points the scenario at it, so that
+// Kinds are the kinds of system a runner can measure, by name.
+type Kinds map[string]Kind
+
+// SharedNetwork starts the local network a scenario describes, when it names
+// no endpoints and no net_home, and points the scenario at it, so that
 // several runs (repetitions, find-max steps) use one network. stop ends it.
-func SharedNetwork(ctx context.Context, sc *scenario.Scenario, log io.Writer) (stop func(), err error) {
-	if sc.Target.Kind != "builtin" || sc.Target.NetHome != "" || len(sc.Target.Endpoints) > 0 {
+func SharedNetwork(ctx context.Context, sc *scenario.Scenario, o Options) (stop func(), err error) {
+	if sc.Target.NetHome != "" || len(sc.Target.Endpoints) > 0 {
 		return func() {}, nil
 	}
-	s, err := prepare(ctx, sc, Options{Log: log})
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	s, _, err := findSystem(ctx, sc, o)
 	if err != nil {
 		return nil, err
 	}
-	sc.Target.NetHome = s.net.Home
-	return func() { s.stop(log, false) }, nil
+	sc.Target.NetHome = s.Net.Home
+	return func() { s.stop(o.Log, false) }, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"sort"
@@ -17,15 +18,27 @@ import (
 // or the expected kind; this walker decodes field by field so every error is
 // one line naming the field, the value and what was expected.
 
-// ReadFile reads a scenario file over the defaults.
+// ReadFile reads a scenario file over the defaults. The file must be a
+// mapping that states its format version.
 func ReadFile(path string) (Scenario, error) {
 	s := Default()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return s, err
 	}
-	if err := Apply(&s, b); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return s, fmt.Errorf("%s: not valid YAML: %s", path, firstLine(err.Error()))
+	}
+	if len(doc.Content) == 0 {
+		return s, fmt.Errorf("%s: the file is empty, expected a YAML mapping starting with `version: %d`", path, Version)
+	}
+	s.Version = 0
+	if err := decode(&doc, reflect.ValueOf(&s).Elem(), ""); err != nil {
 		return s, fmt.Errorf("%s: %w", path, err)
+	}
+	if s.Version == 0 {
+		return s, fmt.Errorf("%s: version: missing, expected `version: %d` (the scenario format version)", path, Version)
 	}
 	return s, nil
 }
@@ -138,12 +151,17 @@ func decode(n *yaml.Node, v reflect.Value, path string) error {
 			return fmt.Errorf("%s: expected a mapping of fields, got a %s", rootName(path), kindName(n))
 		}
 		idx, names := fieldIndex(t)
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i].Value
 			fi, ok := idx[key]
 			if !ok {
 				return fmt.Errorf("%s: unknown field, expected one of %s", join(path, key), strings.Join(names, ", "))
 			}
+			if line, dup := seen[key]; dup {
+				return fmt.Errorf("%s: given twice (lines %d and %d), expected each field once", join(path, key), line, n.Content[i].Line)
+			}
+			seen[key] = n.Content[i].Line
 			if err := decode(n.Content[i+1], v.Field(fi), join(path, key)); err != nil {
 				return err
 			}
@@ -188,8 +206,8 @@ func decode(n *yaml.Node, v reflect.Value, path string) error {
 		v.SetUint(i)
 	case reflect.Float64:
 		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
-		if err != nil {
-			return fmt.Errorf("%s: %q, expected a number", path, n.Value)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s: %q, expected a finite number", path, n.Value)
 		}
 		v.SetFloat(f)
 	default:

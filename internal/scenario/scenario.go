@@ -117,6 +117,7 @@ type Workload struct {
 	Kind            string `yaml:"kind" json:"kind"` // payment | raw
 	Mode            string `yaml:"mode" json:"mode"` // presigned | live
 	Senders         int    `yaml:"senders" json:"senders"`
+	SendersOffset   int    `yaml:"senders_offset" json:"senders_offset,omitempty"` // first sending account: runs with disjoint ranges can share a network
 	Window          int    `yaml:"window" json:"window"` // payments in flight per sender
 	SenderChoice    Choice `yaml:"sender_choice" json:"sender_choice"`
 	RecipientChoice Choice `yaml:"recipient_choice" json:"recipient_choice"`

@@ -12,18 +12,31 @@ func TestBadScenarios(t *testing.T) {
 	cases := []struct{ name, yaml, want string }{
 		{"unknown top field", "rat: 5", `rat: unknown field, expected one of`},
 		{"unknown nested field", "load:\n  rat: 5", `load.rat: unknown field, expected one of arrival, connections`},
-		{"rate not a number", "load:\n  rate: fast", `load.rate: "fast", expected a number`},
+		{"rate not a number", "load:\n  rate: fast", `load.rate: "fast", expected a finite number`},
+		{"rate NaN", "load:\n  rate: NaN", `load.rate: "NaN", expected a finite number`},
+		{"rate infinite", "load:\n  rate: .inf", `load.rate: ".inf", expected a finite number`},
+		{"rate too high", "load:\n  rate: 1e12", `load.rate: 1e+12, expected at most 1000000 payments per second`},
+		{"duration too long", "load:\n  duration: 100000h", `load.duration: 100000h0m0s, expected at most 168h0m0s`},
+		{"stage target too high", "load:\n  stages:\n    - {duration: 10s, target: 5e9}", `load.stages[0].target: 5e+09, expected at most 1000000`},
+		{"too many steps", "load:\n  steps: {from: 1, to: 1000000, by: 1, every: 1s}", `load.steps: 1000000 steps`},
+		{"duplicate key", "load:\n  rate: 5\n  duration: 10s\n  rate: 7", `load.rate: given twice (lines 3 and 5), expected each field once`},
+		{"duplicate top key", "load: {rate: 5}\nload: {rate: 6}", `load: given twice (lines 2 and 3)`},
+		{"chain id too long", "workload:\n  chain_id: " + strings.Repeat("c", 65), `workload.chain_id: 65 characters, expected at most 64`},
+		{"presign too big", "load:\n  rate: 1000000\n  duration: 160h", `workload.mode: presigned: 576000000001 payments need about`},
+		{"commit timeout", "commit_timeout: 0s", `commit_timeout: 0s, expected a duration between 1ms and 24h0m0s`},
+		{"users", "load:\n  model: closed\n  users: 2000000", `load.users: 2000000, expected 1..1000000`},
+		{"hot share NaN", "workload:\n  sender_choice: {dist: hot, hot: 5, hot_share: .nan}", `workload.sender_choice.hot_share: ".nan", expected a finite number`},
 		{"negative rate", "load:\n  rate: -5", `load.rate: -5, expected a rate >= 0`},
 		{"zero rate", "load:\n  rate: 0", `load.rate: 0, expected a rate > 0`},
 		{"zero duration", "load:\n  duration: 0s", `load.duration: 0s, expected a duration > 0`},
 		{"bad duration", "load:\n  duration: thirty", `load.duration: "thirty" is not a duration, expected e.g. 30s`},
 		{"warmup too long", "load:\n  duration: 10s\n  warmup: 10s", `load.warmup: 10s, expected >= 0 and shorter than the load (10s)`},
 		{"model", "load:\n  model: ramp", `load.model: "ramp", expected one of [open closed]`},
-		{"closed without users", "load:\n  model: closed", `load.users: 0, expected at least 1`},
+		{"closed without users", "load:\n  model: closed", `load.users: 0, expected 1..1000000`},
 		{"users beyond senders", "load:\n  model: closed\n  users: 3000\n  pacing: 5s\nworkload:\n  senders: 100", `load.users: 3000, expected at most workload.senders (100)`},
 		{"senders not integer", "workload:\n  senders: many", `workload.senders: "many", expected an integer`},
-		{"zero senders", "workload:\n  senders: 0", `workload.senders: 0, expected at least 1`},
-		{"window", "workload:\n  window: 0", `workload.window: 0, expected at least 1`},
+		{"zero senders", "workload:\n  senders: 0", `workload.senders: 0, expected 1..10000000`},
+		{"window", "workload:\n  window: 0", `workload.window: 0, expected 1..1000000`},
 		{"zipf exponent", "workload:\n  sender_choice: {dist: zipf, s: 0.5}", `workload.sender_choice.s: 0.5, expected an exponent > 1`},
 		{"hot set", "workload:\n  recipient_choice: {dist: hot, hot: 0, hot_share: 0.5}", `workload.recipient_choice.hot: 0, expected 1..`},
 		{"amount", "workload:\n  amount: {min: 5, max: 1}", `workload.amount: min 5 max 1, expected 1 <= min <= max`},
@@ -38,13 +51,20 @@ func TestBadScenarios(t *testing.T) {
 		{"mapping expected", "load: 5", `load: expected a mapping of fields, got a value "5"`},
 		{"not yaml", "load: [", `not valid YAML`},
 		{"version", "version: 2", `version: 2, expected 1`},
+		{"version missing", "load:\n  rate: 5", "version: missing, expected `version: 1`"},
+		{"empty file", "", "the file is empty, expected a YAML mapping"},
+		{"comments only", "# nothing\n", "the file is empty"},
 		{"validators", "network:\n  validators: 0", `network.validators: 0, expected 1..64`},
 		{"presigned closed no pacing", "load:\n  model: closed\n  users: 5", `workload.mode: presigned with a closed model needs load.pacing > 0`},
 	}
 	dir := t.TempDir()
 	for _, c := range cases {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".yaml")
-		if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
+		body := c.yaml
+		if !strings.HasPrefix(c.name, "version") && !strings.Contains(c.name, "empty") && !strings.Contains(c.name, "comments") {
+			body = "version: 1\n" + body
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s, err := ReadFile(path)

@@ -2,10 +2,26 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/threshold"
+)
+
+// Bounds past which a plan is a typo, not a test: they keep every later
+// allocation (schedules, presigned buffers, per-second series) finite.
+const (
+	MaxRate        = 1_000_000          // payments per second one generator offers
+	MaxDuration    = 7 * 24 * time.Hour // longest load phase
+	MaxUsers       = 1_000_000
+	MaxSenders     = 10_000_000
+	MaxWindow      = 1_000_000
+	MaxAccounts    = 10_000_000
+	MaxStages      = 10_000
+	MaxTimeout     = 24 * time.Hour // commit_timeout, drain
+	MaxChainIDLen  = 64             // the ledger's limit (docs/ledger.md)
+	MaxConnections = 10_000
 )
 
 func oneOf(path, v string, allowed ...string) error {
@@ -17,8 +33,26 @@ func oneOf(path, v string, allowed ...string) error {
 	return fmt.Errorf("%s: %q, expected one of %v", path, v, allowed)
 }
 
+// rateIn checks a rate is a finite number in [lo, MaxRate]; NaN fails every
+// comparison, so it is caught here too.
+func rateIn(path string, v, lo float64, what string) error {
+	if !(v >= lo) {
+		return fmt.Errorf("%s: %g, expected %s >= %g (payments per second)", path, v, what, lo)
+	}
+	if v > MaxRate {
+		return fmt.Errorf("%s: %g, expected at most %d payments per second", path, v, MaxRate)
+	}
+	return nil
+}
+
+func durationIn(path string, d Duration, min, max time.Duration, what string) error {
+	if d.D() < min || d.D() > max {
+		return fmt.Errorf("%s: %s, expected %s between %s and %s", path, d.D(), what, min, max)
+	}
+	return nil
+}
+
 // Validate checks everything that can be checked before a run starts.
-// accounts is the number of funded accounts when known (0: not yet known).
 func (s *Scenario) Validate() error {
 	if s.Version != Version {
 		return fmt.Errorf("version: %d, expected %d", s.Version, Version)
@@ -49,11 +83,11 @@ func (s *Scenario) Validate() error {
 	if n.Validators < 1 || n.Validators > 64 {
 		return fmt.Errorf("network.validators: %d, expected 1..64", n.Validators)
 	}
-	if n.Accounts < 1 {
-		return fmt.Errorf("network.accounts: %d, expected at least 1", n.Accounts)
+	if n.Accounts < 1 || n.Accounts > MaxAccounts {
+		return fmt.Errorf("network.accounts: %d, expected 1..%d", n.Accounts, MaxAccounts)
 	}
-	if n.TimeoutCommit < 0 {
-		return fmt.Errorf("network.timeout_commit: %s, expected a duration >= 0", n.TimeoutCommit.D())
+	if err := durationIn("network.timeout_commit", n.TimeoutCommit, 0, time.Minute, "a duration"); err != nil {
+		return err
 	}
 	if n.MempoolSize < 1 {
 		return fmt.Errorf("network.mempool_size: %d, expected at least 1", n.MempoolSize)
@@ -73,10 +107,10 @@ func (s *Scenario) Validate() error {
 	if _, err := threshold.ParseAll(s.Thresholds); err != nil {
 		return err
 	}
-	if s.CommitTimeout <= 0 {
-		return fmt.Errorf("commit_timeout: %s, expected a duration > 0", s.CommitTimeout.D())
+	if err := durationIn("commit_timeout", s.CommitTimeout, time.Millisecond, MaxTimeout, "a duration"); err != nil {
+		return err
 	}
-	return nil
+	return s.checkMemory()
 }
 
 func (l Load) validate() error {
@@ -89,49 +123,65 @@ func (l Load) validate() error {
 	if l.Duration <= 0 {
 		return fmt.Errorf("load.duration: %s, expected a duration > 0", l.Duration.D())
 	}
-	if l.Drain < 0 {
-		return fmt.Errorf("load.drain: %s, expected a duration >= 0", l.Drain.D())
+	if l.Duration.D() > MaxDuration {
+		return fmt.Errorf("load.duration: %s, expected at most %s", l.Duration.D(), MaxDuration)
 	}
-	if l.Connections < 1 || l.Connections > 10000 {
-		return fmt.Errorf("load.connections: %d, expected 1..10000", l.Connections)
+	if err := durationIn("load.drain", l.Drain, 0, MaxTimeout, "a duration"); err != nil {
+		return err
+	}
+	if l.Connections < 1 || l.Connections > MaxConnections {
+		return fmt.Errorf("load.connections: %d, expected 1..%d", l.Connections, MaxConnections)
 	}
 	if l.Model == "closed" {
-		if l.Users < 1 {
-			return fmt.Errorf("load.users: %d, expected at least 1 for the closed model", l.Users)
+		if l.Users < 1 || l.Users > MaxUsers {
+			return fmt.Errorf("load.users: %d, expected 1..%d for the closed model", l.Users, MaxUsers)
 		}
 		if err := oneOf("load.wait_for", l.WaitFor, "ack", "commit"); err != nil {
 			return err
 		}
-		if l.RampUp < 0 || l.Pacing < 0 || l.Think < 0 {
-			return fmt.Errorf("load.ramp_up/pacing/think: expected durations >= 0, got %s/%s/%s", l.RampUp.D(), l.Pacing.D(), l.Think.D())
+		for _, d := range []struct {
+			path string
+			v    Duration
+		}{{"load.ramp_up", l.RampUp}, {"load.pacing", l.Pacing}, {"load.think", l.Think}} {
+			if err := durationIn(d.path, d.v, 0, MaxDuration, "a duration"); err != nil {
+				return err
+			}
 		}
 		return l.validateWarmup()
 	}
-	if l.Rate < 0 {
-		return fmt.Errorf("load.rate: %g, expected a rate >= 0 (payments per second)", l.Rate)
+	if err := rateIn("load.rate", l.Rate, 0, "a rate"); err != nil {
+		return err
 	}
 	if l.Steps != nil {
 		st := *l.Steps
-		switch {
-		case st.From < 0:
-			return fmt.Errorf("load.steps.from: %g, expected >= 0", st.From)
-		case st.By <= 0:
+		if err := rateIn("load.steps.from", st.From, 0, "a rate"); err != nil {
+			return err
+		}
+		if err := rateIn("load.steps.to", st.To, st.From, "a rate at least load.steps.from,"); err != nil {
+			return err
+		}
+		if !(st.By > 0) || math.IsInf(st.By, 0) {
 			return fmt.Errorf("load.steps.by: %g, expected > 0", st.By)
-		case st.To < st.From:
-			return fmt.Errorf("load.steps.to: %g, expected >= load.steps.from (%g)", st.To, st.From)
-		case st.Every <= 0:
+		}
+		if st.Every <= 0 {
 			return fmt.Errorf("load.steps.every: %s, expected a duration > 0", st.Every.D())
+		}
+		if n := (st.To-st.From)/st.By + 1; n > MaxStages {
+			return fmt.Errorf("load.steps: %.0f steps from %g to %g by %g, expected at most %d", n, st.From, st.To, st.By, MaxStages)
 		}
 		if len(l.Stages) > 0 {
 			return fmt.Errorf("load.steps: given together with load.stages, expected one or the other")
 		}
 	}
+	if len(l.Stages) > MaxStages {
+		return fmt.Errorf("load.stages: %d stages, expected at most %d", len(l.Stages), MaxStages)
+	}
 	for i, st := range l.Stages {
 		if st.Duration <= 0 {
 			return fmt.Errorf("load.stages[%d].duration: %s, expected a duration > 0", i, st.Duration.D())
 		}
-		if st.Target < 0 {
-			return fmt.Errorf("load.stages[%d].target: %g, expected a rate >= 0", i, st.Target)
+		if err := rateIn(fmt.Sprintf("load.stages[%d].target", i), st.Target, 0, "a rate"); err != nil {
+			return err
 		}
 		if st.Ramp != "" {
 			if err := oneOf(fmt.Sprintf("load.stages[%d].ramp", i), st.Ramp, "linear", "step"); err != nil {
@@ -141,6 +191,9 @@ func (l Load) validate() error {
 	}
 	if len(l.Stages) == 0 && l.Steps == nil && l.Rate == 0 {
 		return fmt.Errorf("load.rate: 0, expected a rate > 0 (or load.stages / load.steps)")
+	}
+	if d := l.LoadDuration(); d > MaxDuration {
+		return fmt.Errorf("load: the stages or steps last %s, expected at most %s", d, MaxDuration)
 	}
 	return l.validateWarmup()
 }
@@ -158,14 +211,14 @@ func (c Choice) validate(path string, n int) error {
 	}
 	switch c.Dist {
 	case "zipf":
-		if c.S <= 1 {
-			return fmt.Errorf("%s.s: %g, expected an exponent > 1 for zipf", path, c.S)
+		if !(c.S > 1) || c.S > 100 {
+			return fmt.Errorf("%s.s: %g, expected an exponent > 1 (and at most 100) for zipf", path, c.S)
 		}
 	case "hot":
 		if c.Hot < 1 || c.Hot > n {
 			return fmt.Errorf("%s.hot: %d, expected 1..%d accounts", path, c.Hot, n)
 		}
-		if c.HotShare <= 0 || c.HotShare > 1 {
+		if !(c.HotShare > 0 && c.HotShare <= 1) {
 			return fmt.Errorf("%s.hot_share: %g, expected a share in (0, 1]", path, c.HotShare)
 		}
 	}
@@ -182,14 +235,23 @@ func (w Workload) validate(l Load) error {
 	if w.Padding < 0 || w.Padding > 65535 {
 		return fmt.Errorf("workload.padding: %d, expected 0..65535 bytes", w.Padding)
 	}
+	if len(w.ChainID) > MaxChainIDLen {
+		return fmt.Errorf("workload.chain_id: %d characters, expected at most %d", len(w.ChainID), MaxChainIDLen)
+	}
+	if w.Accounts > MaxAccounts {
+		return fmt.Errorf("workload.accounts: %d, expected at most %d", w.Accounts, MaxAccounts)
+	}
 	if w.Kind == "raw" {
 		return nil
 	}
-	if w.Senders < 1 {
-		return fmt.Errorf("workload.senders: %d, expected at least 1", w.Senders)
+	if w.Senders < 1 || w.Senders > MaxSenders {
+		return fmt.Errorf("workload.senders: %d, expected 1..%d", w.Senders, MaxSenders)
 	}
-	if w.Window < 1 {
-		return fmt.Errorf("workload.window: %d, expected at least 1 payment in flight per sender", w.Window)
+	if w.SendersOffset < 0 || w.SendersOffset > MaxAccounts {
+		return fmt.Errorf("workload.senders_offset: %d, expected 0..%d", w.SendersOffset, MaxAccounts)
+	}
+	if w.Window < 1 || w.Window > MaxWindow {
+		return fmt.Errorf("workload.window: %d, expected 1..%d payments in flight per sender", w.Window, MaxWindow)
 	}
 	if err := w.SenderChoice.validate("workload.sender_choice", w.Senders); err != nil {
 		return err
@@ -212,8 +274,12 @@ func (w Workload) validate(l Load) error {
 // CheckAccounts is the validation that needs the network: senders must be
 // funded genesis accounts.
 func (s *Scenario) CheckAccounts(accounts uint64) error {
-	if s.Workload.Kind == "payment" && uint64(s.Workload.Senders) > accounts {
-		return fmt.Errorf("workload.senders: %d, expected at most the %d funded accounts", s.Workload.Senders, accounts)
+	w := s.Workload
+	if w.Kind != "raw" && uint64(w.SendersOffset+w.Senders) > accounts {
+		if w.SendersOffset > 0 {
+			return fmt.Errorf("workload.senders: accounts %d..%d (senders_offset %d + senders %d), expected within the %d funded accounts", w.SendersOffset, w.SendersOffset+w.Senders-1, w.SendersOffset, w.Senders, accounts)
+		}
+		return fmt.Errorf("workload.senders: %d, expected at most the %d funded accounts", w.Senders, accounts)
 	}
 	return nil
 }

@@ -54,6 +54,7 @@ type Node struct {
 // Net is the content of net.json.
 type Net struct {
 	Version  int           `json:"version"`
+	Kind     string        `json:"kind"` // builtin (the reference ledger); other kinds add theirs
 	ChainID  string        `json:"chain_id"`
 	Genesis  chain.Genesis `json:"genesis"`
 	Settings Settings      `json:"settings"`
@@ -88,6 +89,12 @@ func Load(home string) (*Net, error) {
 	var n Net
 	if err := json.Unmarshal(b, &n); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(home, NetFile), err)
+	}
+	if n.Kind == "" {
+		n.Kind = "builtin"
+	}
+	if len(n.Nodes) == 0 {
+		return nil, fmt.Errorf("%s: no nodes in it", filepath.Join(home, NetFile))
 	}
 	return &n, nil
 }
@@ -219,7 +226,7 @@ func generate(home string, o Options) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Net{Version: 1, ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home}
+	n := &Net{Version: 1, Kind: "builtin", ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home}
 	confs := make([]*cfg.Config, o.Validators)
 	var vals []types.GenesisValidator
 	for i := 0; i < o.Validators; i++ {
@@ -402,6 +409,9 @@ func (n *Net) Down() error {
 	}
 	return first
 }
+
+// Alive says the node's process is running.
+func (nd Node) Alive() bool { return alive(nd.PID, nd.Home) }
 
 // Dead lists the nodes whose process is no longer running.
 func (n *Net) Dead() []Node {

@@ -4,6 +4,7 @@ package threshold
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,24 +96,40 @@ func Parse(expr string) (Threshold, error) {
 	return Threshold{}, fmt.Errorf("threshold %q: expected metric, operator (>=, <=, >, <, ==) and value, e.g. committed_tps>=1000", expr)
 }
 
+// parseValue reads a threshold's value in the metric's unit: milliseconds
+// for latencies, a fraction in [0, 1] for ratios, a count or rate >= 0.
 func parseValue(k kind, s string) (float64, error) {
-	switch {
-	case k == latency && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0:
+	switch k {
+	case latency:
+		want := fmt.Errorf("expected a duration such as 2s or 500ms (or a number of milliseconds)")
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			if !(f >= 0) || math.IsInf(f, 0) {
+				return 0, want
+			}
+			return f, nil
+		}
 		d, err := time.ParseDuration(s)
-		if err != nil {
-			return 0, fmt.Errorf("expected a duration such as 2s or 500ms")
+		if err != nil || d < 0 {
+			return 0, want
 		}
 		return float64(d) / float64(time.Millisecond), nil
-	case k == ratio && strings.HasSuffix(s, "%"):
+	case ratio:
+		want := fmt.Errorf("expected a percentage between 0%% and 100%% (such as 1%%) or a fraction between 0 and 1")
 		f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
 		if err != nil {
-			return 0, fmt.Errorf("expected a percentage such as 1%%")
+			return 0, want
 		}
-		return f / 100, nil
+		if strings.HasSuffix(s, "%") {
+			f /= 100
+		}
+		if !(f >= 0 && f <= 1) {
+			return 0, want
+		}
+		return f, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("expected a number")
+	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("expected a finite number >= 0")
 	}
 	return f, nil
 }

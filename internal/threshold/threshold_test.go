@@ -29,7 +29,13 @@ func TestThresholds(t *testing.T) {
 		"committed_tps":       "expected metric, operator",
 		"p99_commit<=soon":    "expected a duration",
 		"reject_rate<x%":      "expected a percentage",
-		"committed_tps>=many": "expected a number",
+		"committed_tps>=many": "expected a finite number",
+		"committed_tps>=NaN":  "expected a finite number",
+		"p99_commit<=":        "expected a duration such as 2s",
+		"p99_commit<=-1s":     "expected a duration such as 2s",
+		"reject_rate<200%":    "expected a percentage between 0% and 100%",
+		"reject_rate<1.5":     "a fraction between 0 and 1",
+		"reject_rate<-1%":     "a fraction between 0 and 1",
 	} {
 		if _, err := Parse(expr); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want %q", expr, err, msg)

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/sha256"
 	"fmt"
 	"math"
@@ -12,106 +11,117 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/target"
 )
 
-// AccountQuerier reads an account's next admissible sequence from the chain.
-type AccountQuerier func(ctx context.Context, addr chain.Address) (uint64, error)
-
-// Payments is the signed bank-send workload against a tpslab ledger.
+// Payments is the signed transfer workload: each sender is a lane of
+// sequences (nonces) that the chain must see in order.
 type Payments struct {
-	chainID  string
-	padding  int
+	codec    Codec
+	offset   int // sender s is account offset+s
 	window   int32
 	amount   scenario.Amount
-	keys     []ed25519.PrivateKey // senders
-	addrs    []chain.Address      // every funded account (recipients)
-	next     []uint64             // live: next sequence per sender; owned by its worker
-	resync   []atomic.Bool
+	lanes    []lane
 	inflight []atomic.Int32
-	queue    [][][]byte // presigned: per-sender payments in sequence order
-	reserved []int      // presigned: payments handed out per sender (dispatcher only)
-	popped   []int      // presigned: payments built per sender (worker only)
-	senders  Chooser    // dispatcher only
-	scan     int        // dispatcher only
-	query    AccountQuerier
+	senders  Chooser // dispatcher only
+	scan     int     // dispatcher only
 	recipCfg scenario.Choice
+	queue    [][]target.Tx // presigned: queue[s][k] carries sequence lanes[s].base+k
 }
 
-// PaymentsConfig is what NewPayments needs beyond the scenario.
+// lane is one sender's sequence state. next is owned by the worker that
+// owns the sender; held and resync are also touched when payments resolve.
+type lane struct {
+	base   uint64 // the sequence read at start: presigned index 0
+	next   uint64 // the sequence of the sender's next new payment
+	mu     sync.Mutex
+	held   map[uint64]target.Tx // sent, not yet final: kept for resubmission
+	resync atomic.Bool
+}
+
+// PaymentsConfig is what NewPayments needs beyond the codec.
 type PaymentsConfig struct {
-	ChainID     string
-	GenesisSeed string
-	Accounts    uint64 // funded genesis accounts
-	Query       AccountQuerier
-	Seed        int64
+	Senders         int
+	Offset          int // first sending account
+	Window          int
+	Amount          scenario.Amount
+	SenderChoice    scenario.Choice
+	RecipientChoice scenario.Choice
+	Seed            int64
 }
 
-// NewPayments derives the accounts (on all cores) and reads each sender's
-// next sequence from the chain.
-func NewPayments(ctx context.Context, w scenario.Workload, c PaymentsConfig) (*Payments, error) {
-	all := chain.DeriveKeys(c.GenesisSeed, int(c.Accounts))
+// NewPayments reads each sender's next sequence from the system, 16 at a time.
+func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments, error) {
+	if c.Offset+c.Senders > codec.Accounts() {
+		return nil, fmt.Errorf("workload.senders: accounts %d..%d, expected within the %d funded accounts", c.Offset, c.Offset+c.Senders-1, codec.Accounts())
+	}
 	p := &Payments{
-		chainID: c.ChainID, padding: w.Padding, window: int32(w.Window), amount: w.Amount,
-		keys: all[:w.Senders], addrs: make([]chain.Address, len(all)),
-		next: make([]uint64, w.Senders), resync: make([]atomic.Bool, w.Senders),
-		inflight: make([]atomic.Int32, w.Senders), query: c.Query, recipCfg: w.RecipientChoice,
+		codec: codec, offset: c.Offset, window: int32(c.Window), amount: c.Amount,
+		lanes: make([]lane, c.Senders), inflight: make([]atomic.Int32, c.Senders), recipCfg: c.RecipientChoice,
 	}
-	for i, k := range all {
-		p.addrs[i] = chain.AddressOf(k[32:])
-	}
-	p.senders = NewChooser(w.SenderChoice, w.Senders, rand.New(rand.NewSource(c.Seed)))
-	if err := p.readSequences(ctx); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// readSequences asks the chain for every sender's next sequence, 16 at a time.
-func (p *Payments) readSequences(ctx context.Context) error {
+	p.senders = NewChooser(c.SenderChoice, c.Senders, rand.New(rand.NewSource(c.Seed)))
 	var wg sync.WaitGroup
 	var first atomic.Value
 	sem := make(chan struct{}, 16)
-	for i := range p.keys {
+	for i := range p.lanes {
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			n, err := p.query(ctx, p.addrs[i])
+			n, err := codec.Nonce(ctx, c.Offset+i)
 			if err != nil {
-				first.CompareAndSwap(nil, fmt.Errorf("read sequence of sender %d: %w", i, err))
+				first.CompareAndSwap(nil, fmt.Errorf("read the sequence of account %d: %w", c.Offset+i, err))
 				return
 			}
-			p.next[i] = n
+			l := &p.lanes[i]
+			l.base, l.next, l.held = n, n, map[uint64]target.Tx{}
 		}(i)
 	}
 	wg.Wait()
 	if err, _ := first.Load().(error); err != nil {
-		return err
+		return nil, err
 	}
-	return nil
+	return p, ctx.Err()
 }
 
 // Senders is the number of sending accounts.
-func (p *Payments) Senders() int { return len(p.keys) }
+func (p *Payments) Senders() int { return len(p.lanes) }
 
-// Presign signs n payments ahead of the load, spread over senders by their
-// expected share of picks (plus headroom), on all cores. progress is called
-// with the number signed so far. It returns how many it signed.
-func (p *Payments) Presign(n int, seed int64, progress func(done, total int)) int {
-	sh := shares(p.senders, len(p.keys))
-	counts := make([]int, len(p.keys))
-	total := 0
+// PresignPlan is how many transactions Presign(n) signs, and their bytes.
+func (p *Payments) PresignPlan(n int) (count int, bytes float64) {
+	for _, c := range p.presignCounts(n) {
+		count += c
+	}
+	return count, float64(count) * float64(p.codec.TxSize()+24+32)
+}
+
+// presignCounts spreads n payments over senders by their expected share of
+// picks, with headroom.
+func (p *Payments) presignCounts(n int) []int {
+	sh := shares(p.senders, len(p.lanes))
+	counts := make([]int, len(p.lanes))
 	for i, s := range sh {
 		exp := s * float64(n)
 		counts[i] = int(math.Ceil(exp+4*math.Sqrt(exp))) + 2
-		total += counts[i]
 	}
-	p.queue = make([][][]byte, len(p.keys))
-	p.reserved = make([]int, len(p.keys))
-	p.popped = make([]int, len(p.keys))
+	return counts
+}
+
+// Presign signs n payments ahead of the load on all cores, from each
+// sender's current sequence on. progress is called with the number signed
+// so far. It stops, with ctx's error, as soon as ctx ends.
+func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func(done, total int)) (int, error) {
+	counts := p.presignCounts(n)
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	p.queue = make([][]target.Tx, len(p.lanes))
 	var done atomic.Int64
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
@@ -120,18 +130,24 @@ func (p *Payments) Presign(n int, seed int64, progress func(done, total int)) in
 		go func(w int) {
 			defer wg.Done()
 			r := rand.New(rand.NewSource(seed + int64(w)))
-			recip := NewChooser(p.recipCfg, len(p.addrs), r)
-			for s := w; s < len(p.keys); s += workers {
+			recip := NewChooser(p.recipCfg, p.codec.Accounts(), r)
+			size := p.codec.TxSize()
+			for s := w; s < len(p.lanes) && ctx.Err() == nil; s += workers {
 				// One backing array per sender keeps the buffer compact.
-				size := chain.Size(len(p.chainID), p.padding)
 				buf := make([]byte, 0, size*counts[s])
-				q := make([][]byte, counts[s])
+				q := make([]target.Tx, counts[s])
 				for k := range q {
 					start := len(buf)
-					buf = chain.AppendPayment(buf, p.chainID, p.keys[s], p.addrs[recip.Pick()], p.drawAmount(r), p.next[s]+uint64(k), p.padding)
-					q[k] = buf[start:len(buf):len(buf)]
-					if d := done.Add(1); progress != nil && d%2000 == 0 {
-						progress(int(d), total)
+					buf = p.codec.Sign(buf, p.offset+s, recip.Pick(), p.drawAmount(r), p.lanes[s].base+uint64(k))
+					tx := buf[start:len(buf):len(buf)]
+					q[k] = target.Tx{ID: p.codec.ID(tx), Bytes: tx}
+					if d := done.Add(1); d%2000 == 0 {
+						if ctx.Err() != nil {
+							return
+						}
+						if progress != nil {
+							progress(int(d), total)
+						}
 					}
 				}
 				p.queue[s] = q
@@ -139,10 +155,14 @@ func (p *Payments) Presign(n int, seed int64, progress func(done, total int)) in
 		}(w)
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		p.queue = nil
+		return int(done.Load()), err
+	}
 	if progress != nil {
 		progress(total, total)
 	}
-	return total
+	return total, nil
 }
 
 func (p *Payments) drawAmount(r *rand.Rand) uint64 {
@@ -152,20 +172,20 @@ func (p *Payments) drawAmount(r *rand.Rand) uint64 {
 	return p.amount.Min + uint64(r.Int63n(int64(p.amount.Max-p.amount.Min+1)))
 }
 
-// Reserve picks a sender with room in its window (and, presigned, with
-// payments left) and counts one more payment in flight for it. It returns -1
-// when no sender has room. Only the dispatcher calls it.
+// Reserve picks a sender with room in its window and counts one more
+// payment in flight for it. It returns -1 when no sender has room. Only the
+// dispatcher calls it.
 func (p *Payments) Reserve() int {
 	for try := 0; try < 8; try++ {
-		if s := p.senders.Pick(); p.tryReserve(s) {
+		if s := p.senders.Pick(); p.ReserveSender(s) {
 			return s
 		}
 	}
 	// The favoured senders are full: take the next one that has room.
-	for k := 0; k < len(p.keys); k++ {
+	for k := 0; k < len(p.lanes); k++ {
 		s := p.scan
-		p.scan = (p.scan + 1) % len(p.keys)
-		if p.tryReserve(s) {
+		p.scan = (p.scan + 1) % len(p.lanes)
+		if p.ReserveSender(s) {
 			return s
 		}
 	}
@@ -173,17 +193,9 @@ func (p *Payments) Reserve() int {
 }
 
 // ReserveSender reserves room for one more payment of sender s.
-func (p *Payments) ReserveSender(s int) bool { return p.tryReserve(s) }
-
-func (p *Payments) tryReserve(s int) bool {
+func (p *Payments) ReserveSender(s int) bool {
 	if p.inflight[s].Load() >= p.window {
 		return false
-	}
-	if p.queue != nil {
-		if p.reserved[s] >= len(p.queue[s]) {
-			return false
-		}
-		p.reserved[s]++
 	}
 	p.inflight[s].Add(1)
 	return true
@@ -192,18 +204,27 @@ func (p *Payments) tryReserve(s int) bool {
 // Release ends one in-flight payment of sender s.
 func (p *Payments) Release(s int) { p.inflight[s].Add(-1) }
 
-// Builder makes the transactions of one worker goroutine.
-type Builder interface {
-	// Build returns the next transaction of sender s (or, for workloads
-	// without senders, transaction number i). The bytes stay valid until
-	// the next call.
-	Build(ctx context.Context, s int, i uint64) (tx []byte, resynced bool, err error)
+// Resolved forgets a final payment; a failure by sequence or an expiry
+// means the chain's view of the sender may differ from ours: its sequence is
+// read again before its next payment.
+func (p *Payments) Resolved(s int, nonce uint64, o Outcome, reason string) {
+	l := &p.lanes[s]
+	l.mu.Lock()
+	delete(l.held, nonce)
+	l.mu.Unlock()
+	if o == Expired {
+		l.resync.Store(true)
+	} else if o == Failed {
+		if mm, _, _ := p.codec.Mismatch(target.Receipt{Status: target.Failed, Reason: reason}); mm {
+			l.resync.Store(true)
+		}
+	}
 }
 
 // paymentBuilder makes payments for the senders one worker owns.
 type paymentBuilder struct {
-	buf   []byte
 	p     *Payments
+	buf   []byte
 	r     *rand.Rand
 	recip Chooser
 }
@@ -211,37 +232,149 @@ type paymentBuilder struct {
 // NewBuilder returns a builder for one worker goroutine.
 func (p *Payments) NewBuilder(seed int64) Builder {
 	r := rand.New(rand.NewSource(seed))
-	return &paymentBuilder{p: p, r: r, recip: NewChooser(p.recipCfg, len(p.addrs), r)}
+	return &paymentBuilder{p: p, r: r, recip: NewChooser(p.recipCfg, p.codec.Accounts(), r)}
 }
 
-// Build appends sender s's next payment to buf. Presigned, it returns the
-// stored bytes instead. resynced is set when the sender's sequence was
-// re-read first.
-func (b *paymentBuilder) Build(ctx context.Context, s int, _ uint64) (tx []byte, resynced bool, err error) {
+// txFor is sender s's transaction with sequence nonce: the presigned one
+// when there is one (stable bytes), else signed into the builder's buffer.
+func (b *paymentBuilder) txFor(s int, nonce uint64) (tx target.Tx, stable bool) {
 	p := b.p
 	if p.queue != nil {
-		tx = p.queue[s][p.popped[s]]
-		p.popped[s]++
-		return tx, false, nil
-	}
-	if p.resync[s].Swap(false) {
-		n, err := p.query(ctx, p.addrs[s])
-		if err != nil {
-			return nil, false, err
+		l := &p.lanes[s]
+		if k := nonce - l.base; nonce >= l.base && k < uint64(len(p.queue[s])) {
+			return p.queue[s][k], true
 		}
-		p.next[s], resynced = n, true
 	}
-	b.buf = chain.AppendPayment(b.buf[:0], p.chainID, p.keys[s], p.addrs[b.recip.Pick()], p.drawAmount(b.r), p.next[s], p.padding)
-	p.next[s]++
-	return b.buf, resynced, nil
+	b.buf = p.codec.Sign(b.buf[:0], p.offset+s, b.recip.Pick(), p.drawAmount(b.r), nonce)
+	return target.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, false
 }
 
-// TxID is the id CometBFT gives a transaction.
-func TxID(tx []byte) [32]byte { return sha256.Sum256(tx) }
+// Next returns sender s's next payment. When the sender was marked for a
+// resync, its sequence is read first: if the chain waits for a sequence we
+// sent and still hold, those original bytes are resubmitted; if it waits
+// for one we no longer hold, signing goes back to it.
+func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, error) {
+	p := b.p
+	l := &p.lanes[s]
+	var out Built
+	if l.resync.Swap(false) {
+		e, err := p.codec.Nonce(ctx, p.offset+s)
+		if err != nil {
+			l.resync.Store(true)
+			return out, fmt.Errorf("resync: %w", err)
+		}
+		out.Resynced = true
+		l.mu.Lock()
+		switch {
+		case e < l.next:
+			if _, ok := l.held[e]; ok {
+				for k := e; k < l.next; k++ {
+					if h, ok := l.held[k]; ok {
+						out.Resubmit = append(out.Resubmit, h)
+					}
+				}
+			} else {
+				l.next = e
+			}
+		case e > l.next:
+			l.next = e
+		}
+		l.mu.Unlock()
+	}
+	out.Tx, _ = b.txFor(s, l.next)
+	out.Nonce = l.next
+	l.next++
+	return out, nil
+}
 
-// Mismatch marks sender s for a resync before its next live payment.
-// Presigned payments cannot be re-signed, so there it only counts.
-func (p *Payments) Mismatch(s int) { p.resync[s].Store(true) }
+// Answer keeps what the system took (for resubmission), frees the sequence
+// of a payment it refused for good, and plans the recovery from a sequence
+// mismatch: when the chain expects a lower sequence, the transactions in
+// between were dropped, so their original bytes are resubmitted and then
+// this one; when it expects a higher one, this payment is re-signed with it.
+func (b *paymentBuilder) Answer(ctx context.Context, s int, tx target.Tx, nonce uint64, r target.Receipt, recover bool) Recovery {
+	p := b.p
+	l := &p.lanes[s]
+	switch r.Status {
+	case target.Pending, target.Unacked:
+		held := tx
+		if _, stable := b.isPresigned(s, nonce, tx); !stable {
+			held.Bytes = append([]byte(nil), tx.Bytes...)
+		}
+		l.mu.Lock()
+		l.held[nonce] = held
+		l.mu.Unlock()
+		return Recovery{}
+	case target.Committed, target.Failed:
+		return Recovery{}
+	}
+	mm, e, known := p.codec.Mismatch(r)
+	rewind := func() Recovery {
+		if nonce+1 == l.next {
+			l.next = nonce // the sequence is free again
+		}
+		return Recovery{}
+	}
+	if !mm || !recover {
+		return rewind()
+	}
+	var rc Recovery
+	if !known {
+		got, err := p.codec.Nonce(ctx, p.offset+s)
+		if err != nil {
+			return rewind()
+		}
+		e, rc.Resynced = got, true
+	}
+	switch {
+	case e < nonce:
+		rc.Class = "chain_lower"
+		l.mu.Lock()
+		all := true
+		for k := e; k < nonce; k++ {
+			h, ok := l.held[k]
+			if !ok {
+				all = false
+				break
+			}
+			rc.Resubmit = append(rc.Resubmit, h)
+		}
+		l.mu.Unlock()
+		if all {
+			rc.Tx, rc.Nonce = tx, nonce
+			return rc
+		}
+		// A sequence before ours is neither on the chain nor held: sign
+		// this payment again with the one the chain expects.
+		rc.Resubmit = nil
+		l.next = e
+	case e > nonce:
+		rc.Class = "chain_higher"
+		if l.next < e {
+			l.next = e
+		}
+	default:
+		return rewind() // the system contradicts itself: the rejection stands
+	}
+	rc.Tx, _ = b.txFor(s, l.next)
+	rc.Nonce, rc.Resigned = l.next, true
+	l.next++
+	return rc
+}
+
+// isPresigned says whether tx is sender s's presigned transaction for nonce
+// (whose bytes stay valid for the whole run).
+func (b *paymentBuilder) isPresigned(s int, nonce uint64, tx target.Tx) (target.Tx, bool) {
+	p := b.p
+	if p.queue == nil {
+		return tx, false
+	}
+	l := &p.lanes[s]
+	if k := nonce - l.base; nonce >= l.base && k < uint64(len(p.queue[s])) && p.queue[s][k].ID == tx.ID {
+		return p.queue[s][k], true
+	}
+	return tx, false
+}
 
 // Raw is an unsigned workload of unique key=value transactions, accepted by
 // CometBFT's kvstore and similar applications.
@@ -256,22 +389,28 @@ func NewRaw(runID string, padding int) *Raw {
 }
 
 // Raw has no senders, so nothing limits what is in flight.
-func (r *Raw) Senders() int             { return 0 }
-func (r *Raw) Reserve() int             { return 0 }
-func (r *Raw) ReserveSender(int) bool   { return true }
-func (r *Raw) Release(int)              {}
-func (r *Raw) Mismatch(int)             {}
-func (r *Raw) NewBuilder(int64) Builder { return &rawBuilder{r: r} }
+func (r *Raw) Senders() int                               { return 0 }
+func (r *Raw) Reserve() int                               { return 0 }
+func (r *Raw) ReserveSender(int) bool                     { return true }
+func (r *Raw) Release(int)                                {}
+func (r *Raw) Resolved(int, uint64, Outcome, string)      {}
+func (r *Raw) NewBuilder(int64) Builder                   { return &rawBuilder{r: r} }
+func (r *Raw) PresignPlan(int) (count int, bytes float64) { return 0, 0 }
 
 type rawBuilder struct {
 	r   *Raw
 	buf []byte
 }
 
-// Build makes transaction i.
-func (b *rawBuilder) Build(_ context.Context, _ int, i uint64) ([]byte, bool, error) {
+// Next makes transaction i; its id is CometBFT's (sha256).
+func (b *rawBuilder) Next(_ context.Context, _ int, i uint64) (Built, error) {
 	b.buf = b.r.build(b.buf, i)
-	return b.buf, false, nil
+	return Built{Tx: target.Tx{ID: sha256.Sum256(b.buf), Bytes: b.buf}}, nil
+}
+
+// Answer: raw transactions have no sequences to recover.
+func (b *rawBuilder) Answer(context.Context, int, target.Tx, uint64, target.Receipt, bool) Recovery {
+	return Recovery{}
 }
 
 func (r *Raw) build(buf []byte, i uint64) []byte {
@@ -283,15 +422,4 @@ func (r *Raw) build(buf []byte, i uint64) []byte {
 		buf = append(buf, 'x')
 	}
 	return buf
-}
-
-// Workload is what the dispatcher needs: room in senders' windows, and a
-// builder per worker.
-type Workload interface {
-	Senders() int // 0 when the workload has no senders
-	Reserve() int // a sender with room in its window, or -1
-	ReserveSender(s int) bool
-	Release(s int)
-	Mismatch(s int) // the chain disagreed with sender s's sequence
-	NewBuilder(seed int64) Builder
 }

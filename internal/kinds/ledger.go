@@ -1,0 +1,101 @@
+package kinds
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/target/cometbft"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/workload"
+)
+
+// ledger is a CometBFT chain: the built-in reference ledger (which tpslab
+// starts), or any CometBFT chain given by endpoint. Payments are the
+// ledger's; other applications take the raw key=value workload.
+type ledger struct{ startsNet bool }
+
+// StartNet starts the built-in network the scenario describes.
+func (l ledger) StartNet(ctx context.Context, sc *scenario.Scenario, home, binary string, log io.Writer) (*testnet.Net, error) {
+	if !l.startsNet {
+		return nil, exitcode.BadInputf("target.kind: %s: tpslab does not start such a chain, expected target.endpoints (--endpoint)", sc.Target.Kind)
+	}
+	nw := sc.Network
+	st := testnet.DefaultSettings()
+	st.TimeoutCommit = nw.TimeoutCommit.D()
+	st.MempoolSize = nw.MempoolSize
+	st.MaxBlockBytes = nw.MaxBlockBytes
+	st.MaxBlockGas = nw.MaxBlockGas
+	st.CreateEmptyBlocks = nw.CreateEmptyBlocks
+	g := testnet.DefaultGenesis()
+	g.Accounts = nw.Accounts
+	opts := testnet.Options{Validators: nw.Validators, Home: home, ChainID: "tpslab", Genesis: g, Settings: st, Binary: binary, Reset: true}
+	if err := opts.Validate(); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	fmt.Fprintf(log, "starting a built-in network of %d validators in %s\nsettings: %s\n", nw.Validators, home, st)
+	return testnet.Up(ctx, opts)
+}
+
+// Target is the CometBFT target, with results named by the ledger.
+func (l ledger) Target(sys *runner.System, sc *scenario.Scenario) (target.Target, error) {
+	t := sc.Target
+	tgt, err := cometbft.New(cometbft.Options{Endpoints: sys.Endpoints, Async: t.Broadcast == "async", Poll: t.Confirm == "poll",
+		Connections: sc.Load.Connections, Reason: chain.Reason})
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	return tgt, nil
+}
+
+// Workload is the ledger's payments (or raw transactions for other
+// applications).
+func (l ledger) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t target.Target) (workload.Workload, error) {
+	tgt := t.(*cometbft.Target)
+	w := sc.Workload
+	if w.Kind == "raw" {
+		return workload.NewRaw(fmt.Sprintf("%x", time.Now().UnixNano()), w.Padding), nil
+	}
+	var chainID string
+	var g chain.Genesis
+	if n := sys.Net; n != nil && n.Kind == "builtin" {
+		chainID, g = n.ChainID, n.Genesis
+	} else {
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		info, err := tgt.Probe(qctx)
+		if err != nil {
+			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target %s does not answer: %w", strings.Join(sys.Endpoints, ", "), err))
+		}
+		chainID = info.ChainID
+		if g, err = chain.ReadGenesis(qctx, tgt.ABCIQuery); err != nil {
+			return nil, exitcode.BadInputf("workload.kind payment: the target %s is %v; use --workload raw for other chains", strings.Join(sys.Endpoints, ", "), err)
+		}
+	}
+	if w.ChainID != "" {
+		chainID = w.ChainID
+	}
+	if w.GenesisSeed != "" {
+		g.Seed = w.GenesisSeed
+	}
+	if w.Accounts != 0 {
+		g.Accounts = w.Accounts
+	}
+	if err := sc.CheckAccounts(g.Accounts); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	client := chain.NewClient(chainID, g, w.Padding, tgt.ABCIQuery)
+	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
+		Amount: w.Amount, SenderChoice: w.SenderChoice, RecipientChoice: w.RecipientChoice, Seed: sc.Seed}, client)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
+	}
+	return p, nil
+}

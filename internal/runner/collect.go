@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// checkpointEvery is how often result.json is rewritten while a run goes
+// (it is small: the series stream to their own file).
+const checkpointEvery = 5
+
+// collect takes a snapshot at every whole second of the run.
+func (r *run) collect(ctx context.Context) {
+	for k := 1; ; k++ {
+		d := time.Duration(k)*time.Second - r.ls.eng.Since()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		r.tick(false)
+		if k%checkpointEvery == 0 {
+			r.w.Update(func(res *report.Result) {
+				res.Summary = r.summary()
+				r.fill(res)
+			})
+			_ = r.w.Flush()
+		}
+	}
+}
+
+// phase labels the second ending at now: warm-up, steady, or drain (after
+// the load, including the last partial second of any run).
+func (r *run) phase(t float64, now time.Duration, final bool) string {
+	loadEnd := time.Duration(r.ls.loadEnd.Load())
+	warm := r.sc.Load.Warmup.D().Seconds()
+	switch {
+	case final, loadEnd > 0 && now > loadEnd+500*time.Millisecond, t > r.loadDur.Seconds()+1e-9:
+		return "drain"
+	case t-1 >= warm-1e-9:
+		return "steady"
+	}
+	return "warmup"
+}
+
+// tick collects one second; final marks the last, partial one.
+func (r *run) tick(final bool) {
+	ls := r.ls
+	ls.tickMu.Lock()
+	defer ls.tickMu.Unlock()
+	now := ls.eng.Since()
+	t := math.Round(now.Seconds())
+	if final {
+		t = math.Round(now.Seconds()*1000) / 1000
+	}
+	phase := r.phase(t, now, final)
+	iv := r.rec.Collect(phase == "steady")
+	cpu := cpuTime()
+	s := report.Second{T: t, Phase: phase, Offered: iv.Offered, Sent: iv.Sent, Accepted: iv.Accepted, Rejected: iv.Rejected, Unacked: iv.Unacked,
+		Committed: iv.Committed, Failed: iv.Failed, Expired: iv.Expired, Resyncs: iv.Resyncs, Resubmitted: iv.Resubmitted, Resigned: iv.Resigned,
+		WindowWaits: iv.WindowWaits, ConnWaits: iv.ConnWaits, Unsent: iv.Unsent,
+		AckMs: measure.Summarize(iv.Ack), CommitMs: measure.Summarize(iv.Commit), LagMs: measure.Summarize(iv.Lag),
+		InFlight: ls.trk.Len(), MempoolTxs: int(ls.mempool.Load()), Blocks: len(iv.Blocks),
+		GenCPU: math.Round(100*float64(cpu-ls.lastCPU)/float64(time.Second)*10) / 10}
+	ls.lastCPU = cpu
+	if r.sc.Load.Model == "open" && phase != "drain" {
+		s.TargetRate = r.profile.RateAt(time.Duration((t - 0.5) * float64(time.Second)))
+	}
+	sort.Slice(iv.Blocks, func(i, j int) bool { return iv.Blocks[i].Height < iv.Blocks[j].Height })
+	for _, b := range iv.Blocks {
+		s.BlockTxs += b.Txs
+		if phase != "steady" {
+			continue
+		}
+		if ls.steadyH[0] == 0 {
+			ls.steadyH[0], ls.steadyB[0], ls.steadyB0 = b.Height, b.Seen, int64(b.OursOK)
+		} else {
+			_ = ls.steadyIv.RecordValue(max(1, int64((b.Seen-ls.steadyB[1])*1000)))
+		}
+		ls.steadyH[1], ls.steadyB[1] = b.Height, b.Seen
+		ls.steadyBlocks++
+	}
+	if phase == "steady" {
+		ls.steadyN++
+	}
+	s.LiveNodes, s.LiveEndpts = r.watch(now, final)
+	r.w.Add(s, iv.Blocks)
+	if err := r.w.Err(); err != nil && !final {
+		fmt.Fprintf(r.o.Log, "WARNING: %v; stopping the run\n", err)
+		ls.stop(fmt.Errorf("disk_full: %v", err))
+	}
+	if r.o.Progress != nil && !final {
+		fmt.Fprintf(r.o.Progress, "%5.0fs %-7s offered %6d/s  sent %6d/s  committed %6d/s  p99 commit %7.0f ms  in-flight %6d  mempool %6d  errors %d\n",
+			t, phase, s.Offered, s.Sent, s.Committed, s.CommitMs.P99, s.InFlight, s.MempoolTxs, measure.Sum(s.Rejected)+measure.Sum(s.Failed)+s.Expired)
+	}
+}
+
+// watch follows the health of the system under test once a second: local
+// nodes that die or come back, endpoints that stop answering, blocks that
+// stop. It ends the run only when nothing can commit any more: no endpoint
+// answers, every node is down, or no block came for commit_timeout. It
+// returns how many nodes and endpoints are up.
+func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int) {
+	ls := r.ls
+	if n := r.sys.Net; n != nil {
+		if fresh, err := testnet.Load(n.Home); err == nil && len(fresh.Nodes) == len(n.Nodes) {
+			n.Nodes = fresh.Nodes // pids change when nodes are restarted
+		}
+		if ls.nodeUp == nil {
+			ls.nodeUp = make([]bool, len(n.Nodes))
+			for i := range ls.nodeUp {
+				ls.nodeUp[i] = true // checked before the load
+			}
+		}
+		for i, nd := range n.Nodes {
+			up := nd.Alive()
+			if up {
+				liveNodes++
+			}
+			if up == ls.nodeUp[i] {
+				continue
+			}
+			ls.nodeUp[i] = up
+			if up {
+				r.event(time.Now(), "node_up", nd.Name, fmt.Sprintf("running again (pid %d)", nd.PID))
+				continue
+			}
+			r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s", nd.PID, nd.Log))
+			if p, ok := r.conn.Target.(pooled); ok && i < len(p.Pool().URLs) {
+				p.Pool().Down(i, fmt.Errorf("%s exited", nd.Name))
+			}
+		}
+		if liveNodes == 0 && !final {
+			ls.stop(fmt.Errorf("target_failed: every node of the network is down"))
+		}
+	}
+	if p, ok := r.conn.Target.(pooled); ok {
+		for _, e := range p.Pool().EndpointStats() {
+			if e.Up {
+				liveEndpoints++
+			}
+		}
+		switch {
+		case liveEndpoints > 0:
+			ls.downSince = 0
+		case ls.downSince == 0:
+			ls.downSince = now
+		case now-ls.downSince >= 5*time.Second && !final:
+			ls.stop(fmt.Errorf("target_failed: no endpoint answers: all %d endpoint(s) down for %.0f s", len(p.Pool().URLs), (now - ls.downSince).Seconds()))
+		}
+	}
+	if ls.hasBlock && !final {
+		ls.mu.Lock()
+		last := ls.lastSeen
+		ls.mu.Unlock()
+		if timeout := r.sc.CommitTimeout.D(); now-last >= timeout {
+			ls.stop(fmt.Errorf("chain_halted: no block for %.0f s from t=%.1f s", (now - last).Seconds(), last.Seconds()))
+		}
+	}
+	return liveNodes, liveEndpoints
+}

@@ -1,0 +1,318 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tpslab/tpslab/internal/confirm"
+	"github.com/tpslab/tpslab/internal/dispatch"
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/schedule"
+	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/threshold"
+)
+
+// pooled is a target that spreads submissions over an endpoint pool.
+type pooled interface{ Pool() *target.Pool }
+
+// loadState is what the load phase shares between its goroutines.
+type loadState struct {
+	eng      *dispatch.Engine
+	trk      *confirm.Tracker
+	stop     context.CancelCauseFunc // stops offering, with the reason
+	loadEnd  atomic.Int64            // ns since start when offering ended; 0 while offering
+	mempool  atomic.Int64
+	hasBlock bool // the system has blocks (a chain)
+
+	mu        sync.Mutex // guards the block fields below
+	firstH    int64
+	lastH     int64
+	lastSeen  time.Duration // when the last block was seen; 0 before the first
+	gaps      []gap         // block-less gaps of 3 s or more
+	intervals *hdrhistogram.Histogram
+
+	// Owned by the collector (tick).
+	steadyH      [2]int64
+	steadyB      [2]float64 // when the steady window's first and last blocks were seen
+	steadyB0     int64      // our committed payments in the steady window's first block
+	steadyBlocks int
+	steadyIv     *hdrhistogram.Histogram // seen-intervals between steady blocks, ms
+	steadyN      int
+	cpuStart     time.Duration
+	cpuLoad      time.Duration
+	lastCPU      time.Duration
+	nodeUp       []bool
+	downSince    time.Duration // all endpoints down since (0: not all down)
+	tickMu       sync.Mutex
+}
+
+// gap is a stretch without blocks.
+type gap struct{ from, to time.Duration }
+
+// minGap is the shortest block-less stretch ever called a stall.
+const minGap = 3 * time.Second
+
+func (r *run) execute(ctx context.Context) (*report.Result, error) {
+	sc := r.sc
+	tgt := r.conn.Target
+	hard := hardOf(ctx)
+	// Observing (blocks, collection) outlives offering: it goes on through
+	// the drain, and only a second interruption or the end stops it.
+	observe, stopObserving := context.WithCancel(hard)
+	defer stopObserving()
+	offer, stopOffer := context.WithCancelCause(ctx)
+	defer stopOffer(nil)
+
+	info, err := tgt.Probe(observe)
+	if err != nil {
+		r.finishEarly("failed before the load: target does not answer: " + err.Error())
+		return r.res, exitcode.Wrap(exitcode.TargetFailed, err)
+	}
+	ls := &loadState{stop: stopOffer, hasBlock: info.Height > 0, firstH: info.Height + 1,
+		intervals: hdrhistogram.New(1, 3_600_000, 2), steadyIv: hdrhistogram.New(1, 3_600_000, 2)}
+	r.ls = ls
+	r.start = time.Now()
+	eng := &dispatch.Engine{Target: tgt, Workload: r.conn.Workload, Recorder: r.rec, Connections: sc.Load.Connections, Seed: sc.Seed}
+	ls.eng = eng
+	ls.trk = confirm.New(eng.Resolve, r.start, r.rec.NewShard())
+	ls.trk.OnBlock = r.onBlock
+	eng.Tracker = ls.trk
+	if ev, ok := tgt.(target.Eventer); ok {
+		ev.OnEvent(func(e target.Event) {
+			if e.Kind == "note" {
+				r.note("%s", e.Detail)
+				return
+			}
+			r.event(e.Time, e.Kind, e.Target, e.Detail)
+		})
+	}
+	ls.cpuStart = cpuTime()
+	ls.lastCPU = ls.cpuStart
+	eng.Start(r.start)
+
+	var bg sync.WaitGroup
+	run := func(f func()) {
+		bg.Add(1)
+		go func() { defer bg.Done(); f() }()
+	}
+	if c := tgt.Confirmer(); c != nil {
+		run(func() {
+			if err := c.Run(observe, ls.firstH, ls.trk); err != nil && observe.Err() == nil {
+				stopOffer(fmt.Errorf("target_failed: blocks can no longer be read: %v", err))
+			}
+		})
+	}
+	if p, ok := tgt.(pooled); ok {
+		run(func() { p.Pool().Watch(observe, 500*time.Millisecond) })
+	}
+	run(func() { r.sampleMempool(observe) })
+	run(func() { r.expire(observe) })
+	collectorDone := make(chan struct{})
+	go func() { defer close(collectorDone); r.collect(observe) }()
+
+	fmt.Fprintf(r.o.Log, "load: %s for %s; results in %s\n", describeLoad(sc), r.loadDur, r.o.Out)
+	if sc.Load.Model == "open" {
+		eng.RunOpen(offer, hard, schedule.NewArrivals(r.profile, sc.Load.Arrival == "poisson", sc.Seed), sc.Load.Drain.D())
+	} else {
+		l := sc.Load
+		eng.RunClosed(offer, hard, dispatch.Closed{Users: l.Users, RampUp: l.RampUp.D(), Duration: l.Duration.D(),
+			Pacing: l.Pacing.D(), Think: l.Think.D(), WaitForCommit: l.WaitFor == "commit"})
+	}
+	ls.loadEnd.Store(int64(eng.Since()))
+	ls.cpuLoad = cpuTime() - ls.cpuStart
+
+	// Why offering ended, before anything else cancels.
+	ended := "completed"
+	if cause := context.Cause(offer); cause != nil {
+		ended = cause.Error()
+		if ctx.Err() != nil {
+			ended = "interrupted"
+		}
+	}
+	drained := r.drain(offer, hard, ended)
+	if cause := context.Cause(offer); ended == "completed" && cause != nil && ctx.Err() == nil {
+		ended = cause.Error() // the chain halted during the drain
+	}
+	if ended == "interrupted" {
+		ended = fmt.Sprintf("interrupted (stopped offering at %.1f s; %s)", time.Duration(ls.loadEnd.Load()).Seconds(), drained)
+	}
+	stopObserving()
+	<-collectorDone
+	bg.Wait()
+	// Whatever is still pending was not committed within the run.
+	ls.trk.Expire(time.Duration(math.MaxInt64))
+	r.tick(true)
+	return r.finish(ended)
+}
+
+// drain waits, up to load.drain, for what is in flight to resolve, so that
+// payments are counted as what they became. It does not wait when nothing
+// can commit any more (the chain halted, no endpoint answers), and a second
+// interruption ends it.
+func (r *run) drain(offer, hard context.Context, ended string) string {
+	ls := r.ls
+	start := ls.eng.Since()
+	until := start + r.sc.Load.Drain.D()
+	hopeless := func() bool {
+		c := context.Cause(offer)
+		return c != nil && (strings.HasPrefix(c.Error(), "chain_halted") || strings.HasPrefix(c.Error(), "target_failed"))
+	}
+	if strings.HasPrefix(ended, "chain_halted") || strings.HasPrefix(ended, "target_failed") {
+		return "no drain: nothing can commit"
+	}
+	for ls.trk.Len() > 0 && ls.eng.Since() < until && hard.Err() == nil && !hopeless() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	waited := (ls.eng.Since() - start).Seconds()
+	switch {
+	case hard.Err() != nil:
+		return fmt.Sprintf("drain cut short by a second interruption after %.1f s", waited)
+	case ls.trk.Len() > 0:
+		return fmt.Sprintf("drained %.1f s, %d still in flight", waited, ls.trk.Len())
+	}
+	return fmt.Sprintf("drained in %.1f s", waited)
+}
+
+// onBlock is told of every block the tracker recorded: it keeps the block
+// range and the gaps between blocks (seen times).
+func (r *run) onBlock(st measure.BlockStat) {
+	ls := r.ls
+	seen := time.Duration(st.Seen * float64(time.Second))
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.lastSeen > 0 || ls.lastH > 0 {
+		d := seen - ls.lastSeen
+		_ = ls.intervals.RecordValue(max(1, d.Milliseconds()))
+	}
+	if g := seen - ls.lastSeen; g >= minGap {
+		ls.gaps = append(ls.gaps, gap{from: ls.lastSeen, to: seen})
+	}
+	ls.lastSeen = seen
+	ls.lastH = st.Height
+}
+
+func (r *run) sampleMempool(ctx context.Context) {
+	m, ok := r.conn.Target.(target.Mempool)
+	if !ok {
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		c, cancel := context.WithTimeout(ctx, 900*time.Millisecond)
+		if n, err := m.MempoolTxs(c); err == nil {
+			r.ls.mempool.Store(int64(n))
+		}
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *run) expire(ctx context.Context) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	timeout := r.sc.CommitTimeout.D()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.ls.trk.Expire(r.ls.eng.Since() - timeout)
+		}
+	}
+}
+
+// finish writes the final result and decides the exit code.
+func (r *run) finish(ended string) (*report.Result, error) {
+	sc := r.sc
+	end := time.Now().UTC()
+	ths, _ := threshold.ParseAll(sc.Thresholds) // validated before the run
+	var failed []string
+	var sum report.Summary
+	r.w.Update(func(res *report.Result) {
+		res.Status, res.EndedBecause, res.EndedAt = "complete", ended, &end
+		sum = r.summary()
+		res.Summary = sum
+		for _, th := range ths {
+			o := th.Check(&res.Summary)
+			res.Thresholds = append(res.Thresholds, o)
+			if !o.OK {
+				failed = append(failed, fmt.Sprintf("%s (actual %g)", o.Expr, o.Actual))
+			}
+		}
+		r.fill(res)
+	})
+	if r.releaseLock != nil {
+		r.releaseLock()
+	}
+	if err := r.w.Close(); err != nil {
+		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("the final result could not be written: %v", err))
+	}
+	if err := r.w.Err(); err != nil && !strings.HasPrefix(ended, "disk_full") {
+		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("part of the result could not be written: %v", err))
+	}
+	switch {
+	case strings.HasPrefix(ended, "interrupted"):
+		return r.res, exitcode.Wrap(exitcode.TargetFailed, errors.New("run interrupted; partial result written"))
+	case ended != "completed":
+		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("run ended early: %s; partial result written", ended))
+	case sum.Halted != "":
+		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("the chain stopped committing: %s", sum.Halted))
+	case sum.Sent > 0 && sum.Committed == 0 && sum.Accepted+measure.Sum(sum.Unacked) == 0:
+		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("nothing committed: all %d payments sent were rejected (mostly %s)", sum.Sent, topKey(sum.Rejected)))
+	case len(failed) > 0:
+		return r.res, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("thresholds failed: %s", strings.Join(failed, "; ")))
+	}
+	return r.res, nil
+}
+
+// fill copies what the run learnt into the result (under the writer's lock).
+func (r *run) fill(res *report.Result) {
+	res.Chain = r.chain()
+	r.notesMu.Lock()
+	res.Notes = append([]string(nil), r.notes...)
+	res.Events = append([]report.Event(nil), r.events...)
+	r.notesMu.Unlock()
+	if e, ok := r.conn.Target.(target.Endpoints); ok {
+		res.Endpoints = e.EndpointStats()
+	}
+}
+
+// chain is the block range the run has read so far.
+func (r *run) chain() report.Chain {
+	ls := r.ls
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if !ls.hasBlock {
+		return report.Chain{}
+	}
+	c := report.Chain{FirstHeight: ls.firstH, LastHeight: ls.lastH, SteadyFirstHeight: ls.steadyH[0], SteadyLastHeight: ls.steadyH[1]}
+	if c.LastHeight < c.FirstHeight {
+		c.LastHeight = c.FirstHeight - 1 // no block read
+	}
+	return c
+}
+
+func topKey(m map[string]int64) string {
+	best, n := "", int64(-1)
+	for k, v := range m {
+		if v > n || v == n && k < best {
+			best, n = k, v
+		}
+	}
+	return best
+}

@@ -1,0 +1,99 @@
+package scenario
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/tpslab/tpslab/internal/schedule"
+)
+
+// Profile is the open-model arrival profile the load describes.
+func (l Load) Profile() schedule.Profile {
+	switch {
+	case l.Steps != nil:
+		return schedule.Steps(l.Steps.From, l.Steps.To, l.Steps.By, l.Steps.Every.D())
+	case len(l.Stages) > 0:
+		st := make([]schedule.Stage, len(l.Stages))
+		for i, s := range l.Stages {
+			st[i] = schedule.Stage{Duration: s.Duration.D(), Target: s.Target, Step: s.Ramp == "step"}
+		}
+		return schedule.FromStages(l.Rate, st)
+	}
+	return schedule.Constant(l.Rate, l.Duration.D())
+}
+
+// MaxOffers is the most payments the load can offer: the profile's total for
+// the open model, every user's paced starts for the closed one (unbounded,
+// +Inf, for closed users without pacing).
+func (l Load) MaxOffers() float64 {
+	if l.Model == "open" {
+		return math.Ceil(l.Profile().Total()) + 1
+	}
+	if l.Pacing <= 0 {
+		return math.Inf(1)
+	}
+	return float64(l.Users) * (math.Floor(float64(l.Duration)/float64(l.Pacing)) + 2)
+}
+
+// presignedBytes is a generous estimate of one presigned payment in memory:
+// the signed bytes (136 + chain id + padding for the ledger) and its slice.
+func presignedBytes(padding int) float64 { return float64(136 + MaxChainIDLen + padding + 24) }
+
+// PresignEstimate is the memory a presigned plan needs, in bytes (0 for
+// live or raw workloads, which sign as they go).
+func (s *Scenario) PresignEstimate() float64 {
+	if s.Workload.Mode != "presigned" || s.Workload.Kind == "raw" {
+		return 0
+	}
+	return s.Load.MaxOffers() * presignedBytes(s.Workload.Padding)
+}
+
+func (s *Scenario) checkMemory() error {
+	est, limit := s.PresignEstimate(), float64(MemoryLimit())
+	if est > limit {
+		return fmt.Errorf("workload.mode: presigned: %.0f payments need about %s, more than the limit of %s (half of this machine's memory); use --mode live, or a lower rate or shorter duration",
+			s.Load.MaxOffers(), Bytes(est), Bytes(limit))
+	}
+	return nil
+}
+
+// MemoryLimit is what a plan may use: half of the machine's memory, or of the
+// cgroup's limit when that is lower.
+func MemoryLimit() uint64 {
+	total := uint64(8 << 30) // when /proc is unreadable
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+				if kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64); err == nil {
+					total = kb << 10
+				}
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && v < total {
+			total = v
+		}
+	}
+	return total / 2
+}
+
+// Bytes prints a byte count for people (1.5 GB).
+func Bytes(b float64) string {
+	for _, u := range []string{"B", "kB", "MB", "GB", "TB"} {
+		if b < 1000 || u == "TB" {
+			if u == "B" {
+				return fmt.Sprintf("%.0f %s", b, u)
+			}
+			return fmt.Sprintf("%.1f %s", b, u)
+		}
+		b /= 1000
+	}
+	return ""
+}

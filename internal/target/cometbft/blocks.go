@@ -1,0 +1,232 @@
+package cometbft
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/tpslab/tpslab/internal/target"
+)
+
+// confirmer follows committed blocks: NewBlock events over a WebSocket on
+// one live endpoint, gaps filled by RPC; when the subscription breaks it
+// moves to the next live endpoint, and polls when none takes one.
+type confirmer struct {
+	t   *Target
+	blk target.Block // reused: Events.Block must not keep it
+}
+
+// Confirmer follows blocks; every block is final (BFT).
+func (t *Target) Confirmer() target.Confirmer { return &confirmer{t: t} }
+
+// Watch is a no-op: every block is read.
+func (c *confirmer) Watch(target.TxID) {}
+
+// Run reports every block from height from on, in order, until ctx ends. It
+// returns an error when no endpoint has answered for the give-up time.
+func (c *confirmer) Run(ctx context.Context, from int64, ev target.Events) error {
+	next := from
+	t := c.t
+	failingSince := time.Time{}
+	cur := 0
+	wsFailures := 0
+	for ctx.Err() == nil {
+		i, _ := t.pool.Pick(cur)
+		if !t.o.Poll && wsFailures < len(t.clients) {
+			delivered, err := c.follow(ctx, i, &next, ev)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if delivered {
+				wsFailures, failingSince = 0, time.Time{}
+			} else {
+				wsFailures++
+			}
+			if wsFailures >= len(t.clients) {
+				t.note("block subscription failed on every endpoint (%v); polling blocks instead", err)
+			} else {
+				t.note("block subscription on %s ended (%v); following blocks on the next live endpoint", t.clients[i].URL, err)
+			}
+			cur = i + 1
+			continue
+		}
+		err := c.poll(ctx, t.clients[i], &next, ev)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err == nil:
+			failingSince = time.Time{}
+		default:
+			cur = i + 1
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			} else if time.Since(failingSince) > t.o.GiveUp {
+				return fmt.Errorf("no endpoint answered for %s: %w", t.o.GiveUp, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// poll delivers every block up to the endpoint's latest height.
+func (c *confirmer) poll(ctx context.Context, cl *Client, next *int64, ev target.Events) error {
+	h, err := cl.Height(ctx)
+	if err != nil {
+		return err
+	}
+	return c.catchUp(ctx, cl, next, h, ev)
+}
+
+func (c *confirmer) catchUp(ctx context.Context, cl *Client, next *int64, upto int64, ev target.Events) error {
+	for *next <= upto {
+		b, err := cl.Block(ctx, *next)
+		if err != nil {
+			return err
+		}
+		seen := time.Now()
+		res, err := cl.BlockResults(ctx, *next)
+		if err != nil {
+			return err
+		}
+		c.deliver(&b, res, seen, ev)
+		*next++
+	}
+	return nil
+}
+
+// deliver turns a block and its results into a target.Block for ev.
+func (c *confirmer) deliver(b *RawBlock, res []ExecResult, seen time.Time, ev target.Events) {
+	blk := &c.blk
+	blk.Height, blk.Time, blk.Seen, blk.Final, blk.Bytes = int64(b.Header.Height), b.Header.Time, seen, true, 0
+	blk.Txs = blk.Txs[:0]
+	for k, tx := range b.Data.Txs {
+		r := target.TxResult{ID: sha256.Sum256(tx), OK: true}
+		if k < len(res) && res[k].Code != 0 {
+			r.OK, r.Reason = false, c.t.o.Reason(res[k].Codespace, res[k].Code, res[k].Log)
+		}
+		blk.Bytes += len(tx)
+		blk.Txs = append(blk.Txs, r)
+	}
+	ev.Block(blk)
+}
+
+// newBlockEvent is the part of a NewBlock event tpslab reads.
+type newBlockEvent struct {
+	Error  *rpcError `json:"error"`
+	Result struct {
+		Data struct {
+			Value struct {
+				Block  *RawBlock `json:"block"`
+				Result struct {
+					TxResults []ExecResult `json:"tx_results"`
+				} `json:"result_finalize_block"`
+			} `json:"value"`
+		} `json:"data"`
+	} `json:"result"`
+}
+
+// staleAfter is how long a subscription may stay silent before tpslab asks
+// the other endpoints whether the chain moved on without it (a paused node
+// keeps its connection open and says nothing).
+const staleAfter = 5 * time.Second
+
+// follow consumes NewBlock events from endpoint i until the subscription
+// breaks; delivered says it worked for a while.
+func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Events) (delivered bool, err error) {
+	cl := c.t.clients[i]
+	u, err := url.Parse(cl.URL)
+	if err != nil {
+		return false, err
+	}
+	u.Scheme = map[string]string{"https": "wss"}[u.Scheme]
+	if u.Scheme == "" {
+		u.Scheme = "ws"
+	}
+	u.Path = "/websocket"
+	d := websocket.Dialer{HandshakeTimeout: 3 * time.Second}
+	conn, _, err := d.DialContext(ctx, u.String(), nil)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	conn.SetReadLimit(256 << 20)
+	if err := conn.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"tpslab","method":"subscribe","params":{"query":"tm.event='NewBlock'"}}`)); err != nil {
+		return false, err
+	}
+	// Blocks committed since the run began, before the subscription.
+	if h, err := cl.Height(ctx); err == nil {
+		if err := c.catchUp(ctx, cl, next, h, ev); err != nil {
+			return false, err
+		}
+	}
+	for {
+		conn.SetReadDeadline(time.Now().Add(staleAfter))
+		_, msg, err := conn.ReadMessage()
+		if err != nil {
+			if ctx.Err() != nil {
+				return delivered, nil
+			}
+			var ne interface{ Timeout() bool }
+			if errors.As(err, &ne) && ne.Timeout() {
+				if ahead := c.othersAhead(ctx, i, *next); ahead != "" {
+					c.t.pool.Down(i, fmt.Errorf("silent for %s while %s", staleAfter, ahead))
+					return delivered, fmt.Errorf("no event for %s while %s", staleAfter, ahead)
+				}
+				continue // the chain is quiet everywhere: keep listening
+			}
+			return delivered, err
+		}
+		seen := time.Now()
+		var e newBlockEvent
+		if err := json.Unmarshal(msg, &e); err != nil {
+			return delivered, fmt.Errorf("NewBlock event: %w", err)
+		}
+		if e.Error != nil {
+			return delivered, e.Error
+		}
+		b := e.Result.Data.Value.Block
+		if b == nil {
+			continue // the subscription's confirmation
+		}
+		h := int64(b.Header.Height)
+		if h < *next {
+			continue
+		}
+		if err := c.catchUp(ctx, cl, next, h-1, ev); err != nil {
+			return delivered, err
+		}
+		c.deliver(b, e.Result.Data.Value.Result.TxResults, seen, ev)
+		*next = h + 1
+		delivered = true
+	}
+}
+
+// othersAhead asks the other live endpoints whether the chain has passed
+// height next-1; it names the first that has.
+func (c *confirmer) othersAhead(ctx context.Context, i int, next int64) string {
+	for k, cl := range c.t.clients {
+		if k == i {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		h, err := cl.Height(cctx)
+		cancel()
+		if err == nil && h >= next {
+			return cl.URL + " is at height " + strconv.FormatInt(h, 10)
+		}
+	}
+	return ""
+}

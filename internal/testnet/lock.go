@@ -1,0 +1,122 @@
+package testnet
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// LoadLock is held by a run that sends payments from a range of a
+// network's accounts. Two runs whose sender ranges overlap would fight over
+// the same sequences; the lock refuses the second one.
+type LoadLock struct{ f *os.File }
+
+// LockFile is the file in a network's home that load locks are taken on.
+const LockFile = "load.lock"
+
+// LockSenders takes the lock on accounts [first, first+n) of the network in
+// home. It uses POSIX record locks on that byte range of the lock file, so
+// disjoint ranges coexist, and the kernel drops a lock when its process
+// dies (no stale lock after a crash or SIGKILL).
+func LockSenders(home string, first, n int) (*LoadLock, error) {
+	f, err := os.OpenFile(filepath.Join(home, LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: int64(first), Len: int64(n)}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
+		held := lk
+		if gerr := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &held); gerr == nil && held.Type != syscall.F_UNLCK {
+			f.Close()
+			return nil, fmt.Errorf("another tpslab run (pid %d) is sending from accounts %d..%d of the network in %s; wait for it, or give this run other senders with --senders-offset %d",
+				held.Pid, held.Start, held.Start+held.Len-1, home, held.Start+held.Len)
+		}
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return &LoadLock{f: f}, nil
+}
+
+// Release drops the lock.
+func (l *LoadLock) Release() {
+	if l != nil && l.f != nil {
+		l.f.Close()
+	}
+}
+
+// OwnerFile records which tpslab process started a network it will stop
+// itself (a `tpslab run` with no network given).
+const OwnerFile = "owner.json"
+
+// Owner is the content of owner.json.
+type Owner struct {
+	PID     int       `json:"pid"`
+	Command string    `json:"command"`
+	Started time.Time `json:"started"`
+}
+
+// MarkOwned records that this process started the network in home and will
+// stop it.
+func MarkOwned(home, command string) error {
+	b, _ := json.Marshal(Owner{PID: os.Getpid(), Command: command, Started: time.Now().UTC()})
+	return os.WriteFile(filepath.Join(home, OwnerFile), b, 0o644)
+}
+
+// TempPrefix names the temporary homes of networks tpslab run starts.
+const TempPrefix = "tpslab-net-"
+
+// Orphan is a network a tpslab process started and never stopped.
+type Orphan struct {
+	Home    string
+	Running int
+	Owner   Owner
+}
+
+// Orphans finds networks tpslab started in temporary homes whose owner is
+// gone (killed with SIGKILL, say) while some of their nodes still run.
+func Orphans() []Orphan {
+	homes, _ := filepath.Glob(filepath.Join(os.TempDir(), TempPrefix+"*"))
+	var out []Orphan
+	for _, h := range homes {
+		b, err := os.ReadFile(filepath.Join(h, OwnerFile))
+		if err != nil {
+			continue
+		}
+		var o Owner
+		if json.Unmarshal(b, &o) != nil || processAlive(o.PID) {
+			continue
+		}
+		n, err := Load(h)
+		if err != nil {
+			continue
+		}
+		if r := n.Running(); r > 0 {
+			out = append(out, Orphan{Home: h, Running: r, Owner: o})
+		}
+	}
+	return out
+}
+
+// processAlive says pid is a live tpslab process.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	return strings.Contains(string(b), "tpslab")
+}
+
+// OrphanWarnings are one line each, for people.
+func OrphanWarnings() []string {
+	var out []string
+	for _, o := range Orphans() {
+		out = append(out, fmt.Sprintf("found an orphaned network in %s: %d node(s) still running, started by `tpslab %s` (pid %d, gone since); stop it with `tpslab net down --home %s`",
+			o.Home, o.Running, o.Owner.Command, o.Owner.PID, o.Home))
+	}
+	return out
+}

@@ -1,0 +1,82 @@
+// Package workload builds the transactions a run sends: it owns the choice
+// of sender and recipient, the per-sender nonce lanes and windows, the
+// presigned buffers, and the recovery from sequence mismatches. It knows
+// nothing about transports; a Codec per chain family signs transfers.
+package workload
+
+import (
+	"context"
+
+	"github.com/tpslab/tpslab/internal/target"
+)
+
+// Codec is one chain family's transfer.
+type Codec interface {
+	// Accounts is how many funded accounts there are: recipients are drawn
+	// from all of them.
+	Accounts() int
+	// Sign appends to dst a transfer of amount from account from to account
+	// to with sequence (nonce) nonce.
+	Sign(dst []byte, from, to int, amount, nonce uint64) []byte
+	// ID is the system's id of a signed transfer.
+	ID(tx []byte) target.TxID
+	// Nonce reads account from's next sequence from the system.
+	Nonce(ctx context.Context, from int) (uint64, error)
+	// Mismatch says whether a rejection or failure is a sequence mismatch
+	// and, when the system said, which sequence it expected.
+	Mismatch(r target.Receipt) (mismatch bool, expected uint64, known bool)
+	// TxSize is the length of one signed transfer, for memory estimates.
+	TxSize() int
+}
+
+// Outcome is how a tracked payment ended, as the workload needs to know.
+type Outcome uint8
+
+const (
+	Committed Outcome = iota
+	Failed
+	Expired
+)
+
+// Workload is what the dispatcher needs: room in senders' windows, and a
+// builder per worker.
+type Workload interface {
+	Senders() int // 0 when the workload has no senders
+	Reserve() int // a sender with room in its window, or -1
+	ReserveSender(s int) bool
+	Release(s int)
+	// Resolved tells the workload what became of sender s's payment with
+	// sequence nonce, once it is final.
+	Resolved(s int, nonce uint64, o Outcome, reason string)
+	NewBuilder(seed int64) Builder
+}
+
+// Built is one payment's transaction.
+type Built struct {
+	Tx       target.Tx
+	Nonce    uint64
+	Resynced bool        // the sender's sequence was read from the system first
+	Resubmit []target.Tx // sent before it: dropped earlier transactions, original bytes
+}
+
+// Recovery says how to recover a payment from a sequence mismatch.
+type Recovery struct {
+	Class    string      // chain_lower | chain_higher | unknown; "" when there is nothing to recover
+	Resubmit []target.Tx // original bytes to send again first, in order
+	Tx       target.Tx   // then this: the payment's own bytes again, or re-signed
+	Nonce    uint64
+	Resigned bool
+	Resynced bool
+}
+
+// Builder makes the transactions of one worker goroutine; every payment of
+// a sender goes through the same builder, in order.
+type Builder interface {
+	// Next returns sender s's next payment (or, without senders, number i).
+	// Its bytes stay valid until the next call.
+	Next(ctx context.Context, s int, i uint64) (Built, error)
+	// Answer tells the builder how the system answered tx; a Recovery with
+	// a Class asks for tx to be sent again as it says. Without recover, a
+	// mismatch is final like any other rejection.
+	Answer(ctx context.Context, s int, tx target.Tx, nonce uint64, r target.Receipt, recover bool) Recovery
+}
