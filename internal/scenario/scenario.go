@@ -118,7 +118,7 @@ type Workload struct {
 	Mode            string `yaml:"mode" json:"mode"` // presigned | live
 	Senders         int    `yaml:"senders" json:"senders"`
 	SendersOffset   int    `yaml:"senders_offset" json:"senders_offset,omitempty"` // first sending account: runs with disjoint ranges can share a network
-	Window          int    `yaml:"window" json:"window"` // payments in flight per sender
+	Window          int    `yaml:"window" json:"window"`                           // payments in flight per sender
 	SenderChoice    Choice `yaml:"sender_choice" json:"sender_choice"`
 	RecipientChoice Choice `yaml:"recipient_choice" json:"recipient_choice"`
 	Amount          Amount `yaml:"amount" json:"amount"`
