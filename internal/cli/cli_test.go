@@ -3,9 +3,12 @@ package cli_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/testbin"
 )
@@ -15,6 +18,25 @@ import (
 func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 	bin := testbin.Path(t)
 	dir := t.TempDir()
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	result := func(name, body string) string {
+		d := filepath.Join(dir, name)
+		os.MkdirAll(d, 0o755)
+		file(filepath.Join(name, "result.json"), body)
+		return d
+	}
+	good := writeResult(t, filepath.Join(dir, "good"), "complete", 10, 5000)
+	v99 := result("v99", `{"schema_version": 99, "status": "complete"}`)
+	vnull := result("vnull", `{"schema_version": null}`)
+	empty := result("empty", `{}`)
+	broken := result("broken", `{"schema_version": 2, "status": "comp`)
+	existing := writeResult(t, filepath.Join(dir, "existing"), "complete", 10, 5000)
 	cases := []struct {
 		args []string
 		want string
@@ -34,17 +56,42 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"net", "up", "--home", dir + "/n", "--validators", "0"}, `--validators: 0, expected 1..64`},
 		{[]string{"net", "status", "--home", dir}, `no net.json there`},
 		{[]string{"compare", dir}, `requires at least 2 arg`},
-		{[]string{"compare", dir, dir}, `no result.json`},
+		{[]string{"compare", t.TempDir(), t.TempDir()}, `no result.json`},
 		{[]string{"report", dir}, `not a run directory`},
 		{[]string{"export", dir}, `--csv is the only format`},
 		{[]string{"find-max", "--factor", "1"}, `--factor: 1, expected > 1`},
 		{[]string{"find-max", "--slo", "p99<1"}, `unknown metric "p99"`},
+		// Hostile input (issue 8): each used to panic, run out of memory or be accepted.
+		{[]string{"run", "--rate", "NaN"}, `load.rate: "NaN", expected a finite number`},
+		{[]string{"run", "--rate", "1e12", "--duration", "5s"}, `load.rate: 1e+12, expected at most 1000000 payments per second`},
+		{[]string{"run", "--duration", "100000h"}, `load.duration: 100000h0m0s, expected at most 168h0m0s`},
+		{[]string{"run", "--rate", "1000000", "--duration", "160h"}, `workload.mode: presigned: `},
+		{[]string{"validate", file("empty.yaml", "")}, `the file is empty, expected a YAML mapping`},
+		{[]string{"validate", file("noversion.yaml", "load:\n  rate: 5\n")}, "version: missing, expected `version: 1`"},
+		{[]string{"validate", file("dup.yaml", "version: 1\nload:\n  rate: 5\n  rate: 6\n")}, `load.rate: given twice (lines 3 and 4)`},
+		{[]string{"run", "--set", "workload.chain_id=" + strings.Repeat("c", 65)}, `workload.chain_id: 65 characters, expected at most 64`},
+		{[]string{"run", "--threshold", "reject_rate<200%"}, `expected a percentage between 0% and 100%`},
+		{[]string{"run", "--threshold", "p99_commit<="}, `expected a duration such as 2s or 500ms`},
+		{[]string{"bogus"}, `unknown command "bogus"`},
+		{[]string{"net", "bogus"}, `unknown command "bogus"`},
+		{[]string{"report", v99}, `schema_version 99, expected 1..2`},
+		{[]string{"report", vnull}, `it has no schema_version: not a tpslab result`},
+		{[]string{"export", empty, "--csv"}, `it has no schema_version`},
+		{[]string{"compare", good, v99}, `schema_version 99`},
+		{[]string{"compare", good, broken}, `not valid JSON`},
+		{[]string{"runs", "--dir", dir}, `result(s) in`},
+		{[]string{"run", "--out", "/proc/tpslab-cannot-write"}, `out: `},
+		{[]string{"run", "--out", existing}, `already holds a run (result.json)`},
 	}
 	for _, c := range cases {
 		cmd := exec.Command(bin, c.args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
+		start := time.Now()
 		err := cmd.Run()
+		if el := time.Since(start); el > 5*time.Second {
+			t.Errorf("%v: took %s: bad input must be refused before anything starts", c.args, el)
+		}
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 			t.Errorf("%v: exit %v, want 2 (stderr %q)", c.args, err, stderr.String())

@@ -72,7 +72,13 @@ func (f *netFlags) options(home string, reset bool) testnet.Options {
 }
 
 func netCmd() *cobra.Command {
-	c := &cobra.Command{Use: "net", Short: "Create, start, inspect and stop a local reference network"}
+	c := &cobra.Command{Use: "net", Short: "Create, start, inspect and stop a local reference network",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return exitcode.BadInputf("unknown command %q for %q, expected one of up, down, status, check", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		}}
 	var home string
 	var reset bool
 	var nf netFlags
@@ -169,9 +175,18 @@ func netCmd() *cobra.Command {
 	for _, s := range []*cobra.Command{up, down, status, check} {
 		s.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
 		s.Args = wrapArgs(s.Args)
+		s.PreRun = func(*cobra.Command, []string) { warnOrphans() }
 		c.AddCommand(s)
 	}
 	return c
+}
+
+// warnOrphans names networks a tpslab process started and could not stop
+// (it was killed with SIGKILL).
+func warnOrphans() {
+	for _, w := range testnet.OrphanWarnings() {
+		fmt.Fprintln(os.Stderr, "tpslab: warning:", w)
+	}
 }
 
 func loadNet(home string) (*testnet.Net, error) {

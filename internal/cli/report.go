@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,10 +14,14 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 )
 
+// readRun reads a run directory, refusing what it cannot trust (exit 2).
 func readRun(dir string) (*report.Result, error) {
 	r, err := report.ReadResult(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, exitcode.BadInputf("%s: not a run directory (no result.json in it)", dir)
+	}
 	if err != nil {
-		return nil, exitcode.BadInputf("%s: not a run directory with a readable result.json (%v)", dir, err)
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
 	return r, nil
 }
@@ -73,15 +78,21 @@ func runsCmd() *cobra.Command {
 			sort.Strings(matches)
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN\tSTARTED\tVERDICT")
+			refused := 0
 			for _, m := range matches {
 				r, err := report.ReadResult(filepath.Dir(m))
 				if err != nil {
-					fmt.Fprintf(tw, "%s\t\tunreadable: %v\n", filepath.Dir(m), err)
+					refused++
+					fmt.Fprintf(tw, "%s\t\trefused: %v\n", filepath.Dir(m), err)
 					continue
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", filepath.Dir(m), r.StartedAt.Format("2006-01-02 15:04"), r.Verdict())
 			}
-			return tw.Flush()
+			tw.Flush()
+			if refused > 0 {
+				return exitcode.BadInputf("runs: %d result(s) in %s could not be trusted (see the table)", refused, dir)
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "runs", "directory holding run directories")

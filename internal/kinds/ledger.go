@@ -3,7 +3,6 @@ package kinds
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -23,7 +22,7 @@ import (
 type ledger struct{ startsNet bool }
 
 // StartNet starts the built-in network the scenario describes.
-func (l ledger) StartNet(ctx context.Context, sc *scenario.Scenario, home, binary string, log io.Writer) (*testnet.Net, error) {
+func (l ledger) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.NetOptions) (*testnet.Net, error) {
 	if !l.startsNet {
 		return nil, exitcode.BadInputf("target.kind: %s: tpslab does not start such a chain, expected target.endpoints (--endpoint)", sc.Target.Kind)
 	}
@@ -36,11 +35,11 @@ func (l ledger) StartNet(ctx context.Context, sc *scenario.Scenario, home, binar
 	st.CreateEmptyBlocks = nw.CreateEmptyBlocks
 	g := testnet.DefaultGenesis()
 	g.Accounts = nw.Accounts
-	opts := testnet.Options{Validators: nw.Validators, Home: home, ChainID: "tpslab", Genesis: g, Settings: st, Binary: binary, Reset: true}
+	opts := testnet.Options{Validators: nw.Validators, Home: o.Home, ChainID: "tpslab", Genesis: g, Settings: st, Binary: o.Binary, Reset: true, Owner: o.Owner}
 	if err := opts.Validate(); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
-	fmt.Fprintf(log, "starting a built-in network of %d validators in %s\nsettings: %s\n", nw.Validators, home, st)
+	fmt.Fprintf(o.Log, "starting a built-in network of %d validators in %s\nsettings: %s\n", nw.Validators, o.Home, st)
 	return testnet.Up(ctx, opts)
 }
 

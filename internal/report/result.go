@@ -132,13 +132,19 @@ type Second struct {
 // the end. A write that fails is undone (the file is cut back to its last
 // whole line) and remembered: Err reports it, so the run can stop cleanly.
 type Writer struct {
-	mu     sync.Mutex
-	dir    string
-	series *lines
-	blocks *lines
-	R      *Result
-	err    error
+	mu      sync.Mutex
+	dir     string
+	series  *lines
+	blocks  *lines
+	R       *Result
+	err     error
+	reserve string // a file whose space is given back when the disk fills
 }
+
+// reserveSize is the space held back for the final result.json: when a
+// write fails (a full disk), it is released so the result can still be
+// completed.
+const reserveSize = 256 << 10
 
 // lines is an append-only JSON-lines file.
 type lines struct {
@@ -189,7 +195,11 @@ func NewWriter(dir string, r *Result) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	w := &Writer{dir: dir, R: r}
+	w := &Writer{dir: dir, R: r, reserve: filepath.Join(dir, ".reserve")}
+	if err := os.WriteFile(w.reserve, make([]byte, reserveSize), 0o644); err != nil {
+		os.Remove(w.reserve)
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
 	var err error
 	if w.series, err = createLines(filepath.Join(dir, "series.jsonl")); err != nil {
 		return nil, err
@@ -212,12 +222,20 @@ func (w *Writer) Add(s Second, blocks []measure.BlockStat) {
 		recs[i] = blocks[i]
 	}
 	if err := w.blocks.add(recs...); err != nil {
-		w.err = fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "blocks.jsonl"), err)
+		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "blocks.jsonl"), err))
 		return
 	}
 	if err := w.series.add(s); err != nil {
-		w.err = fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "series.jsonl"), err)
+		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "series.jsonl"), err))
 	}
+}
+
+// failed remembers the first failed write and gives back the reserved space.
+func (w *Writer) failed(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+	os.Remove(w.reserve)
 }
 
 // Update changes the result under the writer's lock.
@@ -239,14 +257,16 @@ func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	err := WriteJSON(filepath.Join(w.dir, "result.json"), w.R)
-	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "result.json"), err)
+	if err != nil {
+		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "result.json"), err))
 	}
 	return err
 }
 
-// Close writes the final result.json and closes the files.
+// Close writes the final result.json, with the reserved space given back
+// first, and closes the files.
 func (w *Writer) Close() error {
+	os.Remove(w.reserve)
 	err := w.Flush()
 	w.series.f.Close()
 	w.blocks.f.Close()

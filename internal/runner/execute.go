@@ -59,8 +59,11 @@ type loadState struct {
 // gap is a stretch without blocks.
 type gap struct{ from, to time.Duration }
 
-// minGap is the shortest block-less stretch ever called a stall.
-const minGap = 3 * time.Second
+// minGap is the shortest block-less stretch ever called a stall: longer
+// than a few consensus rounds (a dead proposer's turn costs a round,
+// timeout_propose plus a little, 3 s by default), so slower consensus is not
+// mistaken for a stopped chain.
+const minGap = 10 * time.Second
 
 func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	sc := r.sc

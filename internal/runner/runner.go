@@ -285,6 +285,7 @@ func (r *run) presign(ctx context.Context) error {
 		return exitcode.BadInputf("workload.mode: presigned: %d payments need about %s, more than the limit of %s (half of this machine's memory); use --mode live, or a lower rate or shorter duration",
 			count, scenario.Bytes(bytes), scenario.Bytes(limit))
 	}
+	fmt.Fprintf(r.o.Log, "presigning %d payments (about %s)\n", count, scenario.Bytes(bytes))
 	start := time.Now()
 	progress := func(done, total int) {}
 	if r.o.Progress != nil {

@@ -80,20 +80,36 @@ func (r *run) summary() report.Summary {
 // at the rate it had while it still did.
 func (r *run) committedRate(s *report.Summary, st *measure.Interval) {
 	ls := r.ls
-	win := s.Steady.DurationS
-	s.CommittedTPS = float64(st.Committed) / win
-	if ls.steadyBlocks < 2 {
-		return
+	w := window{Start: s.Steady.StartS, End: s.Steady.EndS, Committed: st.Committed, Blocks: ls.steadyBlocks,
+		First: ls.steadyB[0], Last: ls.steadyB[1], FirstOurs: ls.steadyB0, Typical: float64(ls.steadyIv.ValueAtQuantile(50)) / 1000}
+	s.CommittedTPS, s.Steady.BlockWindowS, s.Steady.StallS = w.rate()
+}
+
+// window is what committed_tps is computed from: the steady window
+// [Start, End] (seconds), what committed in it, and its blocks: how many,
+// when the first and the last were seen, ours in the first, and the usual
+// interval between them.
+type window struct {
+	Start, End, First, Last, Typical float64
+	Committed, FirstOurs             int64
+	Blocks                           int
+}
+
+// rate is committed_tps, the time between the window's first and last
+// blocks, and the block-less time added to it.
+func (w window) rate() (tps, blockWindow, stall float64) {
+	tps = float64(w.Committed) / (w.End - w.Start)
+	if w.Blocks < 2 {
+		return tps, 0, 0
 	}
-	first, last := ls.steadyB[0], ls.steadyB[1]
-	typ := float64(ls.steadyIv.ValueAtQuantile(50)) / 1000
-	head := math.Max(0, first-s.Steady.StartS-typ)
-	tail := math.Max(0, s.Steady.EndS-last-typ)
-	s.Steady.BlockWindowS = last - first
-	s.Steady.StallS = math.Round((head+tail)*1000) / 1000
-	if span := s.Steady.BlockWindowS + s.Steady.StallS; span > 0 {
-		s.CommittedTPS = float64(st.Committed-ls.steadyB0) / span
+	head := math.Max(0, w.First-w.Start-w.Typical)
+	tail := math.Max(0, w.End-w.Last-w.Typical)
+	blockWindow = w.Last - w.First
+	stall = math.Round((head+tail)*1000) / 1000
+	if span := blockWindow + stall; span > 0 {
+		tps = float64(w.Committed-w.FirstOurs) / span
 	}
+	return tps, blockWindow, stall
 }
 
 // stalls lists the stretches without blocks that are far longer than the

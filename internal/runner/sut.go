@@ -20,13 +20,21 @@ import (
 // a system. Kinds are given to the runner by name (Options.Kinds); the
 // runner knows no concrete one.
 type Kind interface {
-	// StartNet starts a local network for sc in home.
-	StartNet(ctx context.Context, sc *scenario.Scenario, home, binary string, log io.Writer) (*testnet.Net, error)
+	// StartNet starts a local network for sc.
+	StartNet(ctx context.Context, sc *scenario.Scenario, o NetOptions) (*testnet.Net, error)
 	// Target builds the target for sys; it does not contact it.
 	Target(sys *System, sc *scenario.Scenario) (target.Target, error)
 	// Workload builds the workload that drives tgt (reading what it needs
 	// from the system: accounts, sequences).
 	Workload(ctx context.Context, sys *System, sc *scenario.Scenario, tgt target.Target) (workload.Workload, error)
+}
+
+// NetOptions say where and how a kind starts a local network.
+type NetOptions struct {
+	Home   string
+	Binary string         // the tpslab executable, for kinds whose nodes are tpslab
+	Owner  *testnet.Owner // the process that will stop it
+	Log    io.Writer
 }
 
 // Conn is a kind connected to a system.
@@ -78,7 +86,7 @@ func (s *System) stop(log io.Writer, keep bool) {
 		return
 	}
 	if keep {
-		os.Remove(s.Net.Home + "/" + testnet.OwnerFile) // left running on purpose: not an orphan
+		s.Net.Disown() // left running on purpose: not an orphan
 		fmt.Fprintf(log, "network left running in %s (stop it with `tpslab net down --home %s`)\n", s.Net.Home, s.Net.Home)
 		return
 	}
@@ -127,11 +135,7 @@ func findSystem(ctx context.Context, sc *scenario.Scenario, o Options) (*System,
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := testnet.MarkOwned(home, o.Command); err != nil {
-		os.RemoveAll(home)
-		return nil, nil, err
-	}
-	n, err := k.StartNet(ctx, sc, home, o.Binary, o.Log)
+	n, err := k.StartNet(ctx, sc, NetOptions{Home: home, Binary: o.Binary, Owner: testnet.Me(o.Command), Log: o.Log})
 	if err != nil {
 		os.RemoveAll(home)
 		if ctx.Err() != nil {

@@ -1,7 +1,6 @@
 package testnet
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,22 +48,24 @@ func (l *LoadLock) Release() {
 	}
 }
 
-// OwnerFile records which tpslab process started a network it will stop
-// itself (a `tpslab run` with no network given).
-const OwnerFile = "owner.json"
-
-// Owner is the content of owner.json.
+// Owner is the tpslab process that started a network and will stop it
+// itself (a `tpslab run` with no network given), as net.json records it.
 type Owner struct {
 	PID     int       `json:"pid"`
 	Command string    `json:"command"`
 	Started time.Time `json:"started"`
 }
 
-// MarkOwned records that this process started the network in home and will
-// stop it.
-func MarkOwned(home, command string) error {
-	b, _ := json.Marshal(Owner{PID: os.Getpid(), Command: command, Started: time.Now().UTC()})
-	return os.WriteFile(filepath.Join(home, OwnerFile), b, 0o644)
+// Me is this process as an owner.
+func Me(command string) *Owner {
+	return &Owner{PID: os.Getpid(), Command: command, Started: time.Now().UTC()}
+}
+
+// Disown records that nobody will stop the network: it was left running on
+// purpose.
+func (n *Net) Disown() error {
+	n.Owner = nil
+	return n.save()
 }
 
 // TempPrefix names the temporary homes of networks tpslab run starts.
@@ -83,20 +84,12 @@ func Orphans() []Orphan {
 	homes, _ := filepath.Glob(filepath.Join(os.TempDir(), TempPrefix+"*"))
 	var out []Orphan
 	for _, h := range homes {
-		b, err := os.ReadFile(filepath.Join(h, OwnerFile))
-		if err != nil {
-			continue
-		}
-		var o Owner
-		if json.Unmarshal(b, &o) != nil || processAlive(o.PID) {
-			continue
-		}
 		n, err := Load(h)
-		if err != nil {
+		if err != nil || n.Owner == nil || processAlive(n.Owner.PID) {
 			continue
 		}
 		if r := n.Running(); r > 0 {
-			out = append(out, Orphan{Home: h, Running: r, Owner: o})
+			out = append(out, Orphan{Home: h, Running: r, Owner: *n.Owner})
 		}
 	}
 	return out

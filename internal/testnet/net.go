@@ -37,6 +37,7 @@ type Options struct {
 	Reset      bool   // wipe a used home first
 	Binary     string // the tpslab executable that runs `node`
 	Wait       time.Duration
+	Owner      *Owner // the process that will stop it, when not a user
 }
 
 // Node is one validator as recorded in net.json.
@@ -61,6 +62,7 @@ type Net struct {
 	Nodes    []Node        `json:"nodes"`
 	Home     string        `json:"home"`
 	Started  time.Time     `json:"started"`
+	Owner    *Owner        `json:"owner,omitempty"`
 }
 
 // RPCEndpoints lists every node's RPC address.
@@ -226,7 +228,7 @@ func generate(home string, o Options) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Net{Version: 1, Kind: "builtin", ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home}
+	n := &Net{Version: 1, Kind: "builtin", ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home, Owner: o.Owner}
 	confs := make([]*cfg.Config, o.Validators)
 	var vals []types.GenesisValidator
 	for i := 0; i < o.Validators; i++ {

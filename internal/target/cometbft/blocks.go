@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -100,7 +100,7 @@ func (c *confirmer) catchUp(ctx context.Context, cl *Client, next *int64, upto i
 			return err
 		}
 		c.deliver(&b, res, seen, ev)
-		*next++
+		setNext(next, *next+1)
 	}
 	return nil
 }
@@ -172,23 +172,46 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 			return false, err
 		}
 	}
+	// A watchdog closes a subscription that stays silent while the chain
+	// moves on elsewhere (a gorilla connection cannot be read again after a
+	// read deadline passes, so the read itself has none).
+	var lastMsg atomic.Int64
+	lastMsg.Store(time.Now().UnixNano())
+	var stale atomic.Pointer[string]
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if time.Since(time.Unix(0, lastMsg.Load())) < staleAfter {
+				continue
+			}
+			if ahead := c.othersAhead(ctx, i, atomicNext(next)); ahead != "" {
+				stale.Store(&ahead)
+				conn.Close()
+				return
+			}
+		}
+	}()
 	for {
-		conn.SetReadDeadline(time.Now().Add(staleAfter))
 		_, msg, err := conn.ReadMessage()
 		if err != nil {
 			if ctx.Err() != nil {
 				return delivered, nil
 			}
-			var ne interface{ Timeout() bool }
-			if errors.As(err, &ne) && ne.Timeout() {
-				if ahead := c.othersAhead(ctx, i, *next); ahead != "" {
-					c.t.pool.Down(i, fmt.Errorf("silent for %s while %s", staleAfter, ahead))
-					return delivered, fmt.Errorf("no event for %s while %s", staleAfter, ahead)
-				}
-				continue // the chain is quiet everywhere: keep listening
+			if ahead := stale.Load(); ahead != nil {
+				c.t.pool.Down(i, fmt.Errorf("silent for %s while %s", staleAfter, *ahead))
+				return delivered, fmt.Errorf("no event for %s while %s", staleAfter, *ahead)
 			}
 			return delivered, err
 		}
+		lastMsg.Store(time.Now().UnixNano())
 		seen := time.Now()
 		var e newBlockEvent
 		if err := json.Unmarshal(msg, &e); err != nil {
@@ -209,10 +232,14 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 			return delivered, err
 		}
 		c.deliver(b, e.Result.Data.Value.Result.TxResults, seen, ev)
-		*next = h + 1
+		setNext(next, h+1)
 		delivered = true
 	}
 }
+
+// next is written by the reading goroutine and read by the watchdog.
+func atomicNext(p *int64) int64 { return atomic.LoadInt64(p) }
+func setNext(p *int64, v int64) { atomic.StoreInt64(p, v) }
 
 // othersAhead asks the other live endpoints whether the chain has passed
 // height next-1; it names the first that has.

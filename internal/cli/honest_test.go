@@ -1,0 +1,323 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/sink"
+	"github.com/tpslab/tpslab/internal/testbin"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// writeResult writes a minimal finished (or not) run directory.
+func writeResult(t *testing.T, dir, status string, steadyS float64, committed int64) string {
+	t.Helper()
+	r := report.Result{SchemaVersion: report.SchemaVersion, Status: status, EndedBecause: "completed", StartedAt: time.Now().UTC(), Dir: dir}
+	r.Summary.Steady.DurationS = steadyS
+	r.Summary.Steady.Committed = committed
+	r.Summary.Offered, r.Summary.Sent, r.Summary.Accepted, r.Summary.Committed = 5000, 5000, 5000, committed
+	if steadyS > 0 {
+		r.Summary.CommittedTPS = float64(committed) / steadyS
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var series bytes.Buffer
+	for i := 1; i <= int(steadyS); i++ {
+		b, _ := json.Marshal(report.Second{T: float64(i), Phase: "steady", Offered: 500, Sent: 500, Accepted: 500, Committed: committed / int64(steadyS)})
+		series.Write(append(b, '\n'))
+	}
+	os.WriteFile(filepath.Join(dir, "series.jsonl"), series.Bytes(), 0o644)
+	if err := report.WriteJSON(filepath.Join(dir, "result.json"), r); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// compare must never call a collapse to zero, or a run without steady data,
+// "no significant difference".
+func TestCompareRefusesWhatItCannotCompare(t *testing.T) {
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	good := writeResult(t, filepath.Join(dir, "good"), "complete", 10, 4970)
+	zero := writeResult(t, filepath.Join(dir, "zero"), "complete", 10, 0)
+	nosteady := writeResult(t, filepath.Join(dir, "nosteady"), "complete", 0, 0)
+	killed := writeResult(t, filepath.Join(dir, "killed"), "running", 10, 4970)
+	for _, c := range []struct {
+		b    string
+		code int
+		want string
+	}{
+		{zero, 1, "collapsed"},
+		{nosteady, 2, "no steady data to compare"},
+		{killed, 2, "the run did not finish (interrupted, no final summary)"},
+	} {
+		cmd := exec.Command(bin, "compare", good, c.b, "--out", filepath.Join(dir, "c.html"))
+		out, err := cmd.CombinedOutput()
+		if exitCode(err) != c.code || !strings.Contains(string(out), c.want) {
+			t.Errorf("compare good %s: exit %d, output %q; want exit %d and %q", filepath.Base(c.b), exitCode(err), out, c.code, c.want)
+		}
+		if strings.Contains(string(out), "no significant difference") {
+			t.Errorf("compare good %s: %q", filepath.Base(c.b), out)
+		}
+	}
+	out, _ := exec.Command(bin, "runs", "--dir", dir).CombinedOutput()
+	if !strings.Contains(string(out), "incomplete: interrupted, no final summary") {
+		t.Errorf("runs does not show the killed run as incomplete:\n%s", out)
+	}
+	out, err := exec.Command(bin, "report", killed).CombinedOutput()
+	page, _ := os.ReadFile(filepath.Join(killed, "report.html"))
+	if err != nil || !strings.Contains(string(page), "incomplete: interrupted, no final summary") {
+		t.Errorf("report of a killed run: %v %s", err, out)
+	}
+}
+
+// startRun starts the tpslab binary and returns it with its stderr lines.
+func startRun(t *testing.T, env []string, args ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(testbin.Path(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			t.Log(sc.Text())
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		close(lines)
+	}()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, lines
+}
+
+func waitLine(t *testing.T, lines <-chan string, prefix string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the run ended before printing %q", prefix)
+			}
+			if strings.Contains(l, prefix) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %q within %s", prefix, timeout)
+		}
+	}
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd, timeout time.Duration) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return exitCode(err), time.Since(start)
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		t.Fatalf("still running %s after the signal", timeout)
+	}
+	return 0, 0
+}
+
+func sinkURL(t *testing.T) string {
+	srv := httptest.NewServer(sink.NewSink("tpslab", testnet.DefaultGenesis()))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// Ctrl-C while presigning stops within a second and leaves a result that
+// says why the run ended.
+func TestInterruptWhilePresigning(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	cmd, lines := startRun(t, nil, "run", "--endpoint", sinkURL(t), "--rate", "200000", "--duration", "30s", "--out", out)
+	waitLine(t, lines, "presigning", 30*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	code, took := waitExit(t, cmd, 10*time.Second)
+	if code != 3 || took > 1500*time.Millisecond {
+		t.Errorf("exit %d after %s, want 3 within a second", code, took)
+	}
+	r, err := report.ReadResult(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != "complete" || !strings.Contains(r.EndedBecause, "interrupted before the load") || !strings.Contains(r.EndedBecause, "presigning stopped") {
+		t.Errorf("status %q, ended %q", r.Status, r.EndedBecause)
+	}
+}
+
+// A closed terminal (SIGHUP) is handled like SIGTERM: the run stops, writes
+// its result and stops the network it started. SIGTERM drains.
+func TestHangupAndTermStopTheNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts networks")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
+		tmp := t.TempDir()
+		out := filepath.Join(t.TempDir(), "run")
+		cmd, lines := startRun(t, []string{"TMPDIR=" + tmp}, "run", "--validators", "1", "--rate", "100", "--duration", "60s", "--warmup", "1s", "--mode", "live", "--out", out)
+		waitLine(t, lines, "load:", time.Minute)
+		time.Sleep(3 * time.Second)
+		homes, _ := filepath.Glob(filepath.Join(tmp, testnet.TempPrefix+"*"))
+		if len(homes) != 1 {
+			t.Fatalf("%s: network homes %v", sig, homes)
+		}
+		n, err := testnet.Load(homes[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Process.Signal(sig)
+		code, _ := waitExit(t, cmd, time.Minute)
+		r, err := report.ReadResult(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 3 || !strings.HasPrefix(r.EndedBecause, "interrupted") || r.Summary.Expired != 0 {
+			t.Errorf("%s: exit %d, ended %q, expired %d", sig, code, r.EndedBecause, r.Summary.Expired)
+		}
+		if n.Running() != 0 {
+			t.Errorf("%s: %d node(s) left running", sig, n.Running())
+		}
+	}
+}
+
+// After a SIGKILL, the next `tpslab net` names the network it left behind.
+func TestOrphanedNetworkIsNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network")
+	}
+	tmp := t.TempDir()
+	env := []string{"TMPDIR=" + tmp}
+	cmd, lines := startRun(t, env, "run", "--validators", "1", "--rate", "50", "--duration", "60s", "--warmup", "1s", "--mode", "live", "--out", filepath.Join(t.TempDir(), "run"))
+	waitLine(t, lines, "load:", time.Minute)
+	cmd.Process.Kill()
+	cmd.Wait()
+	homes, _ := filepath.Glob(filepath.Join(tmp, testnet.TempPrefix+"*"))
+	if len(homes) != 1 {
+		t.Fatalf("homes %v", homes)
+	}
+	defer exec.Command(testbin.Path(t), "net", "down", "--home", homes[0]).Run()
+	c := exec.Command(testbin.Path(t), "net", "status", "--home", homes[0])
+	c.Env = append(os.Environ(), env...)
+	out, _ := c.CombinedOutput()
+	if want := "found an orphaned network in " + homes[0]; !strings.Contains(string(out), want) {
+		t.Errorf("net status did not name the orphan:\n%s", out)
+	}
+	if err := exec.Command(testbin.Path(t), "net", "down", "--home", homes[0]).Run(); err != nil {
+		t.Fatal(err)
+	}
+	c = exec.Command(testbin.Path(t), "net", "status", "--home", homes[0])
+	c.Env = append(os.Environ(), env...)
+	if out, _ := c.CombinedOutput(); strings.Contains(string(out), "orphaned") {
+		t.Errorf("a stopped network is still called orphaned:\n%s", out)
+	}
+}
+
+// A full disk mid-run is reported at once, and the run stops with a valid
+// result instead of cutting lines and going on.
+func TestDiskFullStopsCleanly(t *testing.T) {
+	dir := t.TempDir()
+	if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("mount a small tmpfs: %v (CI runs as root)", err)
+		}
+		t.Skipf("cannot mount a small tmpfs here (%v): needs root", err)
+	}
+	defer exec.Command("umount", dir).Run()
+	// Leave room for the reserve, the first result.json and a few seconds.
+	filler := make([]byte, 1<<20-256<<10-48<<10)
+	os.WriteFile(filepath.Join(dir, "filler"), filler, 0o644)
+	out := filepath.Join(dir, "run")
+	cmd, lines := startRun(t, nil, "run", "--endpoint", sinkURL(t), "--rate", "200", "--duration", "90s", "--warmup", "1s", "--mode", "live", "--senders", "100", "--out", out)
+	warned := make(chan bool, 1)
+	go func() {
+		for l := range lines {
+			if strings.Contains(l, "WARNING: writing") && strings.Contains(l, "no space left on device") {
+				warned <- true
+				return
+			}
+		}
+		warned <- false
+	}()
+	code, took := waitExit(t, cmd, 80*time.Second)
+	if code != 3 || took > 75*time.Second {
+		t.Errorf("exit %d after %s: want 3, long before the 90 s load ends", code, took)
+	}
+	if !<-warned {
+		t.Error("no warning about the full disk")
+	}
+	r, err := report.ReadResult(out)
+	if err != nil {
+		t.Fatalf("the result is not valid: %v", err)
+	}
+	if r.Status != "complete" || !strings.HasPrefix(r.EndedBecause, "disk_full: ") {
+		t.Errorf("status %q, ended %q", r.Status, r.EndedBecause)
+	}
+}
+
+// Two runs must not fight over one network's sequences: the second is
+// refused, unless it sends from other accounts.
+func TestSecondRunOnANetworkIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network")
+	}
+	bin := testbin.Path(t)
+	home := filepath.Join(t.TempDir(), "net")
+	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	first, lines := startRun(t, nil, "run", "--net-home", home, "--rate", "50", "--duration", "30s", "--mode", "live", "--senders", "200", "--out", filepath.Join(t.TempDir(), "a"))
+	waitLine(t, lines, "load:", time.Minute)
+	out, err := exec.Command(bin, "run", "--net-home", home, "--duration", "3s", "--warmup", "1s", "--senders", "100", "--out", filepath.Join(t.TempDir(), "b")).CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), fmt.Sprintf("another tpslab run (pid %d) is sending from accounts 0..199", first.Process.Pid)) {
+		t.Errorf("second run: exit %d\n%s", exitCode(err), out)
+	}
+	out, err = exec.Command(bin, "run", "--net-home", home, "--rate", "50", "--duration", "3s", "--warmup", "1s", "--mode", "live", "--senders", "100", "--senders-offset", "200", "--out", filepath.Join(t.TempDir(), "c")).CombinedOutput()
+	if err != nil {
+		t.Errorf("a run with disjoint senders was refused: %v\n%s", err, out)
+	}
+	first.Process.Signal(os.Interrupt)
+	waitExit(t, first, time.Minute)
+	_ = context.Background
+}

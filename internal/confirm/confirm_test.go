@@ -1,0 +1,106 @@
+package confirm
+
+import (
+	"crypto/sha256"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/target"
+)
+
+func id(s string) target.TxID { return sha256.Sum256([]byte(s)) }
+
+type fixture struct {
+	t0       time.Time
+	rec      *measure.Recorder
+	trk      *Tracker
+	resolved []Resolution
+}
+
+func newFixture() *fixture {
+	f := &fixture{t0: time.Now(), rec: measure.NewRecorder()}
+	f.trk = New(func(r Resolution) { f.resolved = append(f.resolved, r) }, f.t0, f.rec.NewShard())
+	return f
+}
+
+func (f *fixture) at(d time.Duration) time.Time { return f.t0.Add(d) }
+
+func TestBlockResolvesOursOnly(t *testing.T) {
+	f := newFixture()
+	f.trk.Track(id("a"), Pending{Intended: 100 * time.Millisecond, Sent: 110 * time.Millisecond, Sender: 3, Nonce: 7})
+	f.trk.Track(id("b"), Pending{Intended: 200 * time.Millisecond, Sent: 200 * time.Millisecond, Sender: 4})
+	f.trk.Block(&target.Block{Height: 5, Seen: f.at(time.Second), Final: true, Bytes: 300,
+		Txs: []target.TxResult{{ID: id("a"), OK: true}, {ID: id("other"), OK: true}, {ID: id("b"), Reason: "sequence_too_high"}}})
+	if len(f.resolved) != 2 || f.resolved[0].Outcome != Committed || f.resolved[0].Nonce != 7 || f.resolved[1].Outcome != FailedInBlock || f.resolved[1].Reason != "sequence_too_high" {
+		t.Fatalf("resolutions %+v", f.resolved)
+	}
+	iv := f.rec.Collect(false)
+	if iv.Committed != 1 || iv.Failed["sequence_too_high"] != 1 || len(iv.Blocks) != 1 || iv.Blocks[0].Ours != 2 || iv.Blocks[0].OursOK != 1 || iv.Blocks[0].Txs != 3 {
+		t.Fatalf("recorded %+v blocks %+v", iv.Counts, iv.Blocks)
+	}
+	if got := iv.Commit.Max(); got < 899_000 || got > 901_000 { // µs from intended
+		t.Errorf("commit latency %d µs, want 900 ms from the intended time", got)
+	}
+	if f.trk.Len() != 0 {
+		t.Errorf("%d still pending", f.trk.Len())
+	}
+}
+
+func TestLateCommitMovesFromExpired(t *testing.T) {
+	f := newFixture()
+	f.trk.Track(id("a"), Pending{Sent: time.Second, Sender: 1})
+	f.trk.Expire(2 * time.Second)
+	if len(f.resolved) != 1 || f.resolved[0].Outcome != Expired {
+		t.Fatalf("not expired: %+v", f.resolved)
+	}
+	f.trk.Block(&target.Block{Height: 9, Seen: f.at(40 * time.Second), Final: true, Txs: []target.TxResult{{ID: id("a"), OK: true}}})
+	iv := f.rec.Collect(false)
+	if iv.Expired != 0 || iv.Committed != 1 || iv.LateCommits != 1 {
+		t.Fatalf("late commit recorded as %+v", iv.Counts)
+	}
+	if len(f.resolved) != 1 {
+		t.Errorf("a late commit resolved the payment twice")
+	}
+}
+
+func TestDepthFinalityAndReorg(t *testing.T) {
+	f := newFixture()
+	f.trk.Track(id("a"), Pending{Intended: 0, Sender: 1})
+	f.trk.Track(id("b"), Pending{Intended: 0, Sender: 2})
+	f.trk.Block(&target.Block{Height: 10, Seen: f.at(time.Second), Txs: []target.TxResult{{ID: id("a"), OK: true}}})
+	f.trk.Block(&target.Block{Height: 11, Seen: f.at(2 * time.Second), Txs: []target.TxResult{{ID: id("b"), OK: true}}})
+	if len(f.resolved) != 0 || f.trk.Len() != 2 {
+		t.Fatalf("included is not final: %+v, pending %d", f.resolved, f.trk.Len())
+	}
+	f.trk.Reorg(11, f.at(3*time.Second)) // block 11 replaced: b is pending again
+	f.trk.Final(10, f.at(4*time.Second))
+	if len(f.resolved) != 1 || f.resolved[0].ID != id("a") {
+		t.Fatalf("final: %+v", f.resolved)
+	}
+	f.trk.Block(&target.Block{Height: 11, Seen: f.at(5 * time.Second), Txs: []target.TxResult{{ID: id("b"), OK: true}}})
+	f.trk.Final(11, f.at(6*time.Second))
+	if len(f.resolved) != 2 || f.resolved[1].ID != id("b") {
+		t.Fatalf("re-included b: %+v", f.resolved)
+	}
+	iv := f.rec.Collect(false)
+	if iv.Committed != 2 || iv.Reorgs != 1 || iv.Inclusion.TotalCount() != 3 {
+		t.Fatalf("counts %+v, inclusions %d", iv.Counts, iv.Inclusion.TotalCount())
+	}
+	if p50 := iv.Commit.ValueAtQuantile(50); p50 < 3_990_000 {
+		t.Errorf("commit latency p50 %d µs: finality, not inclusion, is the commit", p50)
+	}
+}
+
+func TestResolvedPerTransaction(t *testing.T) {
+	f := newFixture()
+	f.trk.Track(id("a"), Pending{Intended: time.Second, Sent: time.Second, Sender: -1})
+	f.trk.Resolved(id("nope"), true, "", f.at(2*time.Second))
+	f.trk.Resolved(id("a"), false, "insufficient_funds", f.at(2*time.Second))
+	if len(f.resolved) != 1 || f.resolved[0].Outcome != FailedInBlock {
+		t.Fatalf("%+v", f.resolved)
+	}
+	if iv := f.rec.Collect(false); iv.Failed["insufficient_funds"] != 1 {
+		t.Fatalf("%+v", iv.Counts)
+	}
+}

@@ -1,0 +1,45 @@
+package measure
+
+import (
+	"testing"
+	"time"
+)
+
+// Each shard records on its own; Collect swaps and merges them into the
+// second and into the running totals, steady only when asked.
+func TestShardsMergeIntoSecondsAndTotals(t *testing.T) {
+	r := NewRecorder()
+	a, b := r.NewShard(), r.NewShard()
+	a.Offered()
+	a.Sent(2 * time.Millisecond)
+	a.Acked(true, false, "", 5*time.Millisecond)
+	b.Offered()
+	b.Sent(time.Millisecond)
+	b.Acked(false, false, "mempool_full", 3*time.Millisecond)
+	b.Offered()
+	b.Sent(time.Millisecond)
+	b.Acked(false, true, "timeout", 10*time.Second)
+	b.Mismatch("chain_lower", 3, false)
+	br := a.Block()
+	br.Committed(true, "", 600*time.Millisecond, 598*time.Millisecond, false)
+	br.End(BlockStat{Height: 7, Txs: 10, Bytes: 1420, IntervalMs: 600})
+	s1 := r.Collect(false)
+	if s1.Offered != 3 || s1.Sent != 3 || s1.Accepted != 1 || s1.Rejected["mempool_full"] != 1 || s1.Unacked["timeout"] != 1 ||
+		s1.Committed != 1 || s1.Mismatches["chain_lower"] != 1 || s1.Resubmitted != 3 || len(s1.Blocks) != 1 || s1.Ack.TotalCount() != 3 {
+		t.Fatalf("first second %+v", s1.Counts)
+	}
+	a.Expired(2)
+	s2 := r.Collect(true)
+	if s2.Offered != 0 || s2.Expired != 2 || len(s2.Blocks) != 0 {
+		t.Fatalf("second second %+v: the first was not swapped out", s2.Counts)
+	}
+	if r.Total.Offered != 3 || r.Total.Expired != 2 || r.Total.Committed != 1 || r.Total.BlockAgg.Count != 1 || len(r.Total.Blocks) != 0 {
+		t.Fatalf("totals %+v, blocks kept %d", r.Total.Counts, len(r.Total.Blocks))
+	}
+	if r.Steady.Expired != 2 || r.Steady.Offered != 0 {
+		t.Fatalf("steady %+v", r.Steady.Counts)
+	}
+	if p := Summarize(s1.Commit); p.Count != 1 || p.Max < 599 || p.Max > 601 {
+		t.Errorf("commit percentiles %+v", p)
+	}
+}

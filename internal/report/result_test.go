@@ -1,0 +1,69 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseResultRefusesWhatItCannotTrust(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"schema_version": 99, "status": "complete"}`:   "schema_version 99, expected 1..2",
+		`{"schema_version": null}`:                       "no schema_version",
+		`{}`:                                             "no schema_version",
+		`[1,2]`:                                          "not valid JSON",
+		`{"schema_version": "2"}`:                        "expected an integer",
+		`{"schema_version": 2, "status": "done"}`:        `status "done"`,
+		`{"schema_version": 2, "status": "complete"}`:    "no started_at",
+		`{"schema_version": 2, "status": "complete", "`: "not valid JSON",
+	} {
+		if _, err := ParseResult([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// A run killed mid-write leaves a cut last line: it is left out; a bad line
+// in the middle is an error.
+func TestReadResultToleratesACutLastLine(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir, &Result{SchemaVersion: SchemaVersion, Status: "running", StartedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Add(Second{T: 1}, nil)
+	w.Add(Second{T: 2}, nil)
+	w.Close()
+	f, _ := os.OpenFile(filepath.Join(dir, "series.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.Write([]byte(`{"t":3,"pha`))
+	f.Close()
+	r, err := ReadResult(dir)
+	if err != nil || len(r.Series) != 2 {
+		t.Fatalf("%v, %d seconds", err, len(r.Series))
+	}
+	if r.Incomplete() != "interrupted, no final summary" || !strings.HasPrefix(r.Verdict(), "incomplete") {
+		t.Errorf("a running result from a dead process: %q / %q", r.Incomplete(), r.Verdict())
+	}
+	os.WriteFile(filepath.Join(dir, "series.jsonl"), []byte("{\"t\":1}\nnot json\n{\"t\":3}\n"), 0o644)
+	if _, err := ReadResult(dir); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("a bad middle line: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".reserve")); err == nil {
+		t.Error("the space reserve is left behind after Close")
+	}
+}
+
+func FuzzParseResult(f *testing.F) {
+	f.Add([]byte(`{"schema_version":2,"status":"complete","started_at":"2026-01-01T00:00:00Z","summary":{"committed":5}}`))
+	f.Add([]byte(`{"schema_version":1,"status":"running","started_at":"2026-01-01T00:00:00Z","series":[{"t":1}]}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := ParseResult(b)
+		if err == nil {
+			_ = r.Verdict()
+			_ = r.Incomplete()
+		}
+	})
+}

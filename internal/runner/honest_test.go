@@ -1,0 +1,277 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/interrupt"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testbin"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// atLoad calls f when the run writing to out has been loading for about d
+// (its first per-second line marks t = 1 s).
+func atLoad(t *testing.T, out string, d time.Duration, f func()) {
+	go func() {
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			if st, err := os.Stat(filepath.Join(out, "series.jsonl")); err == nil && st.Size() > 0 {
+				time.Sleep(d - time.Second)
+				f()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Error("the run never started its load")
+	}()
+}
+
+func senderSet(g chain.Genesis, n int) map[chain.Address]bool {
+	m := map[chain.Address]bool{}
+	for _, k := range chain.DeriveKeys(g.Seed, n) {
+		m[chain.AddressOf(k[32:])] = true
+	}
+	return m
+}
+
+func loadScenario(out string, rate float64, d time.Duration, senders int) scenario.Scenario {
+	sc := scenario.Default()
+	sc.Load.Rate = rate
+	sc.Load.Duration = scenario.Duration(d)
+	sc.Load.Warmup = scenario.Duration(2 * time.Second)
+	sc.Workload.Mode = "live"
+	sc.Workload.Senders = senders
+	sc.Workload.Window = 4
+	sc.Out = out
+	return sc
+}
+
+// A chain that halts mid-run must be reported as halted: the printed rate
+// covers the whole steady window, including the block-less tail, and the
+// run says the chain stopped, with a non-zero exit. Sends to a dead
+// endpoint are counted there, and the load moves to the live ones.
+func TestHaltedChainIsReportedAsHalted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-validator network")
+	}
+	g := chain.Genesis{Seed: "halt", Accounts: 1000, Balance: 1_000_000_000}
+	n := startNet(t, g)
+	senders := senderSet(g, 300)
+	out := filepath.Join(t.TempDir(), "halt")
+	sc := loadScenario(out, 250, 20*time.Second, 300)
+	sc.Target.Kind = "cometbft"
+	sc.Target.Endpoints = n.RPCEndpoints()[:3] // as a user would: three of the four
+	sc.Load.Drain = scenario.Duration(3 * time.Second)
+	sc.CommitTimeout = scenario.Duration(time.Minute) // so the run completes: the halt is its finding
+	atLoad(t, out, 5*time.Second, func() { n.Kill(2) })
+	atLoad(t, out, 8*time.Second, func() { n.Kill(3) })
+	res, err := run(t, context.Background(), sc)
+	if res == nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if exitcode.Of(err) != exitcode.TargetFailed || !strings.Contains(err.Error(), "stopped committing") {
+		t.Errorf("exit %d (%v), want 3 saying the chain stopped committing", exitcode.Of(err), err)
+	}
+	if s.Halted == "" || len(s.Stalls) == 0 || !s.Stalls[len(s.Stalls)-1].Ongoing {
+		t.Errorf("no halt reported: halted %q, stalls %+v", s.Halted, s.Stalls)
+	}
+	if !strings.Contains(res.Verdict(), "stopped committing") {
+		t.Errorf("verdict %q does not say the chain stopped", res.Verdict())
+	}
+	// The truth, read from the blocks: our code-0 payments in the steady
+	// window's blocks over the whole steady window.
+	steadyOK, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.SteadyFirstHeight, res.Chain.SteadyLastHeight, senders)
+	truth := float64(steadyOK) / s.Steady.DurationS
+	if steadyOK != s.Steady.Committed {
+		t.Errorf("steady committed %d, blocks hold %d", s.Steady.Committed, steadyOK)
+	}
+	if s.CommittedTPS > 1.2*truth {
+		t.Errorf("committed_tps %.1f, but the steady window committed %d in %.0f s (%.1f tx/s): the halted tail is not counted", s.CommittedTPS, steadyOK, s.Steady.DurationS, truth)
+	}
+	allOK, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders)
+	if allOK != s.Committed {
+		t.Errorf("committed %d, blocks %d..%d hold %d", s.Committed, res.Chain.FirstHeight, res.Chain.LastHeight, allOK)
+	}
+	dead := res.Endpoints[2]
+	if dead.Up || dead.TransportErrors == 0 || dead.DownS < 5 {
+		t.Errorf("the dead endpoint is not reported as such: %+v", dead)
+	}
+	for _, e := range res.Endpoints[:2] {
+		if e.Sent <= dead.Sent {
+			t.Errorf("load did not move off the dead endpoint: %+v vs %+v", e, dead)
+		}
+	}
+
+	// A network with two of its four nodes down is refused before any load.
+	sc2 := loadScenario(filepath.Join(t.TempDir(), "refused"), 100, 5*time.Second, 10)
+	sc2.Target.NetHome = n.Home
+	start := time.Now()
+	_, err = run(t, context.Background(), sc2)
+	if exitcode.Of(err) != exitcode.TargetFailed || !strings.Contains(err.Error(), "2 of 4 nodes are not running (node2, node3)") {
+		t.Errorf("a half-dead network was not refused: %v", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("the refusal took %s", time.Since(start))
+	}
+
+	// Bring them back; halt the chain again with a short commit_timeout:
+	// the run ends early, saying the chain halted.
+	for _, i := range []int{2, 3} {
+		if err := n.Restart(i, testbin.Path(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, _ := testnet.Height(context.Background(), n.Nodes[0].RPC)
+	if err := n.WaitForBlocks(context.Background(), h+2, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	out3 := filepath.Join(t.TempDir(), "halt-early")
+	sc3 := loadScenario(out3, 200, 40*time.Second, 300)
+	sc3.Target.NetHome = n.Home
+	sc3.CommitTimeout = scenario.Duration(5 * time.Second)
+	atLoad(t, out3, 4*time.Second, func() { n.Kill(1); n.Kill(2) })
+	start = time.Now()
+	res, err = run(t, context.Background(), sc3)
+	if res == nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.EndedBecause, "chain_halted: no block for") || exitcode.Of(err) != exitcode.TargetFailed {
+		t.Errorf("ended %q, exit %d: want chain_halted and exit 3", res.EndedBecause, exitcode.Of(err))
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("a chain halted at 4 s ended the run only after %s", time.Since(start))
+	}
+	kinds := map[string]bool{}
+	for _, e := range res.Events {
+		kinds[e.Kind+" "+e.Target] = true
+	}
+	if !kinds["node_down node1"] || !kinds["node_down node2"] {
+		t.Errorf("node crashes not recorded as events: %+v", res.Events)
+	}
+}
+
+// One crashed validator of four must not end the measurement: the chain
+// goes on, so the run does, moving load off the dead node, and it records
+// the crash. Nothing committed is lost from the count.
+func TestCrashedValidatorDoesNotEndTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-validator network")
+	}
+	g := chain.Genesis{Seed: "crash", Accounts: 1000, Balance: 1_000_000_000}
+	n := startNet(t, g)
+	senders := senderSet(g, 300)
+	out := filepath.Join(t.TempDir(), "crash")
+	sc := loadScenario(out, 300, 16*time.Second, 300)
+	sc.Target.NetHome = n.Home
+	atLoad(t, out, 6*time.Second, func() { n.Kill(1) })
+	res, err := run(t, context.Background(), sc)
+	if err != nil {
+		t.Fatalf("a crash of one validator of four ended the run: %v", err)
+	}
+	s := res.Summary
+	if res.EndedBecause != "completed" {
+		t.Errorf("ended %q", res.EndedBecause)
+	}
+	crashed := false
+	for _, e := range res.Events {
+		crashed = crashed || e.Kind == "node_down" && e.Target == "node1"
+	}
+	if !crashed {
+		t.Errorf("the crash is not an event: %+v", res.Events)
+	}
+	ok, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders)
+	if ok != s.Committed {
+		t.Errorf("committed %d, blocks hold %d", s.Committed, ok)
+	}
+	if s.Expired > s.Accepted/200 {
+		t.Errorf("%d of %d accepted payments expired", s.Expired, s.Accepted)
+	}
+	if s.CommittedTPS < 270 || s.CommittedTPS > 330 {
+		t.Errorf("committed_tps %.1f at 300 offered with one of four validators down", s.CommittedTPS)
+	}
+	if e := res.Endpoints[1]; e.Up {
+		t.Errorf("the crashed node's endpoint is reported up: %+v", e)
+	}
+	// The crashed validator comes back and catches up; the state is sound.
+	if err := n.Restart(1, testbin.Path(t)); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := testnet.Height(context.Background(), n.Nodes[0].RPC)
+	if err := n.WaitForBlocks(context.Background(), h+2, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if r := n.Check(context.Background()); len(r.Problems) > 0 {
+		t.Fatalf("net check: %v", r.Problems)
+	}
+}
+
+// An interrupted run stops offering and waits for what is in flight, so
+// payments are counted as what they became, not as expired; a second
+// interruption skips the wait. The last partial second is never warm-up.
+func TestInterruptDrainsInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-validator network")
+	}
+	g := chain.Genesis{Seed: "drain", Accounts: 1000, Balance: 1_000_000_000}
+	n := startNet(t, g)
+	senders := senderSet(g, 300)
+	out := filepath.Join(t.TempDir(), "drain")
+	sc := loadScenario(out, 300, 30*time.Second, 300)
+	sc.Target.NetHome = n.Home
+	ctx, cancel := context.WithCancel(context.Background())
+	atLoad(t, out, 6500*time.Millisecond, cancel)
+	res, err := run(t, ctx, sc)
+	if res == nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if exitcode.Of(err) != exitcode.TargetFailed || !strings.HasPrefix(res.EndedBecause, "interrupted") || !strings.Contains(res.EndedBecause, "drained in") {
+		t.Errorf("ended %q (exit %d)", res.EndedBecause, exitcode.Of(err))
+	}
+	if s.Expired != 0 || s.Committed != s.Accepted {
+		t.Errorf("after the drain: accepted %d, committed %d, expired %d", s.Accepted, s.Committed, s.Expired)
+	}
+	ok, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders)
+	if ok != s.Committed {
+		t.Errorf("committed %d, blocks hold %d", s.Committed, ok)
+	}
+	onDisk, rerr := report.ReadResult(out)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	last := onDisk.Series[len(onDisk.Series)-1]
+	if last.Phase != "drain" {
+		t.Errorf("the last partial second (t=%.1f) is labelled %q", last.T, last.Phase)
+	}
+	for _, p := range onDisk.Series {
+		if p.Phase == "warmup" && p.T > 2 {
+			t.Errorf("second %.1f after the warm-up is labelled warmup", p.T)
+		}
+	}
+
+	// A second interruption right after the first: no wait.
+	out2 := filepath.Join(t.TempDir(), "hard")
+	sc2 := loadScenario(out2, 300, 30*time.Second, 300)
+	sc2.Target.NetHome = n.Home
+	sc2.Load.Drain = scenario.Duration(20 * time.Second)
+	soft, cancelSoft := context.WithCancel(context.Background())
+	hard, cancelHard := context.WithCancel(context.Background())
+	atLoad(t, out2, 4*time.Second, func() { cancelSoft(); time.Sleep(50 * time.Millisecond); cancelHard() })
+	start := time.Now()
+	res, _ = run(t, interrupt.WithHard(soft, hard), sc2)
+	if res == nil || !strings.Contains(res.EndedBecause, "cut short by a second interruption") {
+		t.Errorf("ended %q", res.EndedBecause)
+	}
+	if el := time.Since(start); el > 15*time.Second {
+		t.Errorf("a second interruption still waited: the run took %s", el)
+	}
+}

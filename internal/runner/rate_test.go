@@ -1,0 +1,33 @@
+package runner
+
+import (
+	"math"
+	"testing"
+)
+
+func TestCommittedRate(t *testing.T) {
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	// Blocks every 0.6 s through a 30 s window: the block-aligned rate.
+	w := window{Start: 5, End: 35, First: 5.4, Last: 34.8, Typical: 0.6, Committed: 30000, FirstOurs: 400, Blocks: 50}
+	tps, bw, stall := w.rate()
+	if stall != 0 || !near(bw, 29.4) || !near(tps, 29600/29.4) {
+		t.Errorf("regular blocks: tps %g, window %g, stall %g", tps, bw, stall)
+	}
+	// The same chain stops at 20 s: the 15 s tail without blocks counts,
+	// less one usual interval (which is quantisation, not a stall).
+	w.Last, w.Committed = 20, 15000
+	tps, _, stall = w.rate()
+	if !near(stall, 14.4) || !near(tps, 14600/(14.6+14.4)) || tps > 15000/30.0*1.05 {
+		t.Errorf("halted tail: tps %g, stall %g", tps, stall)
+	}
+	// No block until 25 s, then regular: the head counts too.
+	w = window{Start: 5, End: 35, First: 25, Last: 34.8, Typical: 0.6, Committed: 8000, FirstOurs: 3000, Blocks: 17}
+	if tps, _, stall = w.rate(); !near(stall, 19.4) || !near(tps, 5000/(9.8+19.4)) {
+		t.Errorf("halted head: tps %g, stall %g", tps, stall)
+	}
+	// Fewer than two blocks: committed over the window.
+	w = window{Start: 5, End: 35, Committed: 300, Blocks: 1}
+	if tps, _, _ = w.rate(); !near(tps, 10) {
+		t.Errorf("one block: tps %g", tps)
+	}
+}

@@ -1,0 +1,71 @@
+package cometbft
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tpslab/tpslab/internal/target"
+)
+
+func TestClassifyNodeAnswers(t *testing.T) {
+	tg, _ := New(Options{Endpoints: []string{"http://127.0.0.1:1"}, Reason: func(space string, code uint32, log string) string {
+		return space + "/" + log
+	}})
+	for _, c := range []struct {
+		status int
+		body   string
+		want   target.Receipt
+	}{
+		{200, `{"result":{"code":0,"log":""}}`, target.Receipt{Status: target.Pending}},
+		{200, `{"result":{"code":4,"codespace":"tpslab","log":"sequence too low"}}`, target.Receipt{Status: target.Rejected, Reason: "tpslab/sequence too low", Detail: "sequence too low"}},
+		{200, `{"error":{"code":-32603,"message":"Internal error","data":"mempool is full: number of txs 5000 (max: 5000)"}}`, target.Receipt{Status: target.Rejected, Reason: "mempool_full"}},
+		{200, `{"error":{"code":-32603,"message":"Internal error","data":"tx already exists in cache"}}`, target.Receipt{Status: target.Rejected, Reason: "duplicate"}},
+		{200, `{"error":{"code":-32603,"message":"Internal error","data":"Tx too large. Max size is 1048576, but got 2000000"}}`, target.Receipt{Status: target.Rejected, Reason: "tx_too_large"}},
+		{200, `{"error":{"code":-32601,"message":"Method not found"}}`, target.Receipt{Status: target.Rejected, Reason: "rpc_error"}},
+		{502, `<html>bad gateway</html>`, target.Receipt{Status: target.Rejected, Reason: "http_502"}},
+		{200, `{"jsonrpc":"2.0"}`, target.Receipt{Status: target.Rejected, Reason: "rpc_error"}},
+	} {
+		got := tg.classify(c.status, []byte(c.body))
+		if got.Status != c.want.Status || got.Reason != c.want.Reason || c.want.Detail != "" && got.Detail != c.want.Detail {
+			t.Errorf("%d %s: %+v, want %+v", c.status, c.body, got, c.want)
+		}
+	}
+}
+
+// A refused connection moves the same bytes to the next endpoint and marks
+// the first down; a connection that breaks after the request left leaves
+// the payment's fate unknown (unacked), and is never retried elsewhere.
+func TestSubmitFailsOver(t *testing.T) {
+	var got atomic.Int32
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"code":0}}`))
+	}))
+	defer live.Close()
+	breaks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hj, _ := w.(http.Hijacker)
+		c, _, _ := hj.Hijack()
+		c.Close()
+	}))
+	defer breaks.Close()
+	dead := "http://127.0.0.1:1"
+	tg, _ := New(Options{Endpoints: []string{dead, live.URL, breaks.URL}, Connections: 1})
+	r := tg.Submitter(0).Submit(context.Background(), target.Tx{Bytes: []byte("x")})
+	if r.Status != target.Pending || r.Endpoint != 1 || int(got.Load()) != 1 {
+		t.Fatalf("failover: %+v after %d deliveries", r, int(got.Load()))
+	}
+	st := tg.EndpointStats()
+	if st[0].Up || st[0].Failovers != 1 || st[1].Accepted != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	r = tg.Submitter(2).Submit(context.Background(), target.Tx{Bytes: []byte("y")})
+	if r.Status != target.Unacked || r.Endpoint != 2 || int(got.Load()) != 1 {
+		t.Fatalf("broken exchange: %+v, deliveries %d", r, int(got.Load()))
+	}
+	if st := tg.EndpointStats(); st[2].Up || st[2].Unacked != 1 {
+		t.Errorf("broken endpoint: %+v", st[2])
+	}
+}

@@ -1,0 +1,189 @@
+package workload
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/target"
+)
+
+// chainCodec is a codec over an in-memory "chain" of account sequences.
+type chainCodec struct {
+	mu       sync.Mutex
+	accounts int
+	seq      map[int]uint64 // the chain's next sequence per account
+	queries  int
+}
+
+func (c *chainCodec) Accounts() int { return c.accounts }
+func (c *chainCodec) TxSize() int   { return 32 }
+func (c *chainCodec) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
+	for _, v := range []uint64{uint64(from), uint64(to), amount, nonce} {
+		dst = binary.BigEndian.AppendUint64(dst, v)
+	}
+	return dst
+}
+func (c *chainCodec) ID(tx []byte) target.TxID { return sha256.Sum256(tx) }
+func (c *chainCodec) Nonce(_ context.Context, from int) (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.queries++
+	return c.seq[from], nil
+}
+func (c *chainCodec) Mismatch(r target.Receipt) (bool, uint64, bool) {
+	if r.Reason != "sequence_mismatch" {
+		return false, 0, false
+	}
+	i := strings.LastIndex(r.Detail, "expected ")
+	if i < 0 {
+		return true, 0, false
+	}
+	e, err := strconv.ParseUint(r.Detail[i+9:], 10, 64)
+	return true, e, err == nil
+}
+
+func nonceOf(tx target.Tx) uint64 { return binary.BigEndian.Uint64(tx.Bytes[24:]) }
+
+func mismatch(expected uint64) target.Receipt {
+	return target.Receipt{Status: target.Rejected, Reason: "sequence_mismatch", Detail: fmt.Sprintf("account sequence mismatch, expected %d", expected)}
+}
+
+func newPayments(t *testing.T, c *chainCodec, presigned bool) (*Payments, Builder) {
+	t.Helper()
+	p, err := NewPayments(context.Background(), PaymentsConfig{Senders: 2, Window: 100, Amount: scenario.Amount{Min: 1, Max: 1},
+		SenderChoice: scenario.Choice{Dist: "uniform"}, RecipientChoice: scenario.Choice{Dist: "uniform"}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if presigned {
+		if _, err := p.Presign(context.Background(), 40, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p, p.NewBuilder(1)
+}
+
+// send builds sender 0's next payment and answers it with r.
+func send(t *testing.T, b Builder, r target.Receipt) (Built, Recovery) {
+	t.Helper()
+	x, err := b.Next(context.Background(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := x.Tx
+	tx.Bytes = append([]byte(nil), tx.Bytes...)
+	return x, b.Answer(context.Background(), 0, tx, x.Nonce, r, true)
+}
+
+func TestChainExpectsLowerResubmitsOriginals(t *testing.T) {
+	for _, presigned := range []bool{false, true} {
+		c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 5}}
+		_, b := newPayments(t, c, presigned)
+		t0, _ := send(t, b, target.Receipt{Status: target.Pending})
+		t1, _ := send(t, b, target.Receipt{Status: target.Pending})
+		// 5 and 6 were dropped from the mempool; 7 is refused: expected 5.
+		t2, rc := send(t, b, mismatch(5))
+		if rc.Class != "chain_lower" || rc.Resigned || len(rc.Resubmit) != 2 {
+			t.Fatalf("presigned=%v: recovery %+v", presigned, rc)
+		}
+		if rc.Resubmit[0].ID != t0.Tx.ID || rc.Resubmit[1].ID != t1.Tx.ID || rc.Tx.ID != t2.Tx.ID || rc.Nonce != 7 {
+			t.Errorf("presigned=%v: not the original bytes of 5, 6, then 7", presigned)
+		}
+		if next, _ := b.Next(context.Background(), 0, 0); next.Nonce != 8 {
+			t.Errorf("presigned=%v: next nonce %d, want 8", presigned, next.Nonce)
+		}
+	}
+}
+
+func TestChainExpectsHigherResigns(t *testing.T) {
+	for _, presigned := range []bool{false, true} {
+		c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 3}}
+		_, b := newPayments(t, c, presigned)
+		x, rc := send(t, b, mismatch(9)) // sequences 3..8 were used elsewhere
+		if x.Nonce != 3 || rc.Class != "chain_higher" || !rc.Resigned || rc.Nonce != 9 || nonceOf(rc.Tx) != 9 {
+			t.Fatalf("presigned=%v: built %d, recovery %+v", presigned, x.Nonce, rc)
+		}
+		if next, _ := b.Next(context.Background(), 0, 0); next.Nonce != 10 || nonceOf(next.Tx) != 10 {
+			t.Errorf("presigned=%v: next nonce %d, want 10", presigned, next.Nonce)
+		}
+	}
+}
+
+func TestUnknownExpectedQueriesTheChain(t *testing.T) {
+	c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 0}}
+	_, b := newPayments(t, c, false)
+	c.seq[0] = 4
+	q := c.queries
+	_, rc := send(t, b, target.Receipt{Status: target.Rejected, Reason: "sequence_mismatch", Detail: "wrong sequence"})
+	if c.queries != q+1 || !rc.Resynced || rc.Class != "chain_higher" || rc.Nonce != 4 {
+		t.Fatalf("recovery %+v after %d queries", rc, c.queries-q)
+	}
+}
+
+func TestFinalRejectionFreesTheSequence(t *testing.T) {
+	for _, presigned := range []bool{false, true} {
+		c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 0}}
+		_, b := newPayments(t, c, presigned)
+		send(t, b, target.Receipt{Status: target.Pending})
+		x, rc := send(t, b, target.Receipt{Status: target.Rejected, Reason: "mempool_full"})
+		if rc.Class != "" || x.Nonce != 1 {
+			t.Fatalf("recovery %+v", rc)
+		}
+		next, _ := b.Next(context.Background(), 0, 0)
+		if next.Nonce != 1 {
+			t.Errorf("presigned=%v: after a refused payment the next takes nonce %d, want 1 again", presigned, next.Nonce)
+		}
+		if presigned && next.Tx.ID != x.Tx.ID {
+			t.Errorf("presigned: the refused payment's presigned bytes are not reused")
+		}
+		// Without recovery, a mismatch is final too.
+		_, rc = send(t, b, target.Receipt{Status: target.Pending})
+		x, _ = b.Next(context.Background(), 0, 0)
+		if rc := b.Answer(context.Background(), 0, x.Tx, x.Nonce, mismatch(0), false); rc.Class != "" {
+			t.Errorf("recover=false still recovers: %+v", rc)
+		}
+	}
+}
+
+func TestExpiryResyncs(t *testing.T) {
+	c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 0}}
+	p, b := newPayments(t, c, false)
+	t0, _ := send(t, b, target.Receipt{Status: target.Pending})
+	t1, _ := send(t, b, target.Receipt{Status: target.Pending})
+	// 0 and 1 are still held; the chain waits for 0 (they were dropped).
+	p.Resolved(0, 99, Expired, "") // some older payment expired: resync
+	x, err := b.Next(context.Background(), 0, 0)
+	if err != nil || !x.Resynced || len(x.Resubmit) != 2 || x.Resubmit[0].ID != t0.Tx.ID || x.Resubmit[1].ID != t1.Tx.ID || x.Nonce != 2 {
+		t.Fatalf("after an expiry: %+v, %v", x, err)
+	}
+	// Now 0 and 1 expired too: the chain still waits for 0, which we no
+	// longer hold, so signing goes back to it.
+	p.Resolved(0, 0, Expired, "")
+	p.Resolved(0, 1, Expired, "")
+	if x, _ = b.Next(context.Background(), 0, 0); x.Nonce != 0 || len(x.Resubmit) != 0 {
+		t.Fatalf("after the held ones expired: nonce %d, resubmits %d", x.Nonce, len(x.Resubmit))
+	}
+}
+
+func TestPresignStopsOnCancel(t *testing.T) {
+	c := &chainCodec{accounts: 10, seq: map[int]uint64{}}
+	p, err := NewPayments(context.Background(), PaymentsConfig{Senders: 2, Window: 1, Amount: scenario.Amount{Min: 1, Max: 1},
+		SenderChoice: scenario.Choice{Dist: "uniform"}, RecipientChoice: scenario.Choice{Dist: "uniform"}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if _, err := p.Presign(ctx, 50_000_000, 1, nil); err == nil || time.Since(start) > time.Second {
+		t.Fatalf("presign of 50M payments after cancel: %v in %s", err, time.Since(start))
+	}
+}
