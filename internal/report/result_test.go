@@ -10,13 +10,13 @@ import (
 
 func TestParseResultRefusesWhatItCannotTrust(t *testing.T) {
 	for body, want := range map[string]string{
-		`{"schema_version": 99, "status": "complete"}`:   "schema_version 99, expected 1..2",
-		`{"schema_version": null}`:                       "no schema_version",
-		`{}`:                                             "no schema_version",
-		`[1,2]`:                                          "not valid JSON",
-		`{"schema_version": "2"}`:                        "expected an integer",
-		`{"schema_version": 2, "status": "done"}`:        `status "done"`,
-		`{"schema_version": 2, "status": "complete"}`:    "no started_at",
+		`{"schema_version": 99, "status": "complete"}`: "schema_version 99, expected 1..2",
+		`{"schema_version": null}`:                     "no schema_version",
+		`{}`:                                           "no schema_version",
+		`[1,2]`:                                        "not valid JSON",
+		`{"schema_version": "2"}`:                      "expected an integer",
+		`{"schema_version": 2, "status": "done"}`:       `status "done"`,
+		`{"schema_version": 2, "status": "complete"}`:   "no started_at",
 		`{"schema_version": 2, "status": "complete", "`: "not valid JSON",
 	} {
 		if _, err := ParseResult([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
