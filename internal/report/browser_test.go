@@ -65,6 +65,8 @@ func TestReportRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An event, as a crashed node leaves one: a table row and a line on the charts.
+	r.Events = append(r.Events, report.Event{T: 4, Kind: "node_down", Target: "node3", Detail: "pid 1 exited"})
 	page, err := report.WriteHTMLFile(r)
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +92,9 @@ func TestReportRendersInChromium(t *testing.T) {
 		if p[1] == "0" {
 			t.Error("a chart has no data")
 		}
+	}
+	if !strings.Contains(dom, `<table id="events">`) || !strings.Contains(dom, "node_down") {
+		t.Error("the event is not in the report")
 	}
 	if c := strings.Count(dom, "<canvas"); c < wantCharts {
 		t.Errorf("%d canvases for %d charts", c, wantCharts)

@@ -29,6 +29,12 @@ func PrintSummary(out io.Writer, r *Result) {
 	for _, k := range sortedKeys(s.Rejected) {
 		fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Rejected[k])
 	}
+	if s.UnackedTotal > 0 {
+		fmt.Fprintf(tw, "unacked (answer lost, still tracked)\t%d\t\n", s.UnackedTotal)
+		for _, k := range sortedKeys(s.Unacked) {
+			fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Unacked[k])
+		}
+	}
 	fmt.Fprintf(tw, "committed ok\t%d\t%.1f\n", s.Committed, s.CommittedTPS)
 	fmt.Fprintf(tw, "committed with failure\t%d\t\n", s.FailedTotal)
 	for _, k := range sortedKeys(s.Failed) {
@@ -40,6 +46,16 @@ func PrintSummary(out io.Writer, r *Result) {
 	}
 	if s.Resyncs > 0 {
 		fmt.Fprintf(tw, "sequence resyncs\t%d\t\n", s.Resyncs)
+	}
+	if len(s.Mismatches) > 0 {
+		fmt.Fprintf(tw, "sequence mismatches recovered\t%d\t\n", measure.Sum(s.Mismatches))
+		for _, k := range sortedKeys(s.Mismatches) {
+			fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Mismatches[k])
+		}
+		fmt.Fprintf(tw, "  resubmitted / re-signed\t%d / %d\t\n", s.Resubmitted, s.Resigned)
+	}
+	if s.Reorgs > 0 {
+		fmt.Fprintf(tw, "back to pending by a reorg\t%d\t\n", s.Reorgs)
 	}
 	if s.ConnWaits > 0 {
 		fmt.Fprintf(tw, "connection waits\t%d\t\n", s.ConnWaits)
@@ -68,6 +84,21 @@ func PrintSummary(out io.Writer, r *Result) {
 	fmt.Fprintln(out)
 	if s.Generator.Warning != "" {
 		fmt.Fprintf(out, "WARNING: %s\n", s.Generator.Warning)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(out, "WARNING: %s\n", w)
+	}
+	for _, e := range r.Events {
+		fmt.Fprintf(out, "event t=%.1fs %s %s: %s\n", e.T, e.Kind, e.Target, e.Detail)
+	}
+	if len(r.Endpoints) > 1 || len(r.Endpoints) == 1 && (r.Endpoints[0].TransportErrors > 0 || r.Endpoints[0].DownS > 0) {
+		fmt.Fprintln(out)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ENDPOINT\tSENT\tACCEPTED\tREJECTED\tUNACKED\tTRANSPORT ERRORS\tFAILOVERS\tDOWN (s)")
+		for _, e := range r.Endpoints {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", e.URL, e.Sent, e.Accepted, e.Rejected, e.Unacked, e.TransportErrors, e.Failovers, e.DownS)
+		}
+		tw.Flush()
 	}
 	for _, t := range r.Thresholds {
 		verdict := "ok  "
