@@ -19,7 +19,14 @@ import (
 // scenarioFlags maps named flags onto scenario fields; `--set path=value`
 // reaches every other field.
 var scenarioFlags = []struct{ flag, path, help string }{
-	{"target", "target.kind", "system kind: builtin | cometbft"},
+	{"target", "target.kind", "system kind: builtin | cometbft | cosmos"},
+	{"via", "target.via", "cosmos: where transactions are submitted: rpc | rest | grpc"},
+	{"denom", "workload.denom", "cosmos: the denom sent (default: the chain's staking denom)"},
+	{"fee", "workload.fee", "cosmos: fee per transaction, e.g. 500uatom"},
+	{"gas", "workload.gas", "gas limit per transfer"},
+	{"memo", "workload.memo", "cosmos: memo on every transfer"},
+	{"funder-key", "workload.funder_key", "file with a funded key (hex or mnemonic) that funds the senders first; never printed"},
+	{"reuse-wallets", "workload.reuse_wallets", "skip funding when the wallets already hold funds"},
 	{"senders-offset", "workload.senders_offset", "first sending account (runs with disjoint senders can share a network)"},
 	{"net-home", "target.net_home", "use the network a `tpslab net up --home DIR` started"},
 	{"broadcast", "target.broadcast", "broadcast_tx_ mode: sync | async"},
@@ -54,6 +61,8 @@ var scenarioFlags = []struct{ flag, path, help string }{
 type scenarioOpts struct {
 	sets       []string
 	endpoints  []string
+	api        []string
+	grpc       []string
 	keep       bool
 	thresholds []string
 	fs         *pflag.FlagSet
@@ -63,8 +72,13 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet) {
 	o.fs = fs
 	for _, f := range scenarioFlags {
 		fs.String(f.flag, "", f.help+" ("+f.path+")")
+		if f.flag == "reuse-wallets" {
+			fs.Lookup(f.flag).NoOptDefVal = "true" // a switch: --reuse-wallets alone means true
+		}
 	}
 	fs.StringArrayVar(&o.endpoints, "endpoint", nil, "RPC URL of the target, repeatable; given, tpslab starts no network")
+	fs.StringArrayVar(&o.api, "api-endpoint", nil, "cosmos: REST URL, repeatable (for --via rest)")
+	fs.StringArrayVar(&o.grpc, "grpc-endpoint", nil, "cosmos: gRPC host:port, repeatable (for --via grpc)")
 	fs.StringArrayVar(&o.sets, "set", nil, "override any scenario field: --set load.rate=2000")
 	fs.BoolVar(&o.keep, "keep-network", false, "leave the built-in network running after the run")
 	fs.StringArrayVar(&o.thresholds, "threshold", nil, "pass/fail condition, repeatable: 'committed_tps>=1000', 'p99_commit<=2s', 'reject_rate<1%'")
@@ -92,6 +106,12 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 			// Endpoints of some chain: a built-in ledger is still recognised by its queries.
 			sc.Target.Kind = "cometbft"
 		}
+	}
+	if len(o.api) > 0 {
+		sc.Target.APIEndpoints = o.api
+	}
+	if len(o.grpc) > 0 {
+		sc.Target.GRPCEndpoints = o.grpc
 	}
 	if o.keep {
 		sc.Network.Keep = true

@@ -12,5 +12,6 @@ func All() runner.Kinds {
 	return runner.Kinds{
 		"builtin":  ledger{startsNet: true},
 		"cometbft": ledger{},
+		"cosmos":   sdk{},
 	}
 }

@@ -26,6 +26,12 @@ func (l ledger) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.Ne
 	if !l.startsNet {
 		return nil, exitcode.BadInputf("target.kind: %s: tpslab does not start such a chain, expected target.endpoints (--endpoint)", sc.Target.Kind)
 	}
+	g := testnet.DefaultGenesis()
+	return Up(ctx, scenarioNet(sc, o, "builtin", g.Seed, sc.Network.Accounts, g.Balance))
+}
+
+// scenarioNet is the network a scenario describes, for a run that starts it.
+func scenarioNet(sc *scenario.Scenario, o runner.NetOptions, kind, seed string, accounts, balance uint64) NetOptions {
 	nw := sc.Network
 	st := testnet.DefaultSettings()
 	st.TimeoutCommit = nw.TimeoutCommit.D()
@@ -33,19 +39,16 @@ func (l ledger) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.Ne
 	st.MaxBlockBytes = nw.MaxBlockBytes
 	st.MaxBlockGas = nw.MaxBlockGas
 	st.CreateEmptyBlocks = nw.CreateEmptyBlocks
-	g := testnet.DefaultGenesis()
-	g.Accounts = nw.Accounts
-	opts := testnet.Options{Validators: nw.Validators, Home: o.Home, ChainID: "tpslab", Genesis: g, Settings: st, Binary: o.Binary, Reset: true, Owner: o.Owner}
-	if err := opts.Validate(); err != nil {
-		return nil, exitcode.Wrap(exitcode.BadInput, err)
-	}
-	fmt.Fprintf(o.Log, "starting a built-in network of %d validators in %s\nsettings: %s\n", nw.Validators, o.Home, st)
-	return testnet.Up(ctx, opts)
+	return NetOptions{Kind: kind, Home: o.Home, Validators: nw.Validators, Seed: seed, Accounts: accounts, Balance: balance,
+		Settings: st, Reset: true, Binary: o.Binary, Owner: o.Owner, Log: o.Log}
 }
 
 // Target is the CometBFT target, with results named by the ledger.
 func (l ledger) Target(sys *runner.System, sc *scenario.Scenario) (target.Target, error) {
 	t := sc.Target
+	if t.Via != "rpc" {
+		return nil, exitcode.BadInputf("target.via: %q, expected rpc: the %s network takes transactions over its CometBFT RPC only", t.Via, sys.Kind)
+	}
 	tgt, err := cometbft.New(cometbft.Options{Endpoints: sys.Endpoints, Async: t.Broadcast == "async", Poll: t.Confirm == "poll",
 		Connections: sc.Load.Connections, Reason: chain.Reason})
 	if err != nil {

@@ -138,6 +138,10 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 	r := &run{sc: sc, o: o, rec: measure.NewRecorder()}
 	red := sc
 	red.Workload.GenesisSeed = "" // it derives the account keys: never written out
+	red.Workload.WalletSeed = ""  // so does this
+	if red.Workload.FunderKey != "" {
+		red.Workload.FunderKey = "(given)" // a path to a key: not even that is written out
+	}
 	r.res = &report.Result{SchemaVersion: report.SchemaVersion, Status: "running", StartedAt: time.Now().UTC(),
 		Scenario: red, Environment: environment(o.Version), PID: os.Getpid(), Dir: o.Out}
 	if r.w, err = report.NewWriter(o.Out, r.res); err != nil {
@@ -236,9 +240,13 @@ func (r *run) preflight(ctx context.Context) error {
 		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target %s does not answer: %w", strings.Join(r.sys.Endpoints, ", "), err))
 	}
 	if p, ok := tgt.(endpointProber); ok {
-		for i, e := range r.sys.Endpoints {
+		urls := r.sys.Endpoints
+		if pl, ok := tgt.(pooled); ok {
+			urls = pl.Pool().URLs // where submissions go (REST, gRPC, or the RPC)
+		}
+		for i, e := range urls {
 			if err := p.ProbeEndpoint(hctx, i); err != nil {
-				return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target.endpoints[%d] %s does not answer: %v", i, e, err))
+				return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("endpoint %s does not answer: %v", e, err))
 			}
 		}
 	}

@@ -79,6 +79,7 @@ type System struct {
 	Endpoints []string
 	Net       *testnet.Net // a local network (net.json), or nil for remote endpoints
 	Started   bool         // tpslab started it and stops it
+	Log       io.Writer    // where a kind reports setting up (funding, ...)
 }
 
 func (s *System) stop(log io.Writer, keep bool) {
@@ -118,14 +119,14 @@ func findSystem(ctx context.Context, sc *scenario.Scenario, o Options) (*System,
 	switch {
 	case len(t.Endpoints) > 0:
 		k, err := kindOf(t.Kind)
-		return &System{Kind: t.Kind, Endpoints: t.Endpoints}, k, err
+		return &System{Kind: t.Kind, Endpoints: t.Endpoints, Log: o.Log}, k, err
 	case t.NetHome != "":
 		n, err := testnet.Load(t.NetHome)
 		if err != nil {
 			return nil, nil, exitcode.Wrap(exitcode.BadInput, fmt.Errorf("target.net_home: %w", err))
 		}
 		k, err := kindOf(n.Kind)
-		return &System{Kind: n.Kind, Endpoints: n.RPCEndpoints(), Net: n}, k, err
+		return &System{Kind: n.Kind, Endpoints: n.RPCEndpoints(), Net: n, Log: o.Log}, k, err
 	}
 	k, err := kindOf(t.Kind)
 	if err != nil {
@@ -143,7 +144,7 @@ func findSystem(ctx context.Context, sc *scenario.Scenario, o Options) (*System,
 		}
 		return nil, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("start a %s network: %w", t.Kind, err))
 	}
-	return &System{Kind: t.Kind, Endpoints: n.RPCEndpoints(), Net: n, Started: true}, k, nil
+	return &System{Kind: t.Kind, Endpoints: n.RPCEndpoints(), Net: n, Started: true, Log: o.Log}, k, nil
 }
 
 // Names lists the kinds, sorted.

@@ -48,6 +48,11 @@ type Target struct {
 	NetHome   string   `yaml:"net_home" json:"net_home"`   // a network started by `tpslab net up`
 	Broadcast string   `yaml:"broadcast" json:"broadcast"` // sync | async
 	Confirm   string   `yaml:"confirm" json:"confirm"`     // websocket | poll
+	// Via is where Cosmos SDK transactions are submitted: the CometBFT RPC,
+	// the REST endpoint (POST /cosmos/tx/v1beta1/txs) or gRPC.
+	Via           string   `yaml:"via" json:"via,omitempty"`
+	APIEndpoints  []string `yaml:"api_endpoints" json:"api_endpoints,omitempty"`   // REST URLs
+	GRPCEndpoints []string `yaml:"grpc_endpoints" json:"grpc_endpoints,omitempty"` // host:port
 }
 
 // Network configures the built-in network tpslab starts itself.
@@ -125,7 +130,17 @@ type Workload struct {
 	Padding         int    `yaml:"padding" json:"padding"` // bytes added to each transaction
 	ChainID         string `yaml:"chain_id" json:"chain_id,omitempty"`
 	GenesisSeed     string `yaml:"genesis_seed" json:"genesis_seed,omitempty"`
-	Accounts        uint64 `yaml:"accounts" json:"accounts,omitempty"` // funded genesis accounts
+	Accounts        uint64 `yaml:"accounts" json:"accounts,omitempty"` // funded genesis accounts, or test wallets
+	// Chains with fees and funded wallets (Cosmos SDK, EVM).
+	Denom        string `yaml:"denom" json:"denom,omitempty"`                 // default: the chain's staking denom
+	Fee          string `yaml:"fee" json:"fee,omitempty"`                     // per transaction, e.g. 500uatom; default none
+	Gas          uint64 `yaml:"gas" json:"gas,omitempty"`                     // gas limit per transfer
+	Memo         string `yaml:"memo" json:"memo,omitempty"`                   // on every transfer
+	Prefix       string `yaml:"bech32_prefix" json:"bech32_prefix,omitempty"` // default: the chain's
+	WalletSeed   string `yaml:"wallet_seed" json:"wallet_seed,omitempty"`     // test wallets are derived from it (never written out); default: the network's, or "tpslab"
+	FunderKey    string `yaml:"funder_key" json:"funder_key,omitempty"`       // a file with a funded key (hex or mnemonic); the key is never written out
+	FundAmount   uint64 `yaml:"fund_amount" json:"fund_amount,omitempty"`     // given to each sender by the funder
+	ReuseWallets bool   `yaml:"reuse_wallets" json:"reuse_wallets,omitempty"` // skip funding when the wallets hold funds
 }
 
 // Default is `tpslab run` with no arguments: a 4-validator built-in network,
@@ -134,7 +149,7 @@ func Default() Scenario {
 	return Scenario{
 		Version: Version,
 		Name:    "default",
-		Target:  Target{Kind: "builtin", Broadcast: "sync", Confirm: "websocket"},
+		Target:  Target{Kind: "builtin", Broadcast: "sync", Confirm: "websocket", Via: "rpc"},
 		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond),
 			MempoolSize: 50000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true},
 		Load: Load{Model: "open", Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
@@ -142,7 +157,7 @@ func Default() Scenario {
 			WaitFor: "ack", Connections: 32},
 		Workload: Workload{Kind: "payment", Mode: "presigned", Senders: 2000, Window: 8,
 			SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"},
-			Amount: Amount{Min: 1, Max: 100}},
+			Amount: Amount{Min: 1, Max: 100}, Gas: 200_000, FundAmount: 10_000_000},
 		CommitTimeout: Duration(30 * time.Second),
 		Seed:          1,
 	}

@@ -3,10 +3,20 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"net"
 	"net/url"
+	"regexp"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/threshold"
+)
+
+// Kinds are the kinds of system a scenario can name.
+var Kinds = []string{"builtin", "cometbft", "cosmos"}
+
+var (
+	denomFormat = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$`)
+	feeFormat   = regexp.MustCompile(`^[0-9]+[a-zA-Z][a-zA-Z0-9/:._-]{2,127}(,[0-9]+[a-zA-Z][a-zA-Z0-9/:._-]{2,127})*$`)
 )
 
 // Bounds past which a plan is a typo, not a test: they keep every later
@@ -58,8 +68,24 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("version: %d, expected %d", s.Version, Version)
 	}
 	t := s.Target
-	if err := oneOf("target.kind", t.Kind, "builtin", "cometbft"); err != nil {
+	if err := oneOf("target.kind", t.Kind, Kinds...); err != nil {
 		return err
+	}
+	if err := oneOf("target.via", t.Via, "rpc", "rest", "grpc"); err != nil {
+		return err
+	}
+	for i, e := range t.APIEndpoints {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("target.api_endpoints[%d]: %q, expected a REST URL such as http://127.0.0.1:1317", i, e)
+		}
+	}
+	for i, e := range t.GRPCEndpoints {
+		if _, port, err := net.SplitHostPort(e); err != nil || port == "" {
+			return fmt.Errorf("target.grpc_endpoints[%d]: %q, expected host:port such as 127.0.0.1:9090", i, e)
+		}
+	}
+	if t.Via != "rpc" && t.Kind != "cosmos" && t.NetHome == "" {
+		return fmt.Errorf("target.via: %q, expected rpc: only Cosmos SDK chains (target.kind cosmos) take rest or grpc", t.Via)
 	}
 	if err := oneOf("target.broadcast", t.Broadcast, "sync", "async"); err != nil {
 		return err
@@ -75,6 +101,14 @@ func (s *Scenario) Validate() error {
 	}
 	if t.Kind == "cometbft" && len(t.Endpoints) == 0 {
 		return fmt.Errorf("target.endpoints: empty, expected at least one RPC URL for target kind cometbft (--endpoint)")
+	}
+	if len(t.Endpoints) > 0 && t.Kind == "cosmos" {
+		if t.Via == "rest" && len(t.APIEndpoints) == 0 {
+			return fmt.Errorf("target.api_endpoints: empty, expected REST URLs for target.via rest (--api-endpoint)")
+		}
+		if t.Via == "grpc" && len(t.GRPCEndpoints) == 0 {
+			return fmt.Errorf("target.grpc_endpoints: empty, expected host:port addresses for target.via grpc (--grpc-endpoint)")
+		}
 	}
 	if t.NetHome != "" && len(t.Endpoints) > 0 {
 		return fmt.Errorf("target.net_home: %q given together with target.endpoints, expected one or the other", t.NetHome)
@@ -234,6 +268,21 @@ func (w Workload) validate(l Load) error {
 	}
 	if w.Padding < 0 || w.Padding > 65535 {
 		return fmt.Errorf("workload.padding: %d, expected 0..65535 bytes", w.Padding)
+	}
+	if w.Gas < 1 || w.Gas > 1_000_000_000 {
+		return fmt.Errorf("workload.gas: %d, expected 1..1000000000", w.Gas)
+	}
+	if len(w.Memo) > 256 {
+		return fmt.Errorf("workload.memo: %d characters, expected at most 256", len(w.Memo))
+	}
+	if w.Fee != "" && !feeFormat.MatchString(w.Fee) {
+		return fmt.Errorf("workload.fee: %q, expected an amount and a denom such as 500uatom", w.Fee)
+	}
+	if w.Denom != "" && !denomFormat.MatchString(w.Denom) {
+		return fmt.Errorf("workload.denom: %q, expected a denom such as uatom (3..128 letters, digits, /:._-)", w.Denom)
+	}
+	if w.FundAmount < 1 {
+		return fmt.Errorf("workload.fund_amount: %d, expected at least 1", w.FundAmount)
 	}
 	if len(w.ChainID) > MaxChainIDLen {
 		return fmt.Errorf("workload.chain_id: %d characters, expected at most %d", len(w.ChainID), MaxChainIDLen)

@@ -180,6 +180,56 @@ func (p *Pool) EndpointStats() []EndpointStat {
 	return out
 }
 
+// Send submits through the pool with post(ctx, i), which sends to endpoint
+// i. It uses endpoint pref when it is up, else the next live one. A
+// connection that cannot be made marks the endpoint down and moves the
+// same request to the next live endpoint (it never reached a node, so
+// nothing is duplicated); an error after the request may have left makes
+// the answer Unacked and, when the endpoint looks gone, marks it down.
+func (p *Pool) Send(ctx context.Context, pref int, post func(ctx context.Context, i int) (Receipt, error)) Receipt {
+	var last error
+	for try := 0; try < len(p.URLs); try++ {
+		i, _ := p.Pick(pref + try)
+		r, err := post(ctx, i)
+		if err == nil {
+			r.Endpoint = i
+			p.Count(i, r.Status)
+			return r
+		}
+		last = err
+		if !NeverDelivered(err) || ctx.Err() != nil {
+			r := UnackedBy(err)
+			r.Endpoint = i
+			if Broken(err) {
+				p.Down(i, err)
+				p.TransportError(i)
+			}
+			p.Count(i, r.Status)
+			return r
+		}
+		p.Failover(i)
+		p.Down(i, err)
+	}
+	// No endpoint took it: it never reached a node.
+	return Receipt{Status: Rejected, Reason: "transport_error", Detail: last.Error(), Endpoint: -1}
+}
+
+// UnackedBy is the receipt of a request whose answer err lost.
+func UnackedBy(err error) Receipt {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return Receipt{Status: Unacked, Reason: "timeout", Detail: err.Error()}
+	case errors.Is(err, context.Canceled):
+		return Receipt{Status: Unacked, Reason: "canceled", Detail: err.Error()}
+	}
+	return Receipt{Status: Unacked, Reason: "transport_error", Detail: err.Error()}
+}
+
+// ErrBroken marks a transport error that means the endpoint is gone or
+// going (a gRPC connection that became unavailable, say).
+var ErrBroken = errors.New("connection broke")
+
 // NeverDelivered says err happened before a request could reach the other
 // side (the connection could not be made), so sending it elsewhere cannot
 // duplicate it.
@@ -201,5 +251,5 @@ func Broken(err error) bool {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return false
 	}
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.Is(err, ErrBroken) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -42,14 +42,18 @@ type Options struct {
 
 // Node is one validator as recorded in net.json.
 type Node struct {
-	Name    string `json:"name"`
-	Home    string `json:"home"`
-	ID      string `json:"id"`
-	RPC     string `json:"rpc"`     // http://host:port
-	P2P     string `json:"p2p"`     // tcp://host:port
-	Metrics string `json:"metrics"` // http://host:port/metrics (CometBFT's Prometheus endpoint)
-	PID     int    `json:"pid"`
-	Log     string `json:"log"`
+	Name    string   `json:"name"`
+	Home    string   `json:"home"`
+	ID      string   `json:"id"`
+	RPC     string   `json:"rpc"`            // http://host:port
+	API     string   `json:"api,omitempty"`  // REST, http://host:port (Cosmos SDK)
+	GRPC    string   `json:"grpc,omitempty"` // host:port (Cosmos SDK)
+	P2P     string   `json:"p2p"`            // tcp://host:port
+	Metrics string   `json:"metrics"`        // http://host:port/metrics (CometBFT's Prometheus endpoint)
+	Pprof   string   `json:"pprof,omitempty"`
+	PID     int      `json:"pid"`
+	Log     string   `json:"log"`
+	Command []string `json:"command"` // how it is started
 }
 
 // Net is the content of net.json.
@@ -57,12 +61,27 @@ type Net struct {
 	Version  int           `json:"version"`
 	Kind     string        `json:"kind"` // builtin (the reference ledger); other kinds add theirs
 	ChainID  string        `json:"chain_id"`
-	Genesis  chain.Genesis `json:"genesis"`
+	Genesis  chain.Genesis `json:"genesis"` // the built-in ledger's
 	Settings Settings      `json:"settings"`
+	Cosmos   *Cosmos       `json:"cosmos,omitempty"` // a Cosmos SDK chain's
 	Nodes    []Node        `json:"nodes"`
 	Home     string        `json:"home"`
 	Started  time.Time     `json:"started"`
 	Owner    *Owner        `json:"owner,omitempty"`
+}
+
+// Cosmos describes a Cosmos SDK network: its daemon, denom and prefix, and
+// the test wallets its genesis funded (derived from WalletSeed; the seed is
+// test-only and derives keys, like the ledger's genesis seed).
+type Cosmos struct {
+	Binary     string `json:"binary"`
+	Denom      string `json:"denom"`
+	Prefix     string `json:"bech32_prefix"`
+	WalletSeed string `json:"wallet_seed"`
+	Wallets    int    `json:"wallets"`
+	Balance    uint64 `json:"wallet_balance"`
+	Supply     string `json:"genesis_supply"`  // of Denom, conserved by bank sends
+	FunderKey  string `json:"funder_key_file"` // a funded key for fan-out funding (a path; the key stays in the file)
 }
 
 // RPCEndpoints lists every node's RPC address.
@@ -100,6 +119,9 @@ func Load(home string) (*Net, error) {
 	}
 	return &n, nil
 }
+
+// Save writes net.json.
+func (n *Net) Save() error { return n.save() }
 
 func (n *Net) save() error {
 	b, err := json.MarshalIndent(n, "", "  ")
@@ -176,6 +198,9 @@ func Up(ctx context.Context, o Options) (*Net, error) {
 	return n, nil
 }
 
+// PrepareHome refuses a used home unless reset is set.
+func PrepareHome(home string, reset bool) error { return prepareHome(home, reset) }
+
 // prepareHome refuses a used home unless reset is set, in which case it stops
 // whatever still runs there and wipes it.
 func prepareHome(home string, reset bool) error {
@@ -198,6 +223,9 @@ func prepareHome(home string, reset bool) error {
 	}
 	return os.MkdirAll(home, 0o755)
 }
+
+// FreePorts asks the kernel for n unused TCP ports on bind.
+func FreePorts(bind string, n int) ([]int, error) { return freePorts(bind, n) }
 
 // freePorts asks the kernel for n unused TCP ports on bind.
 func freePorts(bind string, n int) ([]int, error) {
@@ -338,7 +366,15 @@ func (n *Net) start(binary string) error {
 		}
 	}
 	for i := range n.Nodes {
-		pid, err := startNode(binary, n.Nodes[i])
+		n.Nodes[i].Command = []string{binary, "node", "--home", n.Nodes[i].Home}
+	}
+	return n.StartAll()
+}
+
+// StartAll starts every node by its command.
+func (n *Net) StartAll() error {
+	for i := range n.Nodes {
+		pid, err := StartProcess(n.Nodes[i])
 		if err != nil {
 			return err
 		}
@@ -348,15 +384,18 @@ func (n *Net) start(binary string) error {
 	return nil
 }
 
-// startNode runs `tpslab node` in its own session so it outlives `net up`,
-// with its output appended to the node's log.
-func startNode(binary string, nd Node) (int, error) {
+// StartProcess runs a node's command in its own session so it outlives the
+// tpslab process that started it, with its output appended to its log.
+func StartProcess(nd Node) (int, error) {
+	if len(nd.Command) == 0 {
+		return 0, fmt.Errorf("%s: net.json holds no command to start it with", nd.Name)
+	}
 	logf, err := os.OpenFile(nd.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return 0, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(binary, "node", "--home", nd.Home)
+	cmd := exec.Command(nd.Command[0], nd.Command[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -366,15 +405,15 @@ func startNode(binary string, nd Node) (int, error) {
 	return cmd.Process.Pid, nil
 }
 
-// Restart starts node i again (after a kill) and records its new pid.
+// Restart starts node i again (after a kill) and records its new pid. A
+// non-empty binary replaces the program of a built-in node (tests build
+// tpslab afresh).
 func (n *Net) Restart(i int, binary string) error {
-	if binary == "" {
-		var err error
-		if binary, err = os.Executable(); err != nil {
-			return err
-		}
+	nd := n.Nodes[i]
+	if binary != "" && n.Kind == "builtin" {
+		nd.Command = []string{binary, "node", "--home", nd.Home}
 	}
-	pid, err := startNode(binary, n.Nodes[i])
+	pid, err := StartProcess(nd)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -53,32 +51,7 @@ func (s *submitter) Submit(ctx context.Context, tx target.Tx) target.Receipt {
 	b = base64.StdEncoding.AppendEncode(b, tx.Bytes)
 	b = append(b, `"}}`...)
 	s.body = b
-	pool := s.t.pool
-	var last error
-	for try := 0; try < len(s.t.clients); try++ {
-		i, _ := pool.Pick(s.pref + try)
-		r, err := s.post(ctx, i)
-		if err == nil {
-			pool.Count(i, r.Status)
-			return r
-		}
-		last = err
-		if !target.NeverDelivered(err) || ctx.Err() != nil {
-			// The request may have reached the node: its fate is unknown.
-			r := unacked(err)
-			r.Endpoint = i
-			if target.Broken(err) {
-				pool.Down(i, err)
-				pool.TransportError(i)
-			}
-			pool.Count(i, r.Status)
-			return r
-		}
-		pool.Failover(i)
-		pool.Down(i, err)
-	}
-	// No endpoint took it: it never reached a node.
-	return target.Receipt{Status: target.Rejected, Reason: "transport_error", Detail: last.Error(), Endpoint: -1}
+	return s.t.pool.Send(ctx, s.pref, s.post)
 }
 
 func (s *submitter) post(ctx context.Context, i int) (target.Receipt, error) {
@@ -101,20 +74,7 @@ func (s *submitter) post(ctx context.Context, i int) (target.Receipt, error) {
 	if err != nil {
 		return target.Receipt{}, err
 	}
-	r := s.t.classify(res.StatusCode, s.resp.Bytes())
-	r.Endpoint = i
-	return r, nil
-}
-
-func unacked(err error) target.Receipt {
-	var ne net.Error
-	switch {
-	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return target.Receipt{Status: target.Unacked, Reason: "timeout", Detail: err.Error()}
-	case errors.Is(err, context.Canceled):
-		return target.Receipt{Status: target.Unacked, Reason: "canceled", Detail: err.Error()}
-	}
-	return target.Receipt{Status: target.Unacked, Reason: "transport_error", Detail: err.Error()}
+	return s.t.classify(res.StatusCode, s.resp.Bytes()), nil
 }
 
 // classify turns an RPC answer into a receipt; rejections by the

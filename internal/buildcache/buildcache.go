@@ -1,0 +1,176 @@
+// Package buildcache builds the external programs tpslab starts (its
+// Cosmos SDK chain, geth) once, into the repository's ignored .cache/bin,
+// and again only when their sources change: CI builds each once per run,
+// and local reruns reuse them.
+package buildcache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Root is the tpslab source tree: $TPSLAB_ROOT, or the first directory up
+// from the working directory whose go.mod is tpslab's.
+func Root() (string, error) {
+	if r := os.Getenv("TPSLAB_ROOT"); r != "" {
+		return r, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), "module github.com/tpslab/tpslab\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the tpslab source tree (set TPSLAB_ROOT, or give the program's path)")
+		}
+		dir = parent
+	}
+}
+
+// Dir is where built programs are kept: $TPSLAB_CACHE, or ROOT/.cache/bin.
+func Dir() (string, error) {
+	if d := os.Getenv("TPSLAB_CACHE"); d != "" {
+		return d, os.MkdirAll(d, 0o755)
+	}
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	d := filepath.Join(root, ".cache", "bin")
+	return d, os.MkdirAll(d, 0o755)
+}
+
+var mu sync.Mutex
+
+// GoBuild builds package pkg of the Go module in ROOT/moduleDir into the
+// cache as name, unless a build from the same sources is there already. log
+// is told when a build starts (they take minutes).
+func GoBuild(name, moduleDir, pkg string, log io.Writer) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(root, moduleDir)
+	stamp, err := sourceHash(src)
+	if err != nil {
+		return "", err
+	}
+	return cached(name, stamp, log, func(out string) *exec.Cmd {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir = src
+		return cmd
+	})
+}
+
+// GoInstall installs module@version's command pkg (a path inside the
+// module) into the cache as name.
+func GoInstall(name, pkgAtVersion string, log io.Writer) (string, error) {
+	return cached(name, pkgAtVersion, log, func(out string) *exec.Cmd {
+		cmd := exec.Command("go", "install", pkgAtVersion)
+		cmd.Env = append(os.Environ(), "GOBIN="+filepath.Dir(out)+"/.install-"+name)
+		return cmd
+	})
+}
+
+// cached returns DIR/name when DIR/name.stamp says stamp, else builds it.
+// A file lock keeps two processes (parallel test packages) from building at
+// once.
+func cached(name, stamp string, log io.Writer, build func(out string) *exec.Cmd) (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "."+name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	if b, err := os.ReadFile(out + ".stamp"); err == nil && string(b) == stamp {
+		if _, err := os.Stat(out); err == nil {
+			return out, nil
+		}
+	}
+	if log != nil {
+		fmt.Fprintf(log, "building %s into %s (once; this takes a few minutes the first time)\n", name, dir)
+	}
+	start := time.Now()
+	cmd := build(out)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %v\n%s", name, err, tail(string(o), 20))
+	}
+	if gobin := filepath.Join(dir, ".install-"+name); dirExists(gobin) {
+		entries, _ := os.ReadDir(gobin)
+		if len(entries) != 1 {
+			return "", fmt.Errorf("build %s: go install left %d files", name, len(entries))
+		}
+		if err := os.Rename(filepath.Join(gobin, entries[0].Name()), out); err != nil {
+			return "", err
+		}
+		os.RemoveAll(gobin)
+	}
+	if err := os.WriteFile(out+".stamp", []byte(stamp), 0o644); err != nil {
+		return "", err
+	}
+	if log != nil {
+		fmt.Fprintf(log, "built %s in %s\n", name, time.Since(start).Round(time.Second))
+	}
+	return out, nil
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// sourceHash hashes a module's go.mod, go.sum and Go files.
+func sourceHash(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if n := d.Name(); strings.HasSuffix(n, ".go") || n == "go.mod" || n == "go.sum" {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			h.Write([]byte(rel))
+			h.Write(b)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil)), err
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,112 @@
+package kinds
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/sdknet"
+)
+
+// NetOptions are what `tpslab net up` (and a run that starts its own
+// network) says about a local network, for every kind.
+type NetOptions struct {
+	Kind       string // builtin | cosmos
+	Home       string
+	Validators int
+	ChainID    string // empty: the kind's default
+	Seed       string // derives the funded accounts' keys (test keys)
+	Accounts   uint64 // funded accounts (test wallets)
+	Balance    uint64 // per account
+	Settings   testnet.Settings
+	Bind       string
+	Reset      bool
+	Binary     string // the node program: tpslab itself (builtin) or an SDK daemon (cosmos; empty: tpsd, built when missing)
+	Denom      string // cosmos: empty reads the daemon's
+	Prefix     string // cosmos: empty reads the daemon's
+	Owner      *testnet.Owner
+	Log        io.Writer
+}
+
+// NetKinds are the kinds `net up` starts.
+var NetKinds = []string{"builtin", "cosmos"}
+
+// Up creates and starts a local network of o.Kind.
+func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	switch o.Kind {
+	case "builtin":
+		if o.ChainID == "" {
+			o.ChainID = "tpslab"
+		}
+		opts := testnet.Options{Validators: o.Validators, Home: o.Home, ChainID: o.ChainID,
+			Genesis:  chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance},
+			Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Binary: o.Binary, Owner: o.Owner}
+		if err := opts.Validate(); err != nil {
+			return nil, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		fmt.Fprintf(o.Log, "starting %d validators of the built-in ledger in %s\nsettings: %s\n", o.Validators, o.Home, o.Settings)
+		return testnet.Up(ctx, opts)
+	case "cosmos":
+		if o.ChainID == "" {
+			o.ChainID = "tpslab-cosmos"
+		}
+		bin := o.Binary
+		if bin == "" {
+			var err error
+			if bin, err = sdknet.Tpsd(o.Log); err != nil {
+				return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("tpslab's SDK chain: %w", err))
+			}
+		}
+		so := sdknet.Options{Binary: bin, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID, Denom: o.Denom, Prefix: o.Prefix,
+			WalletSeed: o.Seed, Wallets: int(o.Accounts), Balance: o.Balance, Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log}
+		if err := so.Validate(); err != nil {
+			return nil, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		fmt.Fprintf(o.Log, "starting %d validators of %s in %s\nsettings: %s\n", o.Validators, bin, o.Home, o.Settings)
+		return sdknet.Up(ctx, so)
+	}
+	return nil, exitcode.BadInputf("--kind: %q, expected one of %v", o.Kind, NetKinds)
+}
+
+// Audit is what `net check` found: a line per node, and the problems.
+type Audit struct {
+	Lines    []string
+	Problems []string
+	OK       string // what a clean check means, for this kind
+}
+
+// Check audits a network's state the way its kind allows.
+func Check(ctx context.Context, n *testnet.Net) Audit {
+	switch n.Kind {
+	case "cosmos":
+		audits, problems := sdknet.Check(ctx, n)
+		var a Audit
+		for _, nd := range n.Nodes {
+			if x, ok := audits[nd.Name]; ok {
+				a.Lines = append(a.Lines, fmt.Sprintf("%s: height %d app_hash %s supply %s%s", nd.Name, x.Height, x.AppHash, x.Supply, n.Cosmos.Denom))
+			}
+		}
+		a.Problems, a.OK = problems, "ok: supply of "+n.Cosmos.Denom+" conserved, app hashes agree"
+		return a
+	}
+	r := n.Check(ctx)
+	var a Audit
+	names := make([]string, 0, len(r.Audits))
+	for name := range r.Audits {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		x := r.Audits[name]
+		a.Lines = append(a.Lines, fmt.Sprintf("%s: height %d app_hash %s accounts %d supply %s", name, x.Height, x.AppHash, x.Accounts, x.Supply))
+	}
+	a.Problems, a.OK = r.Problems, "ok: supply conserved, balances in range, app hashes agree"
+	return a
+}

@@ -1,0 +1,450 @@
+// Package sdknet creates and checks local networks of a Cosmos SDK chain:
+// tpslab's own (tpsd) or a user's daemon (gaiad, simd, an app chain). It
+// drives the daemon only through the SDK's standard command line (init,
+// keys add, genesis add-genesis-account / gentx / collect-gentxs, start), so
+// one code path serves both; it edits genesis.json to fund the test wallets
+// and the node configuration files to put every listener on loopback.
+package sdknet
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil/bech32"
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/tpslab/tpslab/internal/buildcache"
+	"github.com/tpslab/tpslab/internal/target/cosmos"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// Options describe a network to create.
+type Options struct {
+	Binary     string // the SDK daemon
+	Validators int
+	Home       string
+	ChainID    string
+	Denom      string // empty: the one the daemon's `init` chose (staking bond denom)
+	Prefix     string // empty: the one its `keys add` uses
+	WalletSeed string
+	Wallets    int    // test wallets funded in genesis
+	Balance    uint64 // per wallet
+	Settings   testnet.Settings
+	Bind       string
+	Reset      bool
+	Owner      *testnet.Owner
+	Log        io.Writer
+	Wait       time.Duration
+}
+
+// Validate checks the options before anything is created.
+func (o Options) Validate() error {
+	switch {
+	case o.Validators < 1 || o.Validators > 64:
+		return fmt.Errorf("--validators: %d, expected 1..64", o.Validators)
+	case o.Wallets < 1 || o.Wallets > 1_000_000:
+		return fmt.Errorf("--accounts: %d, expected 1..1000000 test wallets", o.Wallets)
+	case o.Balance == 0:
+		return errors.New("--balance: 0, expected a balance per wallet >= 1")
+	case o.ChainID == "" || len(o.ChainID) > 48:
+		return fmt.Errorf("--chain-id: %q, expected 1..48 characters", o.ChainID)
+	}
+	return o.Settings.Validate()
+}
+
+// run runs the daemon with args; its output is returned, and named in the
+// error when it fails.
+func run(ctx context.Context, bin string, args ...string) ([]byte, error) {
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return nil, fmt.Errorf("%s %s: %v: %s", filepath.Base(bin), args[0], err, msg)
+	}
+	return append(out.Bytes(), errb.Bytes()...), nil
+}
+
+const validatorStake = 1_000_000_000_000 // bonded by each validator's gentx
+
+// Up creates and starts a network, then waits until every node commits.
+func Up(ctx context.Context, o Options) (*testnet.Net, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Bind == "" {
+		o.Bind = "127.0.0.1"
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	home, err := filepath.Abs(o.Home)
+	if err != nil {
+		return nil, err
+	}
+	if err := testnet.PrepareHome(home, o.Reset); err != nil {
+		return nil, err
+	}
+	bin, err := filepath.Abs(o.Binary)
+	if err != nil {
+		return nil, err
+	}
+	n := &testnet.Net{Version: 1, Kind: "cosmos", ChainID: o.ChainID, Settings: o.Settings, Home: home, Owner: o.Owner,
+		Cosmos: &testnet.Cosmos{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: o.Balance}}
+	ports, err := testnet.FreePorts(o.Bind, 7*o.Validators)
+	if err != nil {
+		return nil, err
+	}
+	addrs := make([]string, o.Validators)
+	for i := 0; i < o.Validators; i++ {
+		name := "node" + strconv.Itoa(i)
+		nh := filepath.Join(home, name)
+		p := ports[7*i : 7*i+7]
+		hp := func(k int) string { return o.Bind + ":" + strconv.Itoa(p[k]) }
+		n.Nodes = append(n.Nodes, testnet.Node{Name: name, Home: nh, RPC: "http://" + hp(0), P2P: "tcp://" + hp(1),
+			API: "http://" + hp(2), GRPC: hp(3), Metrics: "http://" + hp(4) + "/metrics", Pprof: hp(5),
+			Log: filepath.Join(nh, "node.log"), Command: []string{bin, "start", "--home", nh}})
+		initArgs := []string{"init", name, "--chain-id", o.ChainID, "--home", nh}
+		if o.Denom != "" {
+			initArgs = append(initArgs, "--default-denom", o.Denom)
+		}
+		if _, err := run(ctx, bin, initArgs...); err != nil {
+			return nil, err
+		}
+		// The validator key; its mnemonic (in this output) is never printed.
+		out, err := run(ctx, bin, "keys", "add", "validator", "--keyring-backend", "test", "--home", nh, "--output", "json")
+		if err != nil {
+			return nil, err
+		}
+		var key struct {
+			Address string `json:"address"`
+		}
+		if err := json.Unmarshal(firstJSON(out), &key); err != nil || key.Address == "" {
+			return nil, fmt.Errorf("%s keys add: no address in its JSON output", filepath.Base(bin))
+		}
+		addrs[i] = key.Address
+		id, err := run(ctx, bin, "comet", "show-node-id", "--home", nh)
+		if err != nil {
+			if id, err = run(ctx, bin, "tendermint", "show-node-id", "--home", nh); err != nil {
+				return nil, err
+			}
+		}
+		n.Nodes[i].ID = strings.TrimSpace(string(id))
+	}
+	g0 := filepath.Join(n.Nodes[0].Home, "config", "genesis.json")
+	if err := readChainFacts(g0, addrs[0], &o, n.Cosmos); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Log, "cosmos network %s: denom %s, bech32 prefix %s, %d validators, %d test wallets\n", o.ChainID, n.Cosmos.Denom, n.Cosmos.Prefix, o.Validators, o.Wallets)
+	stake := strconv.FormatUint(validatorStake, 10) + n.Cosmos.Denom
+	for _, a := range addrs {
+		if _, err := run(ctx, bin, "genesis", "add-genesis-account", a, strconv.FormatUint(10*validatorStake, 10)+n.Cosmos.Denom, "--home", n.Nodes[0].Home); err != nil {
+			return nil, err
+		}
+	}
+	gentxDir := filepath.Join(n.Nodes[0].Home, "config", "gentx")
+	for i, nd := range n.Nodes {
+		if i > 0 {
+			if err := copyFile(g0, filepath.Join(nd.Home, "config", "genesis.json")); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := run(ctx, bin, "genesis", "gentx", "validator", stake, "--chain-id", o.ChainID, "--keyring-backend", "test",
+			"--home", nd.Home, "--moniker", nd.Name, "--ip", o.Bind, "--node-id", nd.ID); err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			files, _ := filepath.Glob(filepath.Join(nd.Home, "config", "gentx", "*.json"))
+			for _, f := range files {
+				if err := copyFile(f, filepath.Join(gentxDir, filepath.Base(f))); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	funder := cosmos.DeriveWallet(o.WalletSeed+"/funder", 0, n.Cosmos.Prefix)
+	if err := fundWallets(g0, o, n.Cosmos, funder); err != nil {
+		return nil, err
+	}
+	if _, err := run(ctx, bin, "genesis", "collect-gentxs", "--home", n.Nodes[0].Home); err != nil {
+		return nil, err
+	}
+	keyFile := filepath.Join(home, "funder.key")
+	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(funder.Key)+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	n.Cosmos.FunderKey = keyFile
+	for i, nd := range n.Nodes {
+		if i > 0 {
+			if err := copyFile(g0, filepath.Join(nd.Home, "config", "genesis.json")); err != nil {
+				return nil, err
+			}
+		}
+		if err := configure(n, i, o); err != nil {
+			return nil, err
+		}
+	}
+	if err := n.StartAll(); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	if err := n.Save(); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	wait := o.Wait
+	if wait == 0 {
+		wait = 90 * time.Second
+	}
+	if err := n.WaitForBlocks(ctx, 2, wait); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	return n, nil
+}
+
+// firstJSON returns the first JSON object in out (daemons mix logs in).
+func firstJSON(out []byte) []byte {
+	if i := bytes.IndexByte(out, '{'); i >= 0 {
+		if j := bytes.LastIndexByte(out, '}'); j > i {
+			return out[i : j+1]
+		}
+	}
+	return out
+}
+
+// readChainFacts reads the denom and the bech32 prefix the daemon uses, unless set.
+func readChainFacts(genesis, anAddress string, o *Options, c *testnet.Cosmos) error {
+	c.Denom, c.Prefix = o.Denom, o.Prefix
+	if c.Denom == "" {
+		var g struct {
+			AppState struct {
+				Staking struct {
+					Params struct {
+						BondDenom string `json:"bond_denom"`
+					} `json:"params"`
+				} `json:"staking"`
+			} `json:"app_state"`
+		}
+		b, err := os.ReadFile(genesis)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &g); err != nil || g.AppState.Staking.Params.BondDenom == "" {
+			return fmt.Errorf("%s: no staking bond_denom; give --denom", genesis)
+		}
+		c.Denom = g.AppState.Staking.Params.BondDenom
+	}
+	if c.Prefix == "" {
+		hrp, _, err := bech32.Decode(anAddress)
+		if err != nil {
+			return fmt.Errorf("the daemon's address %q is not bech32 (%v); give --bech32-prefix", anAddress, err)
+		}
+		c.Prefix = hrp
+	}
+	return nil
+}
+
+// fundWallets adds the test wallets and the funder to genesis.json, and
+// records the denom's genesis supply.
+func fundWallets(path string, o Options, c *testnet.Cosmos, funder cosmos.Wallet) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var g map[string]json.RawMessage
+	if err := json.Unmarshal(b, &g); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var app map[string]json.RawMessage
+	if err := json.Unmarshal(g["app_state"], &app); err != nil {
+		return fmt.Errorf("%s: app_state: %w", path, err)
+	}
+	var auth map[string]json.RawMessage
+	var bank map[string]json.RawMessage
+	if err := json.Unmarshal(app["auth"], &auth); err != nil {
+		return fmt.Errorf("%s: auth: %w", path, err)
+	}
+	if err := json.Unmarshal(app["bank"], &bank); err != nil {
+		return fmt.Errorf("%s: bank: %w", path, err)
+	}
+	var accounts []json.RawMessage
+	var balances []struct {
+		Address string `json:"address"`
+		Coins   []struct {
+			Denom  string `json:"denom"`
+			Amount string `json:"amount"`
+		} `json:"coins"`
+	}
+	json.Unmarshal(auth["accounts"], &accounts)
+	json.Unmarshal(bank["balances"], &balances)
+	type coin struct {
+		Denom  string `json:"denom"`
+		Amount string `json:"amount"`
+	}
+	type balance struct {
+		Address string `json:"address"`
+		Coins   []coin `json:"coins"`
+	}
+	var newBalances []balance
+	for _, bl := range balances {
+		nb := balance{Address: bl.Address}
+		for _, c := range bl.Coins {
+			nb.Coins = append(nb.Coins, coin(c))
+		}
+		newBalances = append(newBalances, nb)
+	}
+	add := func(addr string, amount string) {
+		acc, _ := json.Marshal(map[string]any{"@type": "/cosmos.auth.v1beta1.BaseAccount", "address": addr, "pub_key": nil, "account_number": "0", "sequence": "0"})
+		accounts = append(accounts, acc)
+		newBalances = append(newBalances, balance{Address: addr, Coins: []coin{{Denom: c.Denom, Amount: amount}}})
+	}
+	wallets := cosmos.DeriveWallets(o.WalletSeed, o.Wallets, c.Prefix)
+	each := strconv.FormatUint(o.Balance, 10)
+	for _, w := range wallets {
+		add(w.Address, each)
+	}
+	add(funder.Address, new(big.Int).Mul(big.NewInt(int64(o.Wallets)), new(big.Int).SetUint64(o.Balance)).String())
+	supply := new(big.Int)
+	for _, bl := range newBalances {
+		for _, cn := range bl.Coins {
+			if cn.Denom == c.Denom {
+				v, ok := new(big.Int).SetString(cn.Amount, 10)
+				if !ok {
+					return fmt.Errorf("%s: balance %q of %s is not an integer", path, cn.Amount, bl.Address)
+				}
+				supply.Add(supply, v)
+			}
+		}
+	}
+	c.Supply = supply.String()
+	auth["accounts"], _ = json.Marshal(accounts)
+	bank["balances"], _ = json.Marshal(newBalances)
+	bank["supply"] = json.RawMessage("[]") // recomputed from the balances at InitGenesis
+	app["auth"], _ = json.Marshal(auth)
+	app["bank"], _ = json.Marshal(bank)
+	g["app_state"], _ = json.Marshal(app)
+	if o.Settings.MaxBlockBytes > 0 || o.Settings.MaxBlockGas != 0 {
+		var cons map[string]any
+		if err := json.Unmarshal(g["consensus"], &cons); err == nil {
+			if params, ok := cons["params"].(map[string]any); ok {
+				if block, ok := params["block"].(map[string]any); ok {
+					block["max_bytes"] = strconv.FormatInt(o.Settings.MaxBlockBytes, 10)
+					block["max_gas"] = strconv.FormatInt(o.Settings.MaxBlockGas, 10)
+				}
+			}
+			g["consensus"], _ = json.Marshal(cons)
+		}
+	}
+	out, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}
+
+// configure writes node i's listeners (loopback), peers and settings into
+// its config.toml, app.toml and client.toml.
+func configure(n *testnet.Net, i int, o Options) error {
+	nd := n.Nodes[i]
+	var peers []string
+	for j, p := range n.Nodes {
+		if j != i {
+			peers = append(peers, p.ID+"@"+strings.TrimPrefix(p.P2P, "tcp://"))
+		}
+	}
+	s := o.Settings
+	err := editTOML(filepath.Join(nd.Home, "config", "config.toml"), map[string]any{
+		"moniker":   nd.Name,
+		"log_level": s.LogLevel,
+		"rpc.laddr": "tcp://" + strings.TrimPrefix(nd.RPC, "http://"), "rpc.pprof_laddr": nd.Pprof,
+		"rpc.max_open_connections": 2000, "rpc.max_subscription_clients": 200, "rpc.experimental_subscription_buffer_size": 2000,
+		"rpc.experimental_websocket_write_buffer_size": 2000,
+		"p2p.laddr": nd.P2P, "p2p.persistent_peers": strings.Join(peers, ","), "p2p.addr_book_strict": false,
+		"p2p.allow_duplicate_ip": true, "p2p.pex": false, "p2p.flush_throttle_timeout": "10ms",
+		"p2p.send_rate": 100 << 20, "p2p.recv_rate": 100 << 20, "p2p.external_address": "",
+		"mempool.size": s.MempoolSize, "mempool.max_txs_bytes": s.MempoolMaxBytes, "mempool.cache_size": s.MempoolCacheSize,
+		"consensus.timeout_commit": s.TimeoutCommit.String(), "consensus.timeout_propose": s.TimeoutPropose.String(),
+		"consensus.create_empty_blocks": s.CreateEmptyBlocks,
+		"tx_index.indexer":              "null",
+		"instrumentation.prometheus":    true, "instrumentation.prometheus_listen_addr": strings.TrimSuffix(strings.TrimPrefix(nd.Metrics, "http://"), "/metrics"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := editTOML(filepath.Join(nd.Home, "config", "app.toml"), map[string]any{
+		"minimum-gas-prices": "0" + n.Cosmos.Denom,
+		"api.enable":         true, "api.address": "tcp://" + strings.TrimPrefix(nd.API, "http://"), "api.max-open-connections": 2000,
+		"grpc.enable": true, "grpc.address": nd.GRPC,
+	}); err != nil {
+		return err
+	}
+	return editTOML(filepath.Join(nd.Home, "config", "client.toml"), map[string]any{
+		"chain-id": n.ChainID, "keyring-backend": "test", "node": "tcp://" + strings.TrimPrefix(nd.RPC, "http://"),
+	})
+}
+
+// editTOML sets dotted keys in a TOML file (tables are created as needed).
+func editTOML(path string, set map[string]any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(b, &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for k, v := range set {
+		parts := strings.Split(k, ".")
+		m := doc
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				if _, exists := m[p]; exists {
+					return fmt.Errorf("%s: %s is not a table", path, p)
+				}
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = v
+	}
+	out, err := toml.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// Tpsd is tpslab's own SDK daemon, built from chains/cosmos when missing
+// or stale.
+func Tpsd(log io.Writer) (string, error) {
+	return buildcache.GoBuild("tpsd", "chains/cosmos", "./cmd/tpsd", log)
+}
