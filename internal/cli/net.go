@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
