@@ -11,4 +11,5 @@ go mod download
 gofmt_out=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$gofmt_out" ]; then echo "gofmt needed: $gofmt_out"; exit 1; fi
 go vet ./...
+(cd chains/cosmos && go vet ./...)
 go test -p 1 -count=1 -timeout 25m ./... "$@"

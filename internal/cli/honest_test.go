@@ -21,6 +21,7 @@ import (
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 )
 
 // writeResult writes a minimal finished (or not) run directory.
@@ -320,4 +321,48 @@ func TestSecondRunOnANetworkIsRefused(t *testing.T) {
 	first.Process.Signal(os.Interrupt)
 	waitExit(t, first, time.Minute)
 	_ = context.Background
+}
+
+// net up --kind cosmos drives an SDK daemon through its standard command
+// line; --binary takes the user's own (here tpsd, given by path), and net
+// status, check and down work on it.
+func TestNetUpCosmosWithBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts a Cosmos SDK chain")
+	}
+	tpsd, err := sdknet.Tpsd(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := testbin.Path(t)
+	home := filepath.Join(t.TempDir(), "sdk")
+	out, err := exec.Command(bin, "net", "up", "--kind", "cosmos", "--binary", tpsd, "--validators", "2", "--accounts", "200", "--home", home).CombinedOutput()
+	if err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	n, err := testnet.Load(home)
+	if err != nil || n.Kind != "cosmos" || n.Cosmos.Binary != tpsd || n.Cosmos.Denom != "stake" || n.Cosmos.Prefix != "cosmos" || n.Nodes[1].API == "" || n.Nodes[1].GRPC == "" {
+		t.Fatalf("net.json: %+v %v", n, err)
+	}
+	for _, nd := range n.Nodes {
+		for _, a := range []string{nd.RPC, nd.API, nd.GRPC, nd.P2P} {
+			if !strings.Contains(a, "127.0.0.1:") {
+				t.Errorf("%s listens on %s, not loopback", nd.Name, a)
+			}
+		}
+	}
+	if out, err := exec.Command(bin, "net", "status", "--home", home).CombinedOutput(); err != nil || strings.Count(string(out), "true") != 2 {
+		t.Errorf("net status: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "run", "--net-home", home, "--rate", "100", "--duration", "4s", "--warmup", "1s", "--senders", "100", "--via", "rest", "--out", filepath.Join(t.TempDir(), "r")).CombinedOutput()
+	if err != nil {
+		t.Errorf("run: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "net", "check", "--home", home).CombinedOutput(); err != nil || !strings.Contains(string(out), "supply of stake conserved") {
+		t.Errorf("net check: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "net", "down", "--home", home).CombinedOutput(); err != nil || n.Running() != 0 {
+		t.Errorf("net down: %v %s; %d running", err, out, n.Running())
+	}
 }

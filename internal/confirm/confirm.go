@@ -35,6 +35,7 @@ type Resolution struct {
 	ID      target.TxID
 	Outcome Outcome
 	Reason  string // why, when FailedInBlock
+	Detail  string // the system's words for it
 }
 
 const shardCount = 64
@@ -51,6 +52,7 @@ type included struct {
 	seen   time.Duration
 	ok     bool
 	reason string
+	detail string
 }
 
 // Tracker holds pending payments, sharded by id to keep workers and the
@@ -156,13 +158,13 @@ func (t *Tracker) Block(b *target.Block) {
 		if !b.Final {
 			br.Included(seen - p.Intended)
 			t.incMu.Lock()
-			t.included[tx.ID] = included{Pending: p, height: b.Height, seen: seen, ok: tx.OK, reason: tx.Reason}
+			t.included[tx.ID] = included{Pending: p, height: b.Height, seen: seen, ok: tx.OK, reason: tx.Reason, detail: tx.Detail}
 			t.incMu.Unlock()
 			continue
 		}
 		r := Resolution{Pending: p, ID: tx.ID, Outcome: Committed}
 		if !tx.OK {
-			r.Outcome, r.Reason = FailedInBlock, tx.Reason
+			r.Outcome, r.Reason, r.Detail = FailedInBlock, tx.Reason, tx.Detail
 		}
 		br.Committed(tx.OK, tx.Reason, seen-p.Intended, seen-p.Sent, late)
 		if !late {
@@ -195,7 +197,7 @@ func (t *Tracker) Final(upTo int64, at time.Time) {
 		delete(t.included, id)
 		r := Resolution{Pending: in.Pending, ID: id, Outcome: Committed}
 		if !in.ok {
-			r.Outcome, r.Reason = FailedInBlock, in.reason
+			r.Outcome, r.Reason, r.Detail = FailedInBlock, in.reason, in.detail
 		}
 		done = append(done, r)
 	}

@@ -34,6 +34,41 @@ type Engine struct {
 	start     time.Time
 	confirmer target.Confirmer
 	users     []chan bool // closed model: a user's wait for its commit
+	samplesMu sync.Mutex
+	samples   map[string]string
+}
+
+// maxSamples bounds how many reasons keep a sample of the system's words.
+const maxSamples = 64
+
+// sample keeps the first text the system gave for reason.
+func (e *Engine) sample(reason, detail string) {
+	if detail == "" {
+		return
+	}
+	e.samplesMu.Lock()
+	defer e.samplesMu.Unlock()
+	if e.samples == nil {
+		e.samples = map[string]string{}
+	}
+	if _, ok := e.samples[reason]; !ok && len(e.samples) < maxSamples {
+		if len(detail) > 300 {
+			detail = detail[:300] + "…"
+		}
+		e.samples[reason] = detail
+	}
+}
+
+// Samples are the system's own words for each rejection, failure or lost
+// answer, one per reason (the first seen), including mismatches recovered.
+func (e *Engine) Samples() map[string]string {
+	e.samplesMu.Lock()
+	defer e.samplesMu.Unlock()
+	out := make(map[string]string, len(e.samples))
+	for k, v := range e.samples {
+		out[k] = v
+	}
+	return out
 }
 
 // Start fixes time zero of the load; every intended time is relative to it.
@@ -56,6 +91,7 @@ func (e *Engine) Resolve(r confirm.Resolution) {
 	switch r.Outcome {
 	case confirm.FailedInBlock:
 		o = workload.Failed
+		e.sample(r.Reason, r.Detail)
 	case confirm.Expired:
 		o = workload.Expired
 	}
@@ -135,12 +171,6 @@ func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
 		e.Workload.Release(s)
 		return target.Receipt{Status: target.Rejected, Reason: "resync_failed", Detail: err.Error()}
 	}
-	if len(b.Resubmit) > 0 {
-		for _, o := range b.Resubmit {
-			w.conn.Submit(ctx, o)
-		}
-		w.rec.Mismatch("chain_lower", len(b.Resubmit), false)
-	}
 	sent := e.Since()
 	p := confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce}
 	tx, nonce := b.Tx, b.Nonce
@@ -148,6 +178,9 @@ func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
 	w.rec.Sent(sent - tk.intended)
 	r := w.conn.Submit(ctx, tx)
 	for try := 0; ; try++ {
+		if r.Status != target.Pending {
+			e.sample(r.Reason, r.Detail)
+		}
 		rc := w.build.Answer(ctx, s, tx, nonce, r, try < maxRecoveries)
 		if rc.Resynced {
 			w.rec.Resync()

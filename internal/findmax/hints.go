@@ -18,6 +18,9 @@ func Hints(pass, fail *Step) []string {
 	if f.Generator.Limited {
 		h = append(h, "generator: "+f.Generator.Warning)
 	}
+	if g := f.Generator; g.MachineCPUPercent > 90 {
+		h = append(h, fmt.Sprintf("CPU: the machine was %.0f%% busy (of %d cores) at %.0f tx/s, the generator using %.0f%% of one core: the nodes are CPU-bound here", g.MachineCPUPercent, g.Cores, fail.Rate, g.CPUPercent))
+	}
 	sent := float64(f.Sent)
 	share := func(n int64) float64 {
 		if sent == 0 {

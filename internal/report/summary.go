@@ -32,6 +32,8 @@ type Summary struct {
 	LongestGapS float64  `json:"longest_block_gap_s"`
 	Halted      string   `json:"halted,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// Samples are the system's own words, one per reason.
+	Samples map[string]string `json:"samples,omitempty"`
 }
 
 // Stall is a stretch without blocks.
@@ -71,8 +73,14 @@ type Latency struct {
 type Generator struct {
 	CPUPercent float64 `json:"cpu_percent"` // of one core, mean over the load
 	Cores      int     `json:"cores"`
-	Limited    bool    `json:"limited"`
-	Warning    string  `json:"warning,omitempty"`
+	// MachineCPUPercent is how busy the whole machine was over the load, in
+	// percent of all its cores (the nodes, when they share it, included).
+	MachineCPUPercent float64 `json:"machine_cpu_percent"`
+	Limited           bool    `json:"limited"`
+	// Starved: the generator sent late because the machine's CPU was taken
+	// by others (the system under test), not because it lacked capacity.
+	Starved bool   `json:"starved,omitempty"`
+	Warning string `json:"warning,omitempty"`
 }
 
 // Blocks summarises the blocks read.

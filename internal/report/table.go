@@ -88,6 +88,9 @@ func PrintSummary(out io.Writer, r *Result) {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(out, "WARNING: %s\n", w)
 	}
+	for _, k := range sortedStrings(s.Samples) {
+		fmt.Fprintf(out, "sample %s: %s\n", k, s.Samples[k])
+	}
 	for _, e := range r.Events {
 		fmt.Fprintf(out, "event t=%.1fs %s %s: %s\n", e.T, e.Kind, e.Target, e.Detail)
 	}
@@ -110,6 +113,15 @@ func PrintSummary(out io.Writer, r *Result) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(out, "note: %s\n", n)
 	}
+}
+
+func sortedStrings(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func sortedKeys(m map[string]int64) []string {

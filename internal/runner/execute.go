@@ -50,6 +50,8 @@ type loadState struct {
 	steadyN      int
 	cpuStart     time.Duration
 	cpuLoad      time.Duration
+	machine0     [2]uint64 // /proc/stat busy, total at the load's start
+	machineLoad  float64   // busy share of the machine over the load, 0..1
 	lastCPU      time.Duration
 	nodeUp       []bool
 	downSince    time.Duration // all endpoints down since (0: not all down)
@@ -101,6 +103,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	}
 	ls.cpuStart = cpuTime()
 	ls.lastCPU = ls.cpuStart
+	ls.machine0[0], ls.machine0[1] = machineCPU()
 	eng.Start(r.start)
 
 	var bg sync.WaitGroup
@@ -133,6 +136,9 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	}
 	ls.loadEnd.Store(int64(eng.Since()))
 	ls.cpuLoad = cpuTime() - ls.cpuStart
+	if busy, total := machineCPU(); total > ls.machine0[1] {
+		ls.machineLoad = float64(busy-ls.machine0[0]) / float64(total-ls.machine0[1])
+	}
 
 	// Why offering ended, before anything else cancels.
 	ended := "completed"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
@@ -53,7 +54,7 @@ func (r *run) summary() report.Summary {
 		cpu = cpuTime() - ls.cpuStart
 		loadSecs = ls.eng.Since().Seconds()
 	}
-	s.Generator = report.Generator{Cores: runtime.NumCPU()}
+	s.Generator = report.Generator{Cores: runtime.NumCPU(), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10}
 	if loadSecs > 0 {
 		s.Generator.CPUPercent = math.Round(1000*cpu.Seconds()/loadSecs) / 10
 	}
@@ -68,6 +69,7 @@ func (r *run) summary() report.Summary {
 		s.BlocksSummary.BytesMean = math.Round(float64(a.Bytes) / float64(a.Count))
 	}
 	r.stalls(&s)
+	s.Samples = ls.eng.Samples()
 	return s
 }
 
@@ -184,7 +186,17 @@ func (r *run) judgeGenerator(s *report.Summary, win float64) {
 	if why == "" && s.Generator.CPUPercent > 90*float64(s.Generator.Cores) {
 		why = fmt.Sprintf("it used %.0f%% CPU on %d cores", s.Generator.CPUPercent, s.Generator.Cores)
 	}
-	if why != "" {
+	// A generator that sent late while using under half a core was not
+	// short of capacity (its dispatcher is one goroutine: at its limit it
+	// uses a whole core): the CPU went to others on the machine, the nodes
+	// when they share it. On this machine the system under test is then the
+	// limit; latencies count from the intended times, so they include it.
+	g := s.Generator
+	if why != "" && g.CPUPercent < 50 && !strings.HasPrefix(why, "it used") {
+		s.Generator.Starved = true
+		s.Generator.Warning = fmt.Sprintf("the generator sent late (%s) while using only %.0f%% of one core, the machine being %.0f%% busy (of %d cores): it was starved of CPU by the rest of the machine (the nodes), not short of capacity; latencies count from the intended times, so they include the delay",
+			why, g.CPUPercent, g.MachineCPUPercent, g.Cores)
+	} else if why != "" {
 		s.Generator.Limited = true
 		s.Generator.Warning = "the load generator, not the system under test, was limiting: " + why + "; the figures understate what the system can do"
 	} else if connsBusy {

@@ -77,6 +77,7 @@ type TxResult struct {
 	ID     TxID
 	OK     bool   // executed with success
 	Reason string // why not OK, named by the kind's codec
+	Detail string // the system's own words, when not OK
 }
 
 // Block is a block as a block-following Confirmer reports it.

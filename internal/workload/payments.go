@@ -250,9 +250,12 @@ func (b *paymentBuilder) txFor(s int, nonce uint64) (tx target.Tx, stable bool) 
 }
 
 // Next returns sender s's next payment. When the sender was marked for a
-// resync, its sequence is read first: if the chain waits for a sequence we
-// sent and still hold, those original bytes are resubmitted; if it waits
-// for one we no longer hold, signing goes back to it.
+// resync, its sequence is read first: if the chain is past ours, signing
+// moves up to it; if it waits for a sequence we no longer hold (it expired
+// or was refused), signing goes back to it. A sequence we still hold is
+// left alone: a query may read only committed state, so the transaction
+// may well be waiting in a mempool; if it was dropped, the next payment's
+// refusal says so, and Answer resubmits it.
 func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, error) {
 	p := b.p
 	l := &p.lanes[s]
@@ -267,13 +270,7 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, erro
 		l.mu.Lock()
 		switch {
 		case e < l.next:
-			if _, ok := l.held[e]; ok {
-				for k := e; k < l.next; k++ {
-					if h, ok := l.held[k]; ok {
-						out.Resubmit = append(out.Resubmit, h)
-					}
-				}
-			} else {
+			if _, held := l.held[e]; !held {
 				l.next = e
 			}
 		case e > l.next:

@@ -55,8 +55,7 @@ type Workload interface {
 type Built struct {
 	Tx       target.Tx
 	Nonce    uint64
-	Resynced bool        // the sender's sequence was read from the system first
-	Resubmit []target.Tx // sent before it: dropped earlier transactions, original bytes
+	Resynced bool // the sender's sequence was read from the system first
 }
 
 // Recovery says how to recover a payment from a sequence mismatch.

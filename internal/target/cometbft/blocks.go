@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -88,6 +89,14 @@ func (c *confirmer) poll(ctx context.Context, cl *Client, next *int64, ev target
 	return c.catchUp(ctx, cl, next, h, ev)
 }
 
+// notExecuted says block_results has no results for a height yet: CometBFT
+// stores a block (and reports its height) before it executes it.
+func notExecuted(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "could not find results for height")
+}
+
+// catchUp delivers blocks next..upto by RPC; a block not executed yet ends
+// it early, without error: it is read again on the next round.
 func (c *confirmer) catchUp(ctx context.Context, cl *Client, next *int64, upto int64, ev target.Events) error {
 	for *next <= upto {
 		b, err := cl.Block(ctx, *next)
@@ -96,6 +105,9 @@ func (c *confirmer) catchUp(ctx context.Context, cl *Client, next *int64, upto i
 		}
 		seen := time.Now()
 		res, err := cl.BlockResults(ctx, *next)
+		if notExecuted(err) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -113,7 +125,7 @@ func (c *confirmer) deliver(b *RawBlock, res []ExecResult, seen time.Time, ev ta
 	for k, tx := range b.Data.Txs {
 		r := target.TxResult{ID: sha256.Sum256(tx), OK: true}
 		if k < len(res) && res[k].Code != 0 {
-			r.OK, r.Reason = false, c.t.o.Reason(res[k].Codespace, res[k].Code, res[k].Log)
+			r.OK, r.Reason, r.Detail = false, c.t.o.Reason(res[k].Codespace, res[k].Code, res[k].Log), res[k].Log
 		}
 		blk.Bytes += len(tx)
 		blk.Txs = append(blk.Txs, r)
@@ -206,7 +218,6 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 				return delivered, nil
 			}
 			if ahead := stale.Load(); ahead != nil {
-				c.t.pool.Down(i, fmt.Errorf("silent for %s while %s", staleAfter, *ahead))
 				return delivered, fmt.Errorf("no event for %s while %s", staleAfter, *ahead)
 			}
 			return delivered, err
@@ -231,6 +242,9 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 		if err := c.catchUp(ctx, cl, next, h-1, ev); err != nil {
 			return delivered, err
 		}
+		if *next < h {
+			continue // an earlier block is not executed yet; its own event will come
+		}
 		c.deliver(b, e.Result.Data.Value.Result.TxResults, seen, ev)
 		setNext(next, h+1)
 		delivered = true
@@ -241,8 +255,9 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 func atomicNext(p *int64) int64 { return atomic.LoadInt64(p) }
 func setNext(p *int64, v int64) { atomic.StoreInt64(p, v) }
 
-// othersAhead asks the other live endpoints whether the chain has passed
-// height next-1; it names the first that has.
+// othersAhead asks the other endpoints whether the chain has executed
+// height next (their reported height is stored, and not always executed, so
+// one more is needed); it names the first that has.
 func (c *confirmer) othersAhead(ctx context.Context, i int, next int64) string {
 	for k, cl := range c.t.clients {
 		if k == i {
@@ -251,7 +266,7 @@ func (c *confirmer) othersAhead(ctx context.Context, i int, next int64) string {
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		h, err := cl.Height(cctx)
 		cancel()
-		if err == nil && h >= next {
+		if err == nil && h > next {
 			return cl.URL + " is at height " + strconv.FormatInt(h, 10)
 		}
 	}

@@ -1,0 +1,157 @@
+// Package targettest is the contract every target kind must keep, as a
+// test suite: a kind's tests run it against a stand-in and a real node.
+package targettest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/target"
+)
+
+// Case is one target under the contract.
+type Case struct {
+	Target target.Target
+	// Valid returns distinct transactions the system accepts.
+	Valid func(i int) target.Tx
+	// Invalid is one the system must refuse; nil when it accepts anything
+	// (the stand-in sink).
+	Invalid *target.Tx
+	// Commits says the valid transactions end up committed (not the sink).
+	Commits bool
+}
+
+// events records what a confirmer reports.
+type events struct {
+	mu       sync.Mutex
+	heights  []int64
+	txs      map[target.TxID]bool
+	finalAll bool
+}
+
+func (e *events) Block(b *target.Block) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.heights = append(e.heights, b.Height)
+	e.finalAll = e.finalAll && b.Final
+	for _, t := range b.Txs {
+		e.txs[t.ID] = t.OK
+	}
+}
+func (e *events) Final(int64, time.Time) {}
+func (e *events) Reorg(int64, time.Time) {}
+func (e *events) Resolved(id target.TxID, ok bool, _ string, _ time.Time) {
+	e.mu.Lock()
+	e.txs[id] = ok
+	e.mu.Unlock()
+}
+
+// Run checks the contract.
+func Run(t *testing.T, c Case) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	info, err := c.Target.Probe(ctx)
+	if err != nil {
+		t.Fatalf("Probe: %v", err)
+	}
+	if info.ChainID == "" || info.Height < 0 {
+		t.Errorf("Probe: %+v, want a chain id and a height >= 0", info)
+	}
+	ev := &events{txs: map[target.TxID]bool{}, finalAll: true}
+	conf := c.Target.Confirmer()
+	done := make(chan error, 1)
+	cctx, stopConf := context.WithCancel(ctx)
+	if conf != nil {
+		go func() { done <- conf.Run(cctx, info.Height+1, ev) }()
+	}
+	// Several submitters, each used in turn, as workers use them.
+	sent := map[target.TxID]bool{}
+	subs := []target.Submitter{c.Target.Submitter(0), c.Target.Submitter(1), c.Target.Submitter(7)}
+	for i := 0; i < 9; i++ {
+		tx := c.Valid(i)
+		r := subs[i%len(subs)].Submit(ctx, tx)
+		if r.Status != target.Pending && r.Status != target.Committed {
+			t.Fatalf("Submit of valid transaction %d: %+v", i, r)
+		}
+		if r.Endpoint < 0 {
+			t.Errorf("Submit: endpoint %d", r.Endpoint)
+		}
+		sent[tx.ID] = true
+		if conf != nil {
+			conf.Watch(tx.ID)
+		}
+	}
+	if c.Invalid != nil {
+		r := subs[0].Submit(ctx, *c.Invalid)
+		if r.Status != target.Rejected || r.Reason == "" {
+			t.Errorf("Submit of an invalid transaction: %+v, want Rejected with a reason", r)
+		}
+	}
+	if c.Commits && conf == nil {
+		t.Fatal("a target whose answers are not final must have a confirmer")
+	}
+	if conf != nil {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			ev.mu.Lock()
+			n, blocks := 0, len(ev.heights)
+			for id := range sent {
+				if ev.txs[id] {
+					n++
+				}
+			}
+			ev.mu.Unlock()
+			if (c.Commits && n == len(sent)) || (!c.Commits && blocks >= 2) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		stopConf()
+		if err := <-done; err != nil {
+			t.Errorf("Confirmer.Run after its context ended: %v", err)
+		}
+		ev.mu.Lock()
+		for i := 1; i < len(ev.heights); i++ {
+			if ev.heights[i] != ev.heights[i-1]+1 {
+				t.Errorf("blocks out of order or skipped: %v", ev.heights)
+				break
+			}
+		}
+		if len(ev.heights) > 0 && ev.heights[0] != info.Height+1 {
+			t.Errorf("first block %d, asked from %d", ev.heights[0], info.Height+1)
+		}
+		if c.Commits {
+			for id := range sent {
+				if !ev.txs[id] {
+					t.Errorf("transaction %s was never reported committed", id)
+				}
+			}
+		}
+		ev.mu.Unlock()
+	}
+	stopConf()
+	if m, ok := c.Target.(target.Mempool); ok {
+		if n, err := m.MempoolTxs(ctx); err != nil || n < 0 {
+			t.Errorf("MempoolTxs: %d, %v", n, err)
+		}
+	}
+	if e, ok := c.Target.(target.Endpoints); ok {
+		var total int64
+		for _, s := range e.EndpointStats() {
+			total += s.Sent
+		}
+		want := int64(len(sent))
+		if c.Invalid != nil {
+			want++
+		}
+		if total != want {
+			t.Errorf("endpoint stats count %d submissions, %d were made", total, want)
+		}
+	}
+	if err := c.Target.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
