@@ -115,8 +115,11 @@ func (w window) rate() (tps, blockWindow, stall float64) {
 }
 
 // stalls lists the stretches without blocks that are far longer than the
-// chain's usual block interval, and says when they cover so much of the
-// steady window that the run measured a halted chain.
+// chain's usual block interval. A stall the chain did not come back from
+// before the run ended, covering more than a quarter of the steady window,
+// means the run measured a halted chain; stalls that end with a block are
+// slow blocks (an overloaded chain executing huge ones), reported as
+// warnings.
 func (r *run) stalls(s *report.Summary) {
 	ls := r.ls
 	if !ls.hasBlock {
@@ -132,7 +135,6 @@ func (r *run) stalls(s *report.Summary) {
 		gaps = append(gaps, gap{from: last, to: end})
 	}
 	threshold := max(minGap, 5*median)
-	var inWindow float64
 	var longest report.Stall
 	w0, w1 := s.Steady.StartS, s.Steady.EndS
 	for i, g := range gaps {
@@ -145,17 +147,17 @@ func (r *run) stalls(s *report.Summary) {
 		if st.DurationS > longest.DurationS {
 			longest = st
 		}
-		inWindow += math.Max(0, math.Min(g.to.Seconds(), w1)-math.Max(g.from.Seconds(), w0))
 		msg := fmt.Sprintf("no block for %.1f s from t=%.1f s", st.DurationS, st.FromS)
 		if st.Ongoing {
 			msg += " (none since)"
+			inWindow := math.Max(0, math.Min(g.to.Seconds(), w1)-math.Max(g.from.Seconds(), w0))
+			if win := w1 - w0; win > 0 && inWindow > haltShare*win {
+				s.Halted = fmt.Sprintf("no block for %.1f s from t=%.1f s until the run ended: %.0f%% of the steady window", st.DurationS, st.FromS, 100*inWindow/win)
+			}
 		}
 		s.Warnings = append(s.Warnings, msg)
 	}
 	s.LongestGapS = longest.DurationS
-	if win := w1 - w0; win > 0 && inWindow > haltShare*win {
-		s.Halted = fmt.Sprintf("no block for %.1f s from t=%.1f s: %.0f%% of the steady window had no block", longest.DurationS, longest.FromS, 100*inWindow/win)
-	}
 }
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
