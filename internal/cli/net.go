@@ -50,8 +50,8 @@ type netFlags struct {
 func (f *netFlags) register(fs *pflag.FlagSet) {
 	d := testnet.DefaultSettings()
 	g := testnet.DefaultGenesis()
-	fs.StringVar(&f.kind, "kind", "builtin", "what to run: builtin (the reference ledger) | cosmos (a Cosmos SDK chain)")
-	fs.StringVar(&f.binary, "binary", "", "cosmos: your own SDK daemon (gaiad, simd, ...) instead of tpslab's tpsd")
+	fs.StringVar(&f.kind, "kind", "builtin", "what to run: builtin (the reference ledger) | cosmos (a Cosmos SDK chain) | evm (geth in dev mode)")
+	fs.StringVar(&f.binary, "binary", "", "cosmos: your own SDK daemon (gaiad, simd, ...) instead of tpslab's tpsd; evm: your own geth")
 	fs.StringVar(&f.denom, "denom", "", "cosmos: the test denom (default: the daemon's staking denom)")
 	fs.StringVar(&f.prefix, "bech32-prefix", "", "cosmos: the address prefix (default: the daemon's)")
 	fs.IntVar(&f.validators, "validators", 4, "number of validators, one OS process each")
@@ -98,6 +98,12 @@ func netCmd() *cobra.Command {
 			}
 			if nf.kind == "builtin" && (nf.binary != "" || nf.denom != "" || nf.prefix != "") {
 				return exitcode.BadInputf("net up: --binary, --denom and --bech32-prefix are for --kind cosmos")
+			}
+			if nf.kind == "evm" && !cmd.Flags().Changed("validators") {
+				nf.validators = 1
+			}
+			if nf.kind == "evm" && !cmd.Flags().Changed("balance") {
+				nf.balance = 0 // the kind's default: 1000 ether
 			}
 			start := time.Now()
 			n, err := kinds.Up(cmd.Context(), nf.options(home, reset))

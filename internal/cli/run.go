@@ -19,7 +19,11 @@ import (
 // scenarioFlags maps named flags onto scenario fields; `--set path=value`
 // reaches every other field.
 var scenarioFlags = []struct{ flag, path, help string }{
-	{"target", "target.kind", "system kind: builtin | cometbft | cosmos"},
+	{"target", "target.kind", "system kind: builtin | cometbft | cosmos | evm"},
+	{"depth", "target.depth", "evm: confirmation depth k (blocks under the head for finality)"},
+	{"tx-type", "workload.tx_type", "evm: dynamic (EIP-1559) | legacy"},
+	{"max-fee", "workload.max_fee", "evm: cap on the fee per gas, wei or e.g. 30gwei"},
+	{"priority-fee", "workload.priority_fee", "evm: cap on the tip per gas"},
 	{"via", "target.via", "cosmos: where transactions are submitted: rpc | rest | grpc"},
 	{"denom", "workload.denom", "cosmos: the denom sent (default: the chain's staking denom)"},
 	{"fee", "workload.fee", "cosmos: fee per transaction, e.g. 500uatom"},
@@ -46,7 +50,7 @@ var scenarioFlags = []struct{ flag, path, help string }{
 	{"pacing", "load.pacing", "closed model: time between a user's payments (constant pacing)"},
 	{"think", "load.think", "closed model: pause after each result"},
 	{"connections", "load.connections", "concurrent submissions (HTTP keep-alive connections)"},
-	{"workload", "workload.kind", "payment | raw (unsigned key=value, e.g. for CometBFT's kvstore)"},
+	{"workload", "workload.kind", "payment | raw (unsigned key=value, e.g. for CometBFT's kvstore) | erc20 (evm)"},
 	{"mode", "workload.mode", "presigned | live"},
 	{"senders", "workload.senders", "accounts that send"},
 	{"window", "workload.window", "payments in flight per sender"},

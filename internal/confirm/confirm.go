@@ -5,6 +5,7 @@
 package confirm
 
 import (
+	"sort"
 	"sync"
 	"time"
 
@@ -63,6 +64,7 @@ type Tracker struct {
 	expired  map[target.TxID]Pending // kept to recognise late commits
 	incMu    sync.Mutex
 	included map[target.TxID]included
+	waiting  map[int64]measure.BlockStat // blocks included, not final yet
 	resolve  func(Resolution)
 	start    time.Time
 	rec      *measure.Shard
@@ -74,7 +76,8 @@ type Tracker struct {
 // New makes a tracker; resolve is called once per resolved payment, start is
 // time zero of the load, rec records blocks and commits.
 func New(resolve func(Resolution), start time.Time, rec *measure.Shard) *Tracker {
-	t := &Tracker{expired: map[target.TxID]Pending{}, included: map[target.TxID]included{}, resolve: resolve, start: start, rec: rec}
+	t := &Tracker{expired: map[target.TxID]Pending{}, included: map[target.TxID]included{}, waiting: map[int64]measure.BlockStat{},
+		resolve: resolve, start: start, rec: rec}
 	for i := range t.shards {
 		t.shards[i].m = map[target.TxID]Pending{}
 	}
@@ -139,31 +142,47 @@ func (t *Tracker) take(id target.TxID) (p Pending, found, late bool) {
 
 func (t *Tracker) since(at time.Time) time.Duration { return at.Sub(t.start) }
 
-// Block resolves (or, when the block is not final, marks included) every
-// payment of ours in b, and records the block whole.
+// Block resolves every payment of ours in b and records the block whole,
+// when the block is final. A block that is not final yet (depth-k chains)
+// marks ours included, and is recorded whole when Final reaches it, so a
+// block's payments always count in the second its block became final.
 func (t *Tracker) Block(b *target.Block) {
 	seen := t.since(b.Seen)
+	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.Txs), Bytes: b.Bytes}
+	if !t.prevTime.IsZero() {
+		st.IntervalMs = float64(b.Time.Sub(t.prevTime).Microseconds()) / 1000
+	}
+	t.prevTime = b.Time
+	if !b.Final {
+		t.incMu.Lock()
+		for _, tx := range b.Txs {
+			p, found, _ := t.take(tx.ID)
+			if !found {
+				continue
+			}
+			st.Ours++
+			if tx.OK {
+				st.OursOK++
+			}
+			t.rec.Included(seen - p.Intended)
+			t.included[tx.ID] = included{Pending: p, height: b.Height, seen: seen, ok: tx.OK, reason: tx.Reason, detail: tx.Detail}
+		}
+		t.waiting[b.Height] = st
+		t.incMu.Unlock()
+		return
+	}
 	br := t.rec.Block()
-	ours, ok := 0, 0
 	var done []Resolution
 	for _, tx := range b.Txs {
 		p, found, late := t.take(tx.ID)
 		if !found {
 			continue // not ours
 		}
-		ours++
-		if tx.OK {
-			ok++
-		}
-		if !b.Final {
-			br.Included(seen - p.Intended)
-			t.incMu.Lock()
-			t.included[tx.ID] = included{Pending: p, height: b.Height, seen: seen, ok: tx.OK, reason: tx.Reason, detail: tx.Detail}
-			t.incMu.Unlock()
-			continue
-		}
+		st.Ours++
 		r := Resolution{Pending: p, ID: tx.ID, Outcome: Committed}
-		if !tx.OK {
+		if tx.OK {
+			st.OursOK++
+		} else {
 			r.Outcome, r.Reason, r.Detail = FailedInBlock, tx.Reason, tx.Detail
 		}
 		br.Committed(tx.OK, tx.Reason, seen-p.Intended, seen-p.Sent, late)
@@ -171,11 +190,6 @@ func (t *Tracker) Block(b *target.Block) {
 			done = append(done, r)
 		}
 	}
-	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.Txs), Ours: ours, OursOK: ok, Bytes: b.Bytes}
-	if !t.prevTime.IsZero() {
-		st.IntervalMs = float64(b.Time.Sub(t.prevTime).Microseconds()) / 1000
-	}
-	t.prevTime = b.Time
 	br.End(st)
 	for _, r := range done {
 		t.resolve(r)
@@ -185,26 +199,57 @@ func (t *Tracker) Block(b *target.Block) {
 	}
 }
 
-// Final resolves every included payment at or below height upTo.
+// Final makes every waiting block at or below height upTo final, in order:
+// each is recorded whole, as seen now, with what it included resolved.
 func (t *Tracker) Final(upTo int64, at time.Time) {
 	seen := t.since(at)
-	var done []Resolution
 	t.incMu.Lock()
+	var heights []int64
+	for h := range t.waiting {
+		if h <= upTo {
+			heights = append(heights, h)
+		}
+	}
+	sort.Slice(heights, func(i, j int) bool { return heights[i] < heights[j] })
+	byHeight := map[int64][]target.TxID{}
 	for id, in := range t.included {
-		if in.height > upTo {
-			continue
+		if in.height <= upTo {
+			byHeight[in.height] = append(byHeight[in.height], id)
 		}
-		delete(t.included, id)
-		r := Resolution{Pending: in.Pending, ID: id, Outcome: Committed}
-		if !in.ok {
-			r.Outcome, r.Reason, r.Detail = FailedInBlock, in.reason, in.detail
+	}
+	type final struct {
+		st   measure.BlockStat
+		done []Resolution
+	}
+	var finals []final
+	for _, h := range heights {
+		f := final{st: t.waiting[h]}
+		delete(t.waiting, h)
+		f.st.Seen = seen.Seconds()
+		for _, id := range byHeight[h] {
+			in := t.included[id]
+			delete(t.included, id)
+			r := Resolution{Pending: in.Pending, ID: id, Outcome: Committed}
+			if !in.ok {
+				r.Outcome, r.Reason, r.Detail = FailedInBlock, in.reason, in.detail
+			}
+			f.done = append(f.done, r)
 		}
-		done = append(done, r)
+		finals = append(finals, f)
 	}
 	t.incMu.Unlock()
-	for _, r := range done {
-		t.rec.Final(r.Outcome == Committed, r.Reason, seen-r.Intended, seen-r.Sent)
-		t.resolve(r)
+	for _, f := range finals {
+		br := t.rec.Block()
+		for _, r := range f.done {
+			br.Committed(r.Outcome == Committed, r.Reason, seen-r.Intended, seen-r.Sent, false)
+		}
+		br.End(f.st)
+		for _, r := range f.done {
+			t.resolve(r)
+		}
+		if t.OnBlock != nil {
+			t.OnBlock(f.st)
+		}
 	}
 }
 
@@ -218,6 +263,11 @@ func (t *Tracker) Reorg(from int64, _ time.Time) {
 			delete(t.included, id)
 			t.Track(id, in.Pending)
 			n++
+		}
+	}
+	for h := range t.waiting {
+		if h >= from {
+			delete(t.waiting, h)
 		}
 	}
 	t.incMu.Unlock()

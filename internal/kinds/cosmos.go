@@ -116,7 +116,11 @@ func (sdk) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenar
 	if err != nil {
 		return nil, exitcode.BadInputf("workload.fee: %v", err)
 	}
-	codec := cosmos.NewCodec(info.ChainID, denom, fee, w.Gas, w.Memo, cosmos.DeriveWallets(seed, count, prefix), tgt.ABCIQuery)
+	gas := w.Gas
+	if gas == 0 {
+		gas = 200_000
+	}
+	codec := cosmos.NewCodec(info.ChainID, denom, fee, gas, w.Memo, cosmos.DeriveWallets(seed, count, prefix), tgt.ABCIQuery)
 	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys.Log); err != nil {
 		return nil, err
 	}

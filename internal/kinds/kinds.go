@@ -13,5 +13,6 @@ func All() runner.Kinds {
 		"builtin":  ledger{startsNet: true},
 		"cometbft": ledger{},
 		"cosmos":   sdk{},
+		"evm":      ethereum{},
 	}
 }

@@ -4,18 +4,21 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/big"
 	"sort"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 )
 
 // NetOptions are what `tpslab net up` (and a run that starts its own
 // network) says about a local network, for every kind.
 type NetOptions struct {
-	Kind       string // builtin | cosmos
+	Kind       string // builtin | cosmos | evm
 	Home       string
 	Validators int
 	ChainID    string // empty: the kind's default
@@ -33,7 +36,7 @@ type NetOptions struct {
 }
 
 // NetKinds are the kinds `net up` starts.
-var NetKinds = []string{"builtin", "cosmos"}
+var NetKinds = []string{"builtin", "cosmos", "evm"}
 
 // Up creates and starts a local network of o.Kind.
 func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
@@ -71,6 +74,25 @@ func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 		}
 		fmt.Fprintf(o.Log, "starting %d validators of %s in %s\nsettings: %s\n", o.Validators, bin, o.Home, o.Settings)
 		return sdknet.Up(ctx, so)
+	case "evm":
+		if o.Validators != 1 {
+			return nil, exitcode.BadInputf("--validators: %d, expected 1: geth's dev mode is a single block-producing node", o.Validators)
+		}
+		balance := walletWei
+		if o.Balance > 0 {
+			balance = new(big.Int).SetUint64(o.Balance)
+		}
+		gas := uint64(150_000_000)
+		if o.Settings.MaxBlockGas > 0 {
+			gas = uint64(o.Settings.MaxBlockGas)
+		}
+		period := o.Settings.TimeoutCommit
+		if period < time.Second {
+			period = time.Second // dev mode's period is whole seconds
+		}
+		fmt.Fprintf(o.Log, "starting geth %s in dev mode in %s (a block every %s, block gas limit %d)\n", gethnet.Version, o.Home, period, gas)
+		return gethnet.Up(ctx, gethnet.Options{Binary: o.Binary, Home: o.Home, Period: period, GasLimit: gas, WalletSeed: o.Seed,
+			Wallets: int(o.Accounts), Balance: balance, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
 	}
 	return nil, exitcode.BadInputf("--kind: %q, expected one of %v", o.Kind, NetKinds)
 }
@@ -85,6 +107,9 @@ type Audit struct {
 // Check audits a network's state the way its kind allows.
 func Check(ctx context.Context, n *testnet.Net) Audit {
 	switch n.Kind {
+	case "evm":
+		lines, problems := gethnet.Check(ctx, n)
+		return Audit{Lines: lines, Problems: problems, OK: "ok: the node commits and its blocks link"}
 	case "cosmos":
 		audits, problems := sdknet.Check(ctx, n)
 		var a Audit

@@ -301,9 +301,12 @@ func (s *Shard) Settled(ok bool, reason string, fromIntended, fromSent time.Dura
 	s.mu.Unlock()
 }
 
-// Final records an included payment whose block became final.
-func (s *Shard) Final(ok bool, reason string, fromIntended, fromSent time.Duration) {
-	s.Settled(ok, reason, fromIntended, fromSent, false)
+// Included records that one of our payments is in a block that is not
+// final yet.
+func (s *Shard) Included(fromIntended time.Duration) {
+	s.mu.Lock()
+	record(s.iv.Inclusion, fromIntended)
+	s.mu.Unlock()
 }
 
 // BlockRecorder records one whole block under one lock, so a block's
@@ -315,9 +318,6 @@ func (s *Shard) Block() BlockRecorder {
 	s.mu.Lock()
 	return BlockRecorder{s}
 }
-
-// Included records that one of our payments is in a block that is not final yet.
-func (b BlockRecorder) Included(fromIntended time.Duration) { record(b.s.iv.Inclusion, fromIntended) }
 
 // Committed records one of our payments found in a final block.
 func (b BlockRecorder) Committed(ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {

@@ -53,6 +53,11 @@ type Target struct {
 	Via           string   `yaml:"via" json:"via,omitempty"`
 	APIEndpoints  []string `yaml:"api_endpoints" json:"api_endpoints,omitempty"`   // REST URLs
 	GRPCEndpoints []string `yaml:"grpc_endpoints" json:"grpc_endpoints,omitempty"` // host:port
+	// Depth is the EVM confirmation depth k: a transaction is final when its
+	// block is k blocks under the head (0: at inclusion).
+	Depth int `yaml:"depth" json:"depth,omitempty"`
+	// WSEndpoints are EVM WebSocket URLs for new heads (default: polling).
+	WSEndpoints []string `yaml:"ws_endpoints" json:"ws_endpoints,omitempty"`
 }
 
 // Network configures the built-in network tpslab starts itself.
@@ -119,7 +124,7 @@ type Amount struct {
 
 // Workload says what is sent.
 type Workload struct {
-	Kind            string `yaml:"kind" json:"kind"` // payment | raw
+	Kind            string `yaml:"kind" json:"kind"` // payment | raw | erc20
 	Mode            string `yaml:"mode" json:"mode"` // presigned | live
 	Senders         int    `yaml:"senders" json:"senders"`
 	SendersOffset   int    `yaml:"senders_offset" json:"senders_offset,omitempty"` // first sending account: runs with disjoint ranges can share a network
@@ -134,7 +139,10 @@ type Workload struct {
 	// Chains with fees and funded wallets (Cosmos SDK, EVM).
 	Denom        string `yaml:"denom" json:"denom,omitempty"`                 // default: the chain's staking denom
 	Fee          string `yaml:"fee" json:"fee,omitempty"`                     // per transaction, e.g. 500uatom; default none
-	Gas          uint64 `yaml:"gas" json:"gas,omitempty"`                     // gas limit per transfer
+	Gas          uint64 `yaml:"gas" json:"gas,omitempty"`                     // gas limit per transfer; 0: the kind's (200000 cosmos, 21000 evm native, 100000 erc20)
+	TxType       string `yaml:"tx_type" json:"tx_type,omitempty"`             // evm: dynamic (EIP-1559) | legacy
+	MaxFee       string `yaml:"max_fee" json:"max_fee,omitempty"`             // evm: cap on the fee per gas (wei, or e.g. 30gwei); default none
+	PriorityFee  string `yaml:"priority_fee" json:"priority_fee,omitempty"`   // evm: cap on the tip per gas
 	Memo         string `yaml:"memo" json:"memo,omitempty"`                   // on every transfer
 	Prefix       string `yaml:"bech32_prefix" json:"bech32_prefix,omitempty"` // default: the chain's
 	WalletSeed   string `yaml:"wallet_seed" json:"wallet_seed,omitempty"`     // test wallets are derived from it (never written out); default: the network's, or "tpslab"
@@ -157,7 +165,7 @@ func Default() Scenario {
 			WaitFor: "ack", Connections: 32},
 		Workload: Workload{Kind: "payment", Mode: "presigned", Senders: 2000, Window: 8,
 			SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"},
-			Amount: Amount{Min: 1, Max: 100}, Gas: 200_000, FundAmount: 10_000_000},
+			Amount: Amount{Min: 1, Max: 100}, FundAmount: 10_000_000, TxType: "dynamic"},
 		CommitTimeout: Duration(30 * time.Second),
 		Seed:          1,
 	}

@@ -3,16 +3,18 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"net"
 	"net/url"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
 // Kinds are the kinds of system a scenario can name.
-var Kinds = []string{"builtin", "cometbft", "cosmos"}
+var Kinds = []string{"builtin", "cometbft", "cosmos", "evm"}
 
 var (
 	denomFormat = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$`)
@@ -82,6 +84,14 @@ func (s *Scenario) Validate() error {
 	for i, e := range t.GRPCEndpoints {
 		if _, port, err := net.SplitHostPort(e); err != nil || port == "" {
 			return fmt.Errorf("target.grpc_endpoints[%d]: %q, expected host:port such as 127.0.0.1:9090", i, e)
+		}
+	}
+	if t.Depth < 0 || t.Depth > 1000 {
+		return fmt.Errorf("target.depth: %d, expected 0..1000 blocks", t.Depth)
+	}
+	for i, e := range t.WSEndpoints {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return fmt.Errorf("target.ws_endpoints[%d]: %q, expected a WebSocket URL such as ws://127.0.0.1:8546", i, e)
 		}
 	}
 	if t.Via != "rpc" && t.Kind != "cosmos" && t.NetHome == "" {
@@ -260,7 +270,7 @@ func (c Choice) validate(path string, n int) error {
 }
 
 func (w Workload) validate(l Load) error {
-	if err := oneOf("workload.kind", w.Kind, "payment", "raw"); err != nil {
+	if err := oneOf("workload.kind", w.Kind, "payment", "raw", "erc20"); err != nil {
 		return err
 	}
 	if err := oneOf("workload.mode", w.Mode, "presigned", "live"); err != nil {
@@ -269,8 +279,16 @@ func (w Workload) validate(l Load) error {
 	if w.Padding < 0 || w.Padding > 65535 {
 		return fmt.Errorf("workload.padding: %d, expected 0..65535 bytes", w.Padding)
 	}
-	if w.Gas < 1 || w.Gas > 1_000_000_000 {
-		return fmt.Errorf("workload.gas: %d, expected 1..1000000000", w.Gas)
+	if w.Gas > 1_000_000_000 {
+		return fmt.Errorf("workload.gas: %d, expected 0 (the kind's default) .. 1000000000", w.Gas)
+	}
+	if err := oneOf("workload.tx_type", w.TxType, "dynamic", "legacy"); err != nil {
+		return err
+	}
+	for _, f := range []struct{ path, v string }{{"workload.max_fee", w.MaxFee}, {"workload.priority_fee", w.PriorityFee}} {
+		if _, err := Wei(f.v); err != nil {
+			return fmt.Errorf("%s: %q, expected wei or an amount such as 30gwei", f.path, f.v)
+		}
 	}
 	if len(w.Memo) > 256 {
 		return fmt.Errorf("workload.memo: %d characters, expected at most 256", len(w.Memo))
@@ -318,6 +336,31 @@ func (w Workload) validate(l Load) error {
 		return fmt.Errorf("workload.mode: presigned with a closed model needs load.pacing > 0 to know how many payments to sign, expected live or a pacing")
 	}
 	return nil
+}
+
+// Wei reads an amount of wei: a number, or a number with wei, gwei or
+// ether ("30gwei"); "" is none (nil).
+func Wei(s string) (*big.Int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	mul := big.NewInt(1)
+	for _, u := range []struct {
+		unit string
+		exp  int64
+	}{{"gwei", 9}, {"ether", 18}, {"wei", 0}} {
+		if v, ok := strings.CutSuffix(s, u.unit); ok {
+			s, mul = v, new(big.Int).Exp(big.NewInt(10), big.NewInt(u.exp), nil)
+			break
+		}
+	}
+	f, ok := new(big.Float).SetString(strings.TrimSpace(s))
+	if !ok || f.Sign() < 0 {
+		return nil, fmt.Errorf("not an amount")
+	}
+	v, _ := new(big.Float).Mul(f, new(big.Float).SetInt(mul)).Int(nil)
+	return v, nil
 }
 
 // CheckAccounts is the validation that needs the network: senders must be

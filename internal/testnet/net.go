@@ -48,6 +48,7 @@ type Node struct {
 	RPC     string   `json:"rpc"`            // http://host:port
 	API     string   `json:"api,omitempty"`  // REST, http://host:port (Cosmos SDK)
 	GRPC    string   `json:"grpc,omitempty"` // host:port (Cosmos SDK)
+	WS      string   `json:"ws,omitempty"`   // ws://host:port (EVM)
 	P2P     string   `json:"p2p"`            // tcp://host:port
 	Metrics string   `json:"metrics"`        // http://host:port/metrics (CometBFT's Prometheus endpoint)
 	Pprof   string   `json:"pprof,omitempty"`
@@ -64,6 +65,7 @@ type Net struct {
 	Genesis  chain.Genesis `json:"genesis"` // the built-in ledger's
 	Settings Settings      `json:"settings"`
 	Cosmos   *Cosmos       `json:"cosmos,omitempty"` // a Cosmos SDK chain's
+	EVM      *EVM          `json:"evm,omitempty"`    // an EVM chain's
 	Nodes    []Node        `json:"nodes"`
 	Home     string        `json:"home"`
 	Started  time.Time     `json:"started"`
@@ -82,6 +84,18 @@ type Cosmos struct {
 	Balance    uint64 `json:"wallet_balance"`
 	Supply     string `json:"genesis_supply"`  // of Denom, conserved by bank sends
 	FunderKey  string `json:"funder_key_file"` // a funded key for fan-out funding (a path; the key stays in the file)
+}
+
+// EVM describes an EVM network: its node program, chain id, the funder
+// (whose key stays in its file) and the test wallets it funded.
+type EVM struct {
+	Binary     string `json:"binary"`
+	ChainID    string `json:"chain_id"`
+	WalletSeed string `json:"wallet_seed"`
+	Wallets    int    `json:"wallets"`
+	Balance    string `json:"wallet_balance_wei"`
+	FunderKey  string `json:"funder_key_file"`
+	GasLimit   uint64 `json:"block_gas_limit"`
 }
 
 // RPCEndpoints lists every node's RPC address.

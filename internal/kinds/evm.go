@@ -1,0 +1,181 @@
+package kinds
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/target/evm"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/workload"
+)
+
+// ethereum is an EVM chain: a geth dev node tpslab starts, a network `net
+// up --kind evm` started, or any EVM chain by endpoint. Payments are native
+// value transfers, or ERC20 transfers (workload.kind erc20) of a token
+// deployed at setup.
+type ethereum struct{}
+
+// walletWei is what each test wallet of a network tpslab starts holds: 10^21
+// wei (1000 ether), plenty for gas and native transfers.
+var walletWei = new(big.Int).Exp(big.NewInt(10), big.NewInt(21), nil)
+
+// StartNet starts a geth dev node.
+func (ethereum) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.NetOptions) (*testnet.Net, error) {
+	wallets := max(sc.Network.Accounts, uint64(sc.Workload.SendersOffset+sc.Workload.Senders))
+	seed := sc.Workload.WalletSeed
+	if seed == "" {
+		seed = "tpslab"
+	}
+	no := scenarioNet(sc, o, "evm", seed, wallets, 0)
+	no.Binary = ""
+	return Up(ctx, no)
+}
+
+// Target is the EVM target on the endpoints (and WebSocket URLs) given or
+// in net.json.
+func (ethereum) Target(sys *runner.System, sc *scenario.Scenario) (target.Target, error) {
+	t := sc.Target
+	if t.Via != "rpc" {
+		return nil, exitcode.BadInputf("target.via: %q, expected rpc: EVM transactions go to eth_sendRawTransaction", t.Via)
+	}
+	o := evm.Options{Endpoints: sys.Endpoints, WS: t.WSEndpoints, Depth: t.Depth, Connections: sc.Load.Connections}
+	if n := sys.Net; n != nil {
+		o.WS = nil
+		for _, nd := range n.Nodes {
+			if nd.WS != "" {
+				o.WS = append(o.WS, nd.WS)
+			}
+		}
+	}
+	if t.Confirm == "poll" {
+		o.WS = nil
+	}
+	tgt, err := evm.New(o)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	return tgt, nil
+}
+
+// Workload derives the wallets, reads the fees, deploys the token for
+// erc20, funds what the network did not, and reads the nonces.
+func (ethereum) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t target.Target) (workload.Workload, error) {
+	tgt := t.(*evm.Target)
+	w := sc.Workload
+	if w.Kind != "payment" && w.Kind != "erc20" {
+		return nil, exitcode.BadInputf("workload.kind: %q, expected payment (native transfers) or erc20 for an EVM chain", w.Kind)
+	}
+	qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	info, err := tgt.Probe(qctx)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target %s does not answer: %w", strings.Join(sys.Endpoints, ", "), err))
+	}
+	if w.ChainID != "" && w.ChainID != info.ChainID {
+		return nil, exitcode.BadInputf("workload.chain_id: %q, but the node at %s is on chain %s", w.ChainID, sys.Endpoints[0], info.ChainID)
+	}
+	chainID, _ := new(big.Int).SetString(info.ChainID, 10)
+	seed, count, funderKey := w.WalletSeed, int(w.Accounts), w.FunderKey
+	funded := 0
+	if n := sys.Net; n != nil && n.EVM != nil {
+		if seed == "" || seed == n.EVM.WalletSeed {
+			seed, funded = n.EVM.WalletSeed, n.EVM.Wallets
+			if count == 0 {
+				count = n.EVM.Wallets
+			}
+		}
+		if funderKey == "" {
+			funderKey = n.EVM.FunderKey
+		}
+	}
+	if seed == "" {
+		seed = "tpslab"
+	}
+	if count == 0 {
+		count = max(w.SendersOffset+w.Senders, 2)
+	}
+	if err := sc.CheckAccounts(uint64(count)); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	maxFee, _ := scenario.Wei(w.MaxFee)
+	maxTip, _ := scenario.Wei(w.PriorityFee)
+	fees, err := tgt.Fees(qctx, w.TxType == "legacy", maxFee, maxTip)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the fees: %w", err))
+	}
+	gas := w.Gas
+	if gas == 0 {
+		gas = 21_000
+		if w.Kind == "erc20" {
+			gas = 100_000
+		}
+	}
+	wallets := evm.DeriveWallets(seed, count)
+	codec := evm.NewCodec(chainID, nil, gas, fees, wallets, tgt.Client())
+	first, last := w.SendersOffset, w.SendersOffset+w.Senders-1
+	var funder evm.Wallet
+	needNative := last >= funded && !(w.ReuseWallets && holds(ctx, tgt, wallets, first, last, new(big.Int).SetUint64(w.FundAmount/2)))
+	if w.Kind == "erc20" || needNative {
+		if funderKey == "" {
+			return nil, exitcode.BadInputf("workload.funder_key: empty, expected a funded key (a file with a hex key, or env:NAME) to %s", map[bool]string{true: "deploy the ERC20 token", false: "fund the senders"}[w.Kind == "erc20"])
+		}
+		if funder, err = evm.ReadKey(funderKey); err != nil {
+			return nil, exitcode.BadInputf("workload.funder_key: %v", err)
+		}
+	}
+	sub := tgt.Submitter(0)
+	to := make([]int, 0, w.Senders)
+	for i := first; i <= last; i++ {
+		to = append(to, i)
+	}
+	if needNative {
+		fmt.Fprintf(sys.Log, "funding %d wallets with %d wei each from %s\n", len(to), w.FundAmount, funder.Address.Hex())
+		if err := evm.Fund(ctx, codec, sub, funder, to, new(big.Int).SetUint64(w.FundAmount), nil, nil); err != nil {
+			return nil, fundErr(err)
+		}
+	}
+	if w.Kind == "erc20" {
+		supply := new(big.Int).Mul(big.NewInt(int64(w.Senders)), new(big.Int).SetUint64(w.FundAmount))
+		start := time.Now()
+		token, err := evm.Deploy(ctx, codec, sub, funder, supply)
+		if err != nil {
+			return nil, exitcode.Wrap(exitcode.TargetFailed, err)
+		}
+		if err := evm.Fund(ctx, codec, sub, funder, to, new(big.Int), &token, new(big.Int).SetUint64(w.FundAmount)); err != nil {
+			return nil, fundErr(err)
+		}
+		fmt.Fprintf(sys.Log, "deployed the ERC20 token at %s and gave %d senders %d tokens each in %.1f s\n", token.Hex(), len(to), w.FundAmount, time.Since(start).Seconds())
+		codec = evm.NewCodec(chainID, &token, gas, fees, wallets, tgt.Client())
+	}
+	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
+		Amount: w.Amount, SenderChoice: w.SenderChoice, RecipientChoice: w.RecipientChoice, Seed: sc.Seed}, codec)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
+	}
+	return p, nil
+}
+
+func fundErr(err error) error {
+	if strings.HasPrefix(err.Error(), "workload.funder_key") {
+		return exitcode.Wrap(exitcode.BadInput, err)
+	}
+	return exitcode.Wrap(exitcode.TargetFailed, err)
+}
+
+// holds says wallets first and last hold at least min wei.
+func holds(ctx context.Context, tgt *evm.Target, wallets []evm.Wallet, first, last int, min *big.Int) bool {
+	for _, i := range []int{first, last} {
+		b, err := tgt.Client().Balance(ctx, wallets[i].Address.Hex())
+		if err != nil || b.Cmp(min) < 0 {
+			return false
+		}
+	}
+	return true
+}
