@@ -116,6 +116,21 @@ func AppendPayment(dst []byte, chainID string, key ed25519.PrivateKey, to Addres
 	return append(dst, sig...)
 }
 
+// Assemble encodes a payment from its fields and a signature made over
+// them (no padding): what a service that takes payments as separate fields
+// verifies.
+func Assemble(chainID string, pub []byte, to Address, amount, seq uint64, sig []byte) []byte {
+	dst := make([]byte, 0, Size(len(chainID), 0))
+	dst = append(dst, TxVersion, byte(len(chainID)))
+	dst = append(dst, chainID...)
+	dst = append(dst, pub...)
+	dst = append(dst, to[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, amount)
+	dst = binary.BigEndian.AppendUint64(dst, seq)
+	dst = binary.BigEndian.AppendUint16(dst, 0)
+	return append(dst, sig...)
+}
+
 // VerifySignature checks the payment's signature over its sign bytes.
 func (p *Payment) VerifySignature() bool {
 	return ed25519.Verify(p.Sender, p.signed, p.Signature)

@@ -13,6 +13,7 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/pgnet"
 )
 
 func nodeCmd() *cobra.Command {
@@ -34,6 +35,7 @@ func nodeCmd() *cobra.Command {
 
 // netFlags are the `net up` options, shared with `run` when it starts its own network.
 type netFlags struct {
+	ledger     pgnet.Options
 	kind       string
 	binary     string
 	denom      string
@@ -50,7 +52,15 @@ type netFlags struct {
 func (f *netFlags) register(fs *pflag.FlagSet) {
 	d := testnet.DefaultSettings()
 	g := testnet.DefaultGenesis()
-	fs.StringVar(&f.kind, "kind", "builtin", "what to run: builtin (the reference ledger) | cosmos (a Cosmos SDK chain) | evm (geth in dev mode)")
+	fs.StringVar(&f.kind, "kind", "builtin", "what to run: builtin (the reference ledger) | cosmos (a Cosmos SDK chain) | evm (geth in dev mode) | ledger (the ledger service on PostgreSQL)")
+	fs.IntVar(&f.ledger.Processes, "processes", 1, "ledger: service processes")
+	fs.IntVar(&f.ledger.Connections, "db-connections", 16, "ledger: database connections per process")
+	fs.IntVar(&f.ledger.Batch, "batch", 1, "ledger: payments per database transaction (batch commit)")
+	fs.StringVar(&f.ledger.SynchronousCommit, "synchronous-commit", "on", "ledger: PostgreSQL synchronous_commit: on | off | local | remote_write | remote_apply")
+	fs.StringVar(&f.ledger.Partition, "partition", "none", "ledger: the payment log's partitioning: none | hash | range")
+	fs.StringVar(&f.ledger.Isolation, "isolation", "serializable", "ledger: serializable (retried on serialization failures) | row-locks")
+	fs.DurationVar(&f.ledger.BatchWait, "batch-wait", 0, "ledger: longest wait to fill a batch (0: 2ms)")
+	fs.IntVar(&f.ledger.MaxQueue, "max-queue", 0, "ledger: payments a process queues for the database before answering 429 (0: 10000)")
 	fs.StringVar(&f.binary, "binary", "", "cosmos: your own SDK daemon (gaiad, simd, ...) instead of tpslab's tpsd; evm: your own geth")
 	fs.StringVar(&f.denom, "denom", "", "cosmos: the test denom (default: the daemon's staking denom)")
 	fs.StringVar(&f.prefix, "bech32-prefix", "", "cosmos: the address prefix (default: the daemon's)")
@@ -72,7 +82,7 @@ func (f *netFlags) register(fs *pflag.FlagSet) {
 }
 
 func (f *netFlags) options(home string, reset bool) kinds.NetOptions {
-	return kinds.NetOptions{Kind: f.kind, Home: home, Validators: f.validators, ChainID: f.chainID, Seed: f.seed,
+	return kinds.NetOptions{Kind: f.kind, Ledger: f.ledger, Home: home, Validators: f.validators, ChainID: f.chainID, Seed: f.seed,
 		Accounts: f.accounts, Balance: f.balance, Settings: f.settings, Bind: f.bind, Reset: reset,
 		Binary: f.binary, Denom: f.denom, Prefix: f.prefix, Log: os.Stderr}
 }
@@ -110,7 +120,11 @@ func netCmd() *cobra.Command {
 			if err != nil {
 				return exitcode.Wrap(exitcode.TargetFailed, err)
 			}
-			fmt.Fprintf(os.Stderr, "network %s committing blocks after %.1fs\n", n.ChainID, time.Since(start).Seconds())
+			what := "committing blocks"
+			if n.Kind == "ledger" {
+				what = "serving payments"
+			}
+			fmt.Fprintf(os.Stderr, "network %s %s after %.1fs\n", n.ChainID, what, time.Since(start).Seconds())
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NODE\tRPC\tAPI\tGRPC\tP2P\tPID")
 			for _, nd := range n.Nodes {
@@ -146,7 +160,7 @@ func netCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st := n.Status(cmd.Context())
+			st := kinds.Status(cmd.Context(), n)
 			if asJSON {
 				return json.NewEncoder(os.Stdout).Encode(st)
 			}

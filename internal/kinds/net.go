@@ -12,13 +12,14 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/gethnet"
+	"github.com/tpslab/tpslab/internal/testnet/pgnet"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 )
 
 // NetOptions are what `tpslab net up` (and a run that starts its own
 // network) says about a local network, for every kind.
 type NetOptions struct {
-	Kind       string // builtin | cosmos | evm
+	Kind       string // builtin | cosmos | evm | ledger
 	Home       string
 	Validators int
 	ChainID    string // empty: the kind's default
@@ -28,15 +29,16 @@ type NetOptions struct {
 	Settings   testnet.Settings
 	Bind       string
 	Reset      bool
-	Binary     string // the node program: tpslab itself (builtin) or an SDK daemon (cosmos; empty: tpsd, built when missing)
-	Denom      string // cosmos: empty reads the daemon's
-	Prefix     string // cosmos: empty reads the daemon's
+	Binary     string        // the node program: tpslab itself (builtin) or an SDK daemon (cosmos; empty: tpsd, built when missing)
+	Ledger     pgnet.Options // ledger: the database settings (its Home, Genesis, ... are set from the above)
+	Denom      string        // cosmos: empty reads the daemon's
+	Prefix     string        // cosmos: empty reads the daemon's
 	Owner      *testnet.Owner
 	Log        io.Writer
 }
 
 // NetKinds are the kinds `net up` starts.
-var NetKinds = []string{"builtin", "cosmos", "evm"}
+var NetKinds = []string{"builtin", "cosmos", "evm", "ledger"}
 
 // Up creates and starts a local network of o.Kind.
 func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
@@ -93,8 +95,34 @@ func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 		fmt.Fprintf(o.Log, "starting geth %s in dev mode in %s (a block every %s, block gas limit %d)\n", gethnet.Version, o.Home, period, gas)
 		return gethnet.Up(ctx, gethnet.Options{Binary: o.Binary, Home: o.Home, Period: period, GasLimit: gas, WalletSeed: o.Seed,
 			Wallets: int(o.Accounts), Balance: balance, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
+	case "ledger":
+		if o.ChainID == "" {
+			o.ChainID = "tpslab"
+		}
+		lo := o.Ledger
+		lo.Home, lo.ChainID, lo.Genesis, lo.Binary, lo.Bind, lo.Reset, lo.Owner, lo.Log = o.Home, o.ChainID,
+			chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance}, o.Binary, o.Bind, o.Reset, o.Owner, o.Log
+		if err := lo.Validate(); err != nil {
+			return nil, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		fmt.Fprintf(o.Log, "starting the ledger service in %s: %d process(es), %d database connections each, batch %d, synchronous_commit %s, partition %s, isolation %s\n",
+			o.Home, lo.Processes, lo.Connections, lo.Batch, lo.SynchronousCommit, lo.Partition, lo.Isolation)
+		return pgnet.Up(ctx, lo)
 	}
 	return nil, exitcode.BadInputf("--kind: %q, expected one of %v", o.Kind, NetKinds)
+}
+
+// Status asks every node of a network for its state the way its kind
+// allows. For the ledger, the database's HEIGHT is its payment count and
+// PEERS its open connections.
+func Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
+	switch n.Kind {
+	case "ledger":
+		return pgnet.Status(ctx, n)
+	case "evm":
+		return gethnet.Status(ctx, n)
+	}
+	return n.Status(ctx)
 }
 
 // Audit is what `net check` found: a line per node, and the problems.
@@ -107,6 +135,9 @@ type Audit struct {
 // Check audits a network's state the way its kind allows.
 func Check(ctx context.Context, n *testnet.Net) Audit {
 	switch n.Kind {
+	case "ledger":
+		lines, problems := pgnet.Check(ctx, n)
+		return Audit{Lines: lines, Problems: problems, OK: "ok: supply conserved, every payment recorded once with a matching debit and credit, sequences gap-free"}
 	case "evm":
 		lines, problems := gethnet.Check(ctx, n)
 		return Audit{Lines: lines, Problems: problems, OK: "ok: the node commits and its blocks link"}

@@ -8,8 +8,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,7 +56,9 @@ type Node struct {
 	Pprof   string   `json:"pprof,omitempty"`
 	PID     int      `json:"pid"`
 	Log     string   `json:"log"`
-	Command []string `json:"command"` // how it is started
+	Command []string `json:"command"`        // how it is started
+	User    string   `json:"user,omitempty"` // the user it runs as, when tpslab runs as root (PostgreSQL refuses root)
+	Role    string   `json:"role,omitempty"` // database | service; empty: a validator
 }
 
 // Net is the content of net.json.
@@ -66,6 +70,7 @@ type Net struct {
 	Settings Settings      `json:"settings"`
 	Cosmos   *Cosmos       `json:"cosmos,omitempty"` // a Cosmos SDK chain's
 	EVM      *EVM          `json:"evm,omitempty"`    // an EVM chain's
+	Ledger   *Ledger       `json:"ledger,omitempty"` // the ledger service's
 	Nodes    []Node        `json:"nodes"`
 	Home     string        `json:"home"`
 	Started  time.Time     `json:"started"`
@@ -98,11 +103,27 @@ type EVM struct {
 	GasLimit   uint64 `json:"block_gas_limit"`
 }
 
-// RPCEndpoints lists every node's RPC address.
+// Ledger describes the reference ledger service: its database and the
+// settings its services run with.
+type Ledger struct {
+	DatabaseURL       string `json:"database_url"`
+	Processes         int    `json:"processes"`
+	Connections       int    `json:"db_connections_per_process"`
+	Batch             int    `json:"batch"`
+	SynchronousCommit string `json:"synchronous_commit"`
+	Partition         string `json:"partition"`
+	Isolation         string `json:"isolation"`
+	MaxQueue          int    `json:"max_queue,omitempty"` // 0: the service's default
+	BatchWait         string `json:"batch_wait"`          // longest wait to fill a batch
+}
+
+// RPCEndpoints lists every node's HTTP endpoint (a database has none).
 func (n *Net) RPCEndpoints() []string {
-	out := make([]string, len(n.Nodes))
-	for i, nd := range n.Nodes {
-		out[i] = nd.RPC
+	var out []string
+	for _, nd := range n.Nodes {
+		if strings.HasPrefix(nd.RPC, "http") {
+			out = append(out, nd.RPC)
+		}
 	}
 	return out
 }
@@ -412,11 +433,29 @@ func StartProcess(nd Node) (int, error) {
 	cmd := exec.Command(nd.Command[0], nd.Command[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if nd.User != "" && os.Geteuid() == 0 {
+		cred, err := Credential(nd.User)
+		if err != nil {
+			return 0, err
+		}
+		cmd.SysProcAttr.Credential = cred
+	}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start %s: %w", nd.Name, err)
 	}
 	go cmd.Wait() // reap it if it dies while this process lives
 	return cmd.Process.Pid, nil
+}
+
+// Credential is the uid and gid of a user, to run a process as.
+func Credential(name string) (*syscall.Credential, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("user %s: %w", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
 // Restart starts node i again (after a kill) and records its new pid. A

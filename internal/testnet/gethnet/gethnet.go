@@ -193,3 +193,31 @@ func Check(ctx context.Context, n *testnet.Net) (lines, problems []string) {
 	}
 	return lines, problems
 }
+
+// Status is `net status` for geth: head, peers and txpool.
+func Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
+	out := make([]testnet.NodeStatus, len(n.Nodes))
+	for i, nd := range n.Nodes {
+		s := testnet.NodeStatus{Name: nd.Name, Running: nd.Alive()}
+		if s.Running {
+			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			cl := &evm.Client{URL: nd.RPC, HTTP: &http.Client{}}
+			h, err := cl.BlockNumber(cctx)
+			if err != nil {
+				s.Err = err.Error()
+			}
+			s.Height = h
+			var peers evm.Quantity
+			if cl.Call(cctx, &peers, "net_peerCount") == nil {
+				s.Peers = int(peers)
+			}
+			var pool struct{ Pending, Queued evm.Quantity }
+			if cl.Call(cctx, &pool, "txpool_status") == nil {
+				s.MempoolTxs = int(pool.Pending + pool.Queued)
+			}
+			cancel()
+		}
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,367 @@
+// Package pgnet runs tpslab's reference centralized ledger: a private
+// PostgreSQL cluster (Debian's postgresql: initdb, postgres) in a network
+// home, on loopback and its own port, and one or more ledger service
+// processes in front of it.
+package pgnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/ledgersvc"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// Options describe a ledger network.
+type Options struct {
+	Home              string
+	ChainID           string
+	Genesis           chain.Genesis
+	Processes         int           // service processes
+	Connections       int           // database connections per process
+	Batch             int           // payments per database transaction
+	BatchWait         time.Duration // longest wait to fill a batch (0: 2 ms)
+	SynchronousCommit string        // on | off | local | remote_write | remote_apply
+	Partition         string        // none | hash | range
+	Isolation         string        // serializable | row-locks
+	MaxQueue          int           // payments a process holds waiting for the database before it answers 429 (0: 10000)
+	Binary            string        // the tpslab executable (runs ledger-service)
+	Bind              string
+	Reset             bool
+	Owner             *testnet.Owner
+	Log               io.Writer
+}
+
+// Validate checks the settings before anything is created.
+func (o Options) Validate() error {
+	switch {
+	case o.Processes < 1 || o.Processes > 64:
+		return fmt.Errorf("--processes: %d, expected 1..64", o.Processes)
+	case o.Connections < 1 || o.Connections > 500:
+		return fmt.Errorf("--db-connections: %d, expected 1..500", o.Connections)
+	case o.Processes*o.Connections > 900:
+		return fmt.Errorf("--processes x --db-connections: %d, expected at most 900 database connections", o.Processes*o.Connections)
+	case o.Batch < 1 || o.Batch > 10_000:
+		return fmt.Errorf("--batch: %d, expected 1..10000 payments per database transaction", o.Batch)
+	case o.BatchWait < 0 || o.BatchWait > time.Second:
+		return fmt.Errorf("--batch-wait: %s, expected 0..1s (0: 2ms)", o.BatchWait)
+	case o.MaxQueue < 0 || o.MaxQueue > 1_000_000:
+		return fmt.Errorf("--max-queue: %d, expected 0..1000000 payments (0: 10000)", o.MaxQueue)
+	}
+	for _, c := range []struct {
+		flag, v string
+		allowed []string
+	}{
+		{"--synchronous-commit", o.SynchronousCommit, []string{"on", "off", "local", "remote_write", "remote_apply"}},
+		{"--partition", o.Partition, []string{"none", "hash", "range"}},
+		{"--isolation", o.Isolation, []string{"serializable", "row-locks"}},
+	} {
+		ok := false
+		for _, a := range c.allowed {
+			ok = ok || c.v == a
+		}
+		if !ok {
+			return fmt.Errorf("%s: %q, expected one of %v", c.flag, c.v, c.allowed)
+		}
+	}
+	return o.Genesis.Validate()
+}
+
+// PostgresBin is the directory of Debian's PostgreSQL server programs.
+func PostgresBin() (string, error) {
+	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+		if d := strings.TrimSpace(string(out)); fileExists(filepath.Join(d, "initdb")) {
+			return d, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if fileExists(filepath.Join(dirs[i], "initdb")) {
+			return dirs[i], nil
+		}
+	}
+	return "", errors.New("PostgreSQL's server programs (initdb, postgres) are not installed: apt-get install postgresql")
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// runAs runs a PostgreSQL program, as the postgres user when tpslab is root.
+func runAs(ctx context.Context, bin string, args ...string) error {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	if os.Geteuid() == 0 {
+		cred, err := testnet.Credential("postgres")
+		if err != nil {
+			return fmt.Errorf("PostgreSQL refuses to run as root and %v", err)
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v: %s", filepath.Base(bin), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// chownTree gives dir to the postgres user when tpslab is root.
+func chownTree(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	cred, err := testnet.Credential("postgres")
+	if err != nil {
+		return err
+	}
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chown(p, int(cred.Uid), int(cred.Gid))
+	})
+}
+
+// Up creates the cluster and the ledger, and starts the services.
+func Up(ctx context.Context, o Options) (*testnet.Net, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Bind == "" {
+		o.Bind = "127.0.0.1"
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	bin, err := PostgresBin()
+	if err != nil {
+		return nil, err
+	}
+	home, err := filepath.Abs(o.Home)
+	if err != nil {
+		return nil, err
+	}
+	if err := testnet.PrepareHome(home, o.Reset); err != nil {
+		return nil, err
+	}
+	if o.Binary == "" {
+		if o.Binary, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	ports, err := testnet.FreePorts(o.Bind, 1+o.Processes)
+	if err != nil {
+		return nil, err
+	}
+	pgHome := filepath.Join(home, "postgres")
+	data, sock := filepath.Join(pgHome, "data"), filepath.Join(pgHome, "socket")
+	for _, d := range []string{data, sock} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	// The postgres user must reach its directory through the home.
+	for d := pgHome; d != "/" && d != "."; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o011 != 0o011 && os.Geteuid() == 0 {
+			os.Chmod(d, st.Mode().Perm()|0o011)
+		}
+	}
+	if err := chownTree(pgHome); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Log, "initialising a PostgreSQL cluster in %s\n", data)
+	if err := runAs(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "tpslab", "--auth", "trust", "--encoding", "UTF8", "--no-instructions"); err != nil {
+		return nil, err
+	}
+	conf := fmt.Sprintf(`
+# tpslab's settings
+listen_addresses = '%s'
+port = %d
+unix_socket_directories = '%s'
+max_connections = %d
+shared_buffers = 256MB
+synchronous_commit = %s
+shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track = all
+track_io_timing = on
+`, o.Bind, ports[0], sock, o.Processes*o.Connections+20, o.SynchronousCommit)
+	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.WriteString(conf)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	dbURL := fmt.Sprintf("postgres://tpslab@%s:%d/ledger?sslmode=disable", o.Bind, ports[0])
+	pg := testnet.Node{Name: "postgres", Home: pgHome, RPC: fmt.Sprintf("postgres://%s:%d", o.Bind, ports[0]), Log: filepath.Join(pgHome, "postgres.log"),
+		Command: []string{filepath.Join(bin, "postgres"), "-D", data}, User: "postgres", Role: "database"}
+	n := &testnet.Net{Version: 1, Kind: "ledger", ChainID: o.ChainID, Genesis: o.Genesis, Home: home, Owner: o.Owner,
+		Ledger: &testnet.Ledger{DatabaseURL: dbURL, Processes: o.Processes, Connections: o.Connections, Batch: o.Batch,
+			SynchronousCommit: o.SynchronousCommit, Partition: o.Partition, Isolation: o.Isolation, MaxQueue: o.MaxQueue, BatchWait: o.BatchWait.String()}}
+	n.Nodes = append(n.Nodes, pg)
+	if err := os.WriteFile(pg.Log, nil, 0o644); err != nil {
+		return nil, err
+	}
+	if err := chownTree(pg.Log); err != nil {
+		return nil, err
+	}
+	pid, err := testnet.StartProcess(pg)
+	if err != nil {
+		return nil, err
+	}
+	n.Nodes[0].PID = pid
+	if err := n.Save(); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	if err := setup(ctx, n, o); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	for i := 0; i < o.Processes; i++ {
+		addr := o.Bind + ":" + strconv.Itoa(ports[1+i])
+		name := "svc" + strconv.Itoa(i)
+		nd := testnet.Node{Name: name, Role: "service", Home: filepath.Join(home, name), RPC: "http://" + addr, Metrics: "http://" + addr + "/metrics",
+			Log: filepath.Join(home, name, "service.log"),
+			Command: []string{o.Binary, "ledger-service", "--home", filepath.Join(home, name), "--listen", addr, "--db", dbURL, "--chain-id", o.ChainID,
+				"--db-connections", strconv.Itoa(o.Connections), "--batch", strconv.Itoa(o.Batch), "--isolation", o.Isolation,
+				"--max-queue", strconv.Itoa(max(o.MaxQueue, 0)), "--batch-wait", o.BatchWait.String()}}
+		if err := os.MkdirAll(nd.Home, 0o755); err != nil {
+			_ = n.Down()
+			return nil, err
+		}
+		if nd.PID, err = testnet.StartProcess(nd); err != nil {
+			_ = n.Down()
+			return nil, err
+		}
+		n.Nodes = append(n.Nodes, nd)
+	}
+	n.Started = time.Now().UTC()
+	if err := n.Save(); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	for _, nd := range n.Nodes[1:] {
+		if err := waitHealthy(ctx, nd); err != nil {
+			_ = n.Down()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// setup waits for the database to accept connections, creates the ledger
+// database, its schema and the funded accounts.
+func setup(ctx context.Context, n *testnet.Net, o Options) error {
+	admin := strings.Replace(n.Ledger.DatabaseURL, "/ledger?", "/postgres?", 1)
+	var conn *pgx.Conn
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if conn, err = pgx.Connect(ctx, admin); err == nil {
+			break
+		}
+		if time.Now().After(deadline) || !n.Nodes[0].Alive() {
+			return fmt.Errorf("PostgreSQL did not start (%v); see %s", err, n.Nodes[0].Log)
+		}
+	}
+	_, err = conn.Exec(ctx, `CREATE DATABASE ledger`)
+	conn.Close(ctx)
+	if err != nil {
+		return err
+	}
+	if conn, err = pgx.Connect(ctx, n.Ledger.DatabaseURL); err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	start := time.Now()
+	if err := ledgersvc.Setup(ctx, conn, o.ChainID, o.Partition, o.Genesis); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "ledger database ready: %d accounts funded in %.1f s\n", o.Genesis.Accounts, time.Since(start).Seconds())
+	return nil
+}
+
+func waitHealthy(ctx context.Context, nd testnet.Node) error {
+	cl := &http.Client{Timeout: time.Second}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if res, err := cl.Get(nd.RPC + "/healthz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s did not become healthy; see %s", nd.Name, nd.Log)
+		}
+	}
+}
+
+// Check audits the ledger database (docs/ledger-service.md).
+func Check(ctx context.Context, n *testnet.Net) (lines, problems []string) {
+	for _, nd := range n.Nodes {
+		if !nd.Alive() {
+			problems = append(problems, nd.Name+": not running")
+		}
+	}
+	conn, err := pgx.Connect(ctx, n.Ledger.DatabaseURL)
+	if err != nil {
+		return nil, append(problems, "connect to the ledger database: "+err.Error())
+	}
+	defer conn.Close(ctx)
+	l, p := ledgersvc.Check(ctx, conn)
+	return l, append(problems, p...)
+}
+
+// Status is `net status` for the ledger: the database's payments and
+// connections, and each service's health and queue.
+func Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
+	out := make([]testnet.NodeStatus, len(n.Nodes))
+	cl := &http.Client{Timeout: 3 * time.Second}
+	for i, nd := range n.Nodes {
+		s := testnet.NodeStatus{Name: nd.Name, Running: nd.Alive()}
+		out[i] = s
+		if !s.Running {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		if nd.Name == "postgres" {
+			out[i].Err = func() string {
+				conn, err := pgx.Connect(cctx, n.Ledger.DatabaseURL)
+				if err != nil {
+					return err.Error()
+				}
+				defer conn.Close(cctx)
+				var payments int64
+				var conns int
+				err = conn.QueryRow(cctx, `SELECT (SELECT count(*) FROM payments), (SELECT count(*) FROM pg_stat_activity WHERE datname = 'ledger')`).Scan(&payments, &conns)
+				if err != nil {
+					return err.Error()
+				}
+				out[i].Height, out[i].Peers = payments, conns
+				return ""
+			}()
+		} else if res, err := cl.Get(nd.RPC + "/healthz"); err != nil {
+			out[i].Err = err.Error()
+		} else {
+			if res.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(io.LimitReader(res.Body, 200))
+				out[i].Err = strings.TrimSpace(string(b))
+			}
+			res.Body.Close()
+		}
+		cancel()
+	}
+	return out
+}
