@@ -16,21 +16,41 @@ import (
 // ABCIQuery).
 type QueryFunc func(ctx context.Context, path string, data []byte) ([]byte, error)
 
+// NonceFunc reads an account's next admissible sequence.
+type NonceFunc func(ctx context.Context, a Address) (uint64, error)
+
 // Client is the load generator's side of the ledger: it signs payments with
-// the keys derived from the genesis seed and reads sequences by query. It is
-// the ledger's workload codec.
+// the keys derived from the genesis seed and reads sequences from the
+// system (a chain's ABCI query, a ledger service's account API). It is the
+// ledger's workload codec.
 type Client struct {
 	chainID string
 	padding int
 	keys    []ed25519.PrivateKey
 	addrs   []Address
-	query   QueryFunc
+	nonce   NonceFunc
 }
 
-// NewClient derives the genesis accounts' keys (on all cores).
+// NewClient derives the genesis accounts' keys (on all cores) and reads
+// sequences by ABCI query.
 func NewClient(chainID string, g Genesis, padding int, query QueryFunc) *Client {
+	return NewClientNonce(chainID, g, padding, func(ctx context.Context, a Address) (uint64, error) {
+		v, err := query(ctx, "/account", a[:])
+		if err != nil {
+			return 0, err
+		}
+		var ai AccountInfo
+		if err := json.Unmarshal(v, &ai); err != nil {
+			return 0, fmt.Errorf("/account answer: %w", err)
+		}
+		return ai.NextSequence, nil
+	})
+}
+
+// NewClientNonce is NewClient with sequences read by nonce.
+func NewClientNonce(chainID string, g Genesis, padding int, nonce NonceFunc) *Client {
 	keys := DeriveKeys(g.Seed, int(g.Accounts))
-	c := &Client{chainID: chainID, padding: padding, keys: keys, addrs: make([]Address, len(keys)), query: query}
+	c := &Client{chainID: chainID, padding: padding, keys: keys, addrs: make([]Address, len(keys)), nonce: nonce}
 	for i, k := range keys {
 		c.addrs[i] = AddressOf(k[32:])
 	}
@@ -57,15 +77,7 @@ func (c *Client) TxSize() int { return Size(len(c.chainID), c.padding) }
 // Nonce reads account from's next admissible sequence (committed state plus
 // what the mempool admitted).
 func (c *Client) Nonce(ctx context.Context, from int) (uint64, error) {
-	v, err := c.query(ctx, "/account", c.addrs[from][:])
-	if err != nil {
-		return 0, err
-	}
-	var a AccountInfo
-	if err := json.Unmarshal(v, &a); err != nil {
-		return 0, fmt.Errorf("/account answer: %w", err)
-	}
-	return a.NextSequence, nil
+	return c.nonce(ctx, c.addrs[from])
 }
 
 // Mismatch reads the ledger's sequence rejections: their log says

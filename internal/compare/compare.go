@@ -87,6 +87,57 @@ var Metrics = []Metric{
 		}},
 }
 
+// telemetryMetrics are the metrics read from inside the system that both
+// sets have and that have a direction (retries: lower is better) or are
+// per payment (database transactions per payment), in name order.
+func telemetryMetrics(base, other Set) []Metric {
+	has := func(s Set, name string) bool {
+		for _, r := range s.Runs {
+			if _, ok := r.Summary.Telemetry[name]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	var out []Metric
+	for _, d := range base.Runs[0].Telemetry {
+		names := []string{}
+		if d.Better != "" {
+			names = append(names, d.Name)
+		}
+		if d.PerPayment {
+			names = append(names, d.Name+"_per_payment")
+		}
+		for _, name := range names {
+			if !has(base, name) || !has(other, name) {
+				continue
+			}
+			unit := d.Unit
+			if unit == "1" {
+				unit = ""
+			}
+			m := Metric{Name: name, Unit: unit, HigherBetter: d.Better == "higher",
+				run: func(s *report.Summary) float64 { return s.Telemetry[name].Mean }}
+			if name == d.Name {
+				m.second = func(s *report.Second) (float64, bool) { v, ok := s.Telemetry[name]; return v, ok }
+			} else {
+				m.Unit = d.UnitPer()
+				base := d.Name
+				m.second = func(s *report.Second) (float64, bool) {
+					v, ok := s.Telemetry[base]
+					if !ok || s.Committed == 0 {
+						return 0, false
+					}
+					return v / float64(s.Committed), true
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
 // samples gives the values a set offers for a metric: one per repetition,
 // or, for a single run, one per steady second (weaker evidence: seconds of
 // one run are neither independent nor a fresh network).
@@ -170,7 +221,7 @@ func resampleMean(rng *rand.Rand, xs []float64) float64 {
 // Compare sets each later set against the first.
 func Compare(base, other Set) []Row {
 	var rows []Row
-	for _, m := range Metrics {
+	for _, m := range append(append([]Metric(nil), Metrics...), telemetryMetrics(base, other)...) {
 		a, perA := samples(base, m)
 		b, perB := samples(other, m)
 		r := Row{Metric: m.Name, Unit: m.Unit, Samples: [2]int{len(a), len(b)}, PerSecond: perA || perB}

@@ -58,7 +58,7 @@ func (c Comparison) Print(w io.Writer) {
 			if math.IsNaN(r.CILowPct) {
 				ci = "n/a (baseline is 0)"
 			}
-			fmt.Fprintf(tw, "%s (%s)\t%.1f\t%.1f\t%+.1f%%\t%s\t%s\n", r.Metric, r.Unit, r.Base, r.Value, r.ChangePct, ci, sig)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f%%\t%s\t%s\n", r.Label(), val(r.Base), val(r.Value), r.ChangePct, ci, sig)
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "verdict: %s\n", a.Verdict)
@@ -66,8 +66,24 @@ func (c Comparison) Print(w io.Writer) {
 	fmt.Fprintf(w, "\nmethod: %s\n", c.Method())
 }
 
+// Label is the metric with its unit.
+func (r Row) Label() string {
+	if r.Unit == "" {
+		return r.Metric
+	}
+	return r.Metric + " (" + r.Unit + ")"
+}
+
+// val shows small values (per-payment figures) with their digits.
+func val(f float64) string {
+	if f != 0 && math.Abs(f) < 10 {
+		return fmt.Sprintf("%.3f", f)
+	}
+	return fmt.Sprintf("%.1f", f)
+}
+
 var page = template.Must(template.New("compare").Funcs(template.FuncMap{
-	"f1": func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"f1": val,
 	"pc": func(f float64) string { return fmt.Sprintf("%+.1f%%", f) },
 }).Parse(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>tpslab compare</title>
 <style>body{font:14px/1.45 system-ui,sans-serif;max-width:1000px;margin:24px auto;padding:0 16px;color:#1d2330}
@@ -76,7 +92,7 @@ table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 14px 3px 0;text-al
 <h1>tpslab compare</h1><div class="meta">baseline: {{.Base.Name}} ({{len .Base.Runs}} runs)</div>
 {{range .Against}}<div class="v">{{.Verdict}}</div>
 <table><tr><th>metric</th><th>base</th><th>this</th><th>change</th><th>95% CI</th><th>significant</th></tr>
-{{range .Rows}}<tr><td>{{.Metric}} ({{.Unit}})</td><td class="n">{{f1 .Base}}</td><td class="n">{{f1 .Value}}</td><td class="n">{{pc .ChangePct}}</td><td class="n">{{pc .CILowPct}} .. {{pc .CIHighPct}}</td>
+{{range .Rows}}<tr><td>{{.Label}}</td><td class="n">{{f1 .Base}}</td><td class="n">{{f1 .Value}}</td><td class="n">{{pc .ChangePct}}</td><td class="n">{{pc .CILowPct}} .. {{pc .CIHighPct}}</td>
 <td class="{{if .Significant}}{{if .Better}}good{{else}}bad{{end}}{{end}}">{{if .Significant}}{{if .Better}}yes, better{{else}}yes, worse{{end}}{{else}}no{{end}}</td></tr>{{end}}
 </table>{{end}}
 <p class="meta">{{.Method}}</p></body></html>`))

@@ -148,6 +148,16 @@ func (e *Engine) newWorker(i int, rec *measure.Shard) *worker {
 	return &worker{e: e, conn: e.Target.Submitter(i), build: e.Workload.NewBuilder(e.Seed + int64(i) + 1), rec: rec}
 }
 
+// submit sends one transaction and counts the throttling its answer
+// waited out.
+func (w *worker) submit(ctx context.Context, tx target.Tx) target.Receipt {
+	r := w.conn.Submit(ctx, tx)
+	if r.Throttled > 0 {
+		w.rec.Throttled(r.Throttled)
+	}
+	return r
+}
+
 // maxRecoveries bounds how often one payment is sent again after sequence
 // mismatches.
 const maxRecoveries = 3
@@ -176,7 +186,7 @@ func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
 	tx, nonce := b.Tx, b.Nonce
 	e.Tracker.Track(tx.ID, p)
 	w.rec.Sent(sent - tk.intended)
-	r := w.conn.Submit(ctx, tx)
+	r := w.submit(ctx, tx)
 	for try := 0; ; try++ {
 		if r.Status != target.Pending {
 			e.sample(r.Reason, r.Detail)
@@ -189,7 +199,7 @@ func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
 			break
 		}
 		for _, o := range rc.Resubmit {
-			w.conn.Submit(ctx, o)
+			w.submit(ctx, o)
 		}
 		resubmits := len(rc.Resubmit)
 		if rc.Resigned {
@@ -201,7 +211,7 @@ func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
 			resubmits++ // the payment's own bytes again
 		}
 		w.rec.Mismatch(rc.Class, resubmits, rc.Resigned)
-		r = w.conn.Submit(ctx, tx)
+		r = w.submit(ctx, tx)
 	}
 	now := e.Since()
 	switch r.Status {

@@ -14,5 +14,7 @@ func All() runner.Kinds {
 		"cometbft": ledger{},
 		"cosmos":   sdk{},
 		"evm":      ethereum{},
+		"ledger":   restAPI{ledger: true},
+		"http":     restAPI{},
 	}
 }

@@ -47,6 +47,7 @@ type Counts struct {
 	Resigned    int64            `json:"resigned,omitempty"`
 	Mismatches  map[string]int64 `json:"sequence_mismatches,omitempty"`
 	Reorgs      int64            `json:"reorged,omitempty"`
+	Throttled   int64            `json:"throttled,omitempty"`
 	WindowWaits int64            `json:"window_waits"`
 	ConnWaits   int64            `json:"conn_waits"`
 	Unsent      int64            `json:"unsent"`
@@ -63,6 +64,7 @@ func (c *Counts) add(o *Counts) {
 	c.Resubmitted += o.Resubmitted
 	c.Resigned += o.Resigned
 	c.Reorgs += o.Reorgs
+	c.Throttled += o.Throttled
 	c.WindowWaits += o.WindowWaits
 	c.ConnWaits += o.ConnWaits
 	c.Unsent += o.Unsent
@@ -237,6 +239,14 @@ func (s *Shard) Mismatch(class string, resubmits int, resigned bool) {
 	if resigned {
 		s.iv.Resigned++
 	}
+	s.mu.Unlock()
+}
+
+// Throttled records n answers that asked to slow down (HTTP 429), each
+// waited out and retried.
+func (s *Shard) Throttled(n int) {
+	s.mu.Lock()
+	s.iv.Throttled += int64(n)
 	s.mu.Unlock()
 }
 

@@ -28,9 +28,10 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		b, err := json.Marshal(v)
 		return template.JS(b), err
 	},
-	"pct":  func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
-	"f1":   func(f float64) string { return fmt.Sprintf("%.1f", f) },
-	"keys": sortedKeys,
+	"pct":   func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
+	"f1":    func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"keys":  sortedKeys,
+	"human": human,
 }).Parse(reportTmpl))
 
 // kneePoint is one stage of a staged run: offered vs committed.
@@ -98,7 +99,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 	return tmpl.Execute(w, map[string]any{
 		"R": r, "Verdict": r.Verdict(), "Scenario": string(scen), "Network": string(net),
 		"UplotJS": template.JS(uplotJS), "UplotCSS": template.CSS(uplotCSS),
-		"Knee": knee(r), "Reasons": rs, "Title": title(r),
+		"Knee": knee(r), "Reasons": rs, "Title": title(r), "Tel": r.shownTelemetry(),
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
 // SchemaVersion is result.json's format version. Version 1 embedded the
@@ -43,6 +44,9 @@ type Result struct {
 	Endpoints     []target.EndpointStat `json:"endpoints,omitempty"`
 	Notes         []string              `json:"notes,omitempty"`
 	Thresholds    []ThresholdOutcome    `json:"thresholds,omitempty"`
+	// Telemetry defines the metrics read from inside the system (the
+	// series' and the summary's telemetry), with their units.
+	Telemetry []telemetry.Metric `json:"telemetry_metrics,omitempty"`
 	// Series and Blocks are read from series.jsonl and blocks.jsonl (schema
 	// 2), or from result.json itself (schema 1).
 	Series []Second            `json:"series,omitempty"`
@@ -111,6 +115,7 @@ type Second struct {
 	Resyncs     int64               `json:"resyncs,omitempty"`
 	Resubmitted int64               `json:"resubmitted,omitempty"`
 	Resigned    int64               `json:"resigned,omitempty"`
+	Throttled   int64               `json:"throttled,omitempty"`
 	WindowWaits int64               `json:"window_waits,omitempty"`
 	ConnWaits   int64               `json:"conn_waits,omitempty"`
 	Unsent      int64               `json:"unsent,omitempty"`
@@ -124,6 +129,9 @@ type Second struct {
 	GenCPU      float64             `json:"generator_cpu_percent"`
 	LiveNodes   int                 `json:"live_nodes,omitempty"`
 	LiveEndpts  int                 `json:"live_endpoints,omitempty"`
+	// Telemetry is what was read from inside the system in this second
+	// (docs/metrics.md): rates per second and gauges, by metric name.
+	Telemetry map[string]float64 `json:"telemetry,omitempty"`
 }
 
 // Writer keeps a result on disk while the run goes: the series and blocks

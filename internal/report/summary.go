@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
 // Summary is the run's headline figures. Rates and latency percentiles are
@@ -34,6 +35,12 @@ type Summary struct {
 	Warnings    []string `json:"warnings,omitempty"`
 	// Samples are the system's own words, one per reason.
 	Samples map[string]string `json:"samples,omitempty"`
+	// Telemetry is what was read from inside the system over the steady
+	// window, by metric name (docs/metrics.md).
+	Telemetry map[string]telemetry.Stat `json:"telemetry,omitempty"`
+	// SlowestStatements are the database statements that took the most
+	// time in all during the run.
+	SlowestStatements []telemetry.Statement `json:"slowest_statements,omitempty"`
 }
 
 // Stall is a stretch without blocks.

@@ -3,10 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
 // PrintSummary writes the end-of-run table.
@@ -16,7 +19,9 @@ func PrintSummary(out io.Writer, r *Result) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "ended because\t%s\n", r.EndedBecause)
 	fmt.Fprintf(tw, "steady window\t%.0f s .. %.0f s (%.0f s; warm-up %.0f s and drain %.1f s excluded)\n", s.Steady.StartS, s.Steady.EndS, s.Steady.DurationS, s.Steady.WarmupS, s.Steady.DrainS)
-	fmt.Fprintf(tw, "blocks\t%d .. %d (steady %d .. %d)\n", r.Chain.FirstHeight, r.Chain.LastHeight, r.Chain.SteadyFirstHeight, r.Chain.SteadyLastHeight)
+	if r.Chain.FirstHeight > 0 {
+		fmt.Fprintf(tw, "blocks\t%d .. %d (steady %d .. %d)\n", r.Chain.FirstHeight, r.Chain.LastHeight, r.Chain.SteadyFirstHeight, r.Chain.SteadyLastHeight)
+	}
 	fmt.Fprintln(tw, "\t")
 	fmt.Fprintf(tw, "COUNTER\tTOTAL\tSTEADY RATE/s\n")
 	fmt.Fprintf(tw, "offered\t%d\t%.1f\n", s.Offered, s.OfferedTPS)
@@ -43,6 +48,9 @@ func PrintSummary(out io.Writer, r *Result) {
 	fmt.Fprintf(tw, "expired\t%d\t\n", s.Expired)
 	if s.LateCommits > 0 {
 		fmt.Fprintf(tw, "late commits\t%d\t\n", s.LateCommits)
+	}
+	if s.Throttled > 0 {
+		fmt.Fprintf(tw, "throttled (429, waited and retried)\t%d\t\n", s.Throttled)
 	}
 	if s.Resyncs > 0 {
 		fmt.Fprintf(tw, "sequence resyncs\t%d\t\n", s.Resyncs)
@@ -76,7 +84,25 @@ func PrintSummary(out io.Writer, r *Result) {
 	} {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", l.name, l.p.P50, l.p.P90, l.p.P99, l.p.P999, l.p.Max)
 	}
+	if len(s.Telemetry) > 0 {
+		fmt.Fprintln(tw, "\t")
+		fmt.Fprintf(tw, "INSIDE THE SYSTEM (steady)\tmean\tmax\t\n")
+		for _, m := range r.shownTelemetry() {
+			st := s.Telemetry[m.Name]
+			max := human(st.Max, m.Unit)
+			if strings.HasSuffix(m.Name, "_per_payment") {
+				max = ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, human(st.Mean, m.Unit), max, m.Unit)
+		}
+	}
 	tw.Flush()
+	if len(s.SlowestStatements) > 0 {
+		fmt.Fprintln(out, "\nslowest statements (total time in the run):")
+		for _, st := range s.SlowestStatements {
+			fmt.Fprintf(out, "  %8.0f ms  %7d calls  %6.2f ms mean  %s\n", st.TotalMs, st.Calls, st.MeanMs, st.Query)
+		}
+	}
 	fmt.Fprintf(out, "\ngenerator: %.0f%% of one core (of %d)", s.Generator.CPUPercent, s.Generator.Cores)
 	if s.BlocksSummary.Count > 0 {
 		fmt.Fprintf(out, "; blocks: %d, every %.0f ms, %.0f txs on average (max %d)", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)
@@ -113,6 +139,55 @@ func PrintSummary(out io.Writer, r *Result) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(out, "note: %s\n", n)
 	}
+}
+
+// shownTelemetry are the telemetry metrics the summary table shows: all but
+// a process's threads, descriptors and reads (they are in result.json), in
+// name order, with their per-payment figures.
+func (r *Result) shownTelemetry() []telemetry.Metric {
+	var out []telemetry.Metric
+	defs := map[string]telemetry.Metric{}
+	for _, m := range r.Telemetry {
+		defs[m.Name] = m
+		if m.PerPayment {
+			defs[m.Name+"_per_payment"] = telemetry.Metric{Name: m.Name + "_per_payment", Unit: m.UnitPer(), Help: m.Help + ", per committed payment"}
+		}
+	}
+	for _, name := range telemetry.Names(r.Summary.Telemetry) {
+		m, ok := defs[name]
+		if !ok {
+			m = telemetry.Metric{Name: name}
+		}
+		if strings.HasSuffix(name, ".threads") || strings.HasSuffix(name, ".fds") || strings.HasSuffix(name, ".read_bytes") {
+			continue
+		}
+		if m.Unit == "1" {
+			m.Unit = ""
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// human writes v in its unit, scaling bytes.
+func human(v float64, unit string) string {
+	if strings.HasPrefix(unit, "bytes") {
+		switch {
+		case v >= 1<<30:
+			return fmt.Sprintf("%.2f Gi", v/(1<<30))
+		case v >= 1<<20:
+			return fmt.Sprintf("%.1f Mi", v/(1<<20))
+		case v >= 1<<10:
+			return fmt.Sprintf("%.1f Ki", v/(1<<10))
+		}
+	}
+	switch {
+	case v == math.Trunc(v) || math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
 }
 
 func sortedStrings(m map[string]string) []string {

@@ -64,7 +64,7 @@ func (r *run) tick(final bool) {
 	iv := r.rec.Collect(phase == "steady")
 	cpu := cpuTime()
 	s := report.Second{T: t, Phase: phase, Offered: iv.Offered, Sent: iv.Sent, Accepted: iv.Accepted, Rejected: iv.Rejected, Unacked: iv.Unacked,
-		Committed: iv.Committed, Failed: iv.Failed, Expired: iv.Expired, Resyncs: iv.Resyncs, Resubmitted: iv.Resubmitted, Resigned: iv.Resigned,
+		Committed: iv.Committed, Failed: iv.Failed, Expired: iv.Expired, Resyncs: iv.Resyncs, Resubmitted: iv.Resubmitted, Resigned: iv.Resigned, Throttled: iv.Throttled,
 		WindowWaits: iv.WindowWaits, ConnWaits: iv.ConnWaits, Unsent: iv.Unsent,
 		AckMs: measure.Summarize(iv.Ack), CommitMs: measure.Summarize(iv.Commit), LagMs: measure.Summarize(iv.Lag),
 		InFlight: ls.trk.Len(), MempoolTxs: int(ls.mempool.Load()), Blocks: len(iv.Blocks),
@@ -91,6 +91,12 @@ func (r *run) tick(final bool) {
 		ls.steadyN++
 	}
 	s.LiveNodes, s.LiveEndpts = r.watch(now, final)
+	if r.tel != nil {
+		s.Telemetry = r.tel.Latest()
+		if phase == "steady" {
+			ls.telWin.Add(s.Telemetry)
+		}
+	}
 	r.w.Add(s, iv.Blocks)
 	if err := r.w.Err(); err != nil && !final {
 		fmt.Fprintf(r.o.Log, "WARNING: %v; stopping the run\n", err)
@@ -133,8 +139,12 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 				continue
 			}
 			r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s", nd.PID, nd.Log))
-			if p, ok := r.conn.Target.(pooled); ok && i < len(p.Pool().URLs) {
-				p.Pool().Down(i, fmt.Errorf("%s exited", nd.Name))
+			if p, ok := r.conn.Target.(pooled); ok {
+				for j, u := range p.Pool().URLs {
+					if u == nd.RPC {
+						p.Pool().Down(j, fmt.Errorf("%s exited", nd.Name))
+					}
+				}
 			}
 		}
 		if liveNodes == 0 && !final {

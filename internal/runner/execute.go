@@ -19,6 +19,7 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
@@ -54,6 +55,8 @@ type loadState struct {
 	machineLoad  float64   // busy share of the machine over the load, 0..1
 	lastCPU      time.Duration
 	nodeUp       []bool
+	telWin       telemetry.Window // steady seconds of telemetry
+	slowest      []telemetry.Statement
 	downSince    time.Duration // all endpoints down since (0: not all down)
 	tickMu       sync.Mutex
 }
@@ -122,6 +125,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		run(func() { p.Pool().Watch(observe, 500*time.Millisecond) })
 	}
 	run(func() { r.sampleMempool(observe) })
+	run(func() { r.runTelemetry(observe) })
 	run(func() { r.expire(observe) })
 	collectorDone := make(chan struct{})
 	go func() { defer close(collectorDone); r.collect(observe) }()
@@ -161,6 +165,11 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	// Whatever is still pending was not committed within the run.
 	ls.trk.Expire(time.Duration(math.MaxInt64))
 	r.tick(true)
+	if r.tel != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ls.slowest = r.tel.Slowest(sctx)
+		cancel()
+	}
 	return r.finish(ended)
 }
 

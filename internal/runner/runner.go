@@ -24,6 +24,7 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/schedule"
+	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
@@ -90,6 +91,7 @@ type run struct {
 	ls      *loadState
 	// releaseLock drops the network's load lock, when one was taken.
 	releaseLock func()
+	tel         *telemetry.Sampler // nil: nothing to read from the inside
 }
 
 func (r *run) note(format string, a ...any) {
@@ -169,6 +171,9 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 	}
 	defer r.sys.stop(o.Log, sc.Network.Keep)
 	defer r.conn.Target.Close()
+	if r.tel != nil {
+		defer r.tel.Close()
+	}
 	return r.execute(ctx)
 }
 
@@ -203,6 +208,10 @@ func (r *run) prepare(ctx context.Context) error {
 		return err
 	}
 	r.conn = conn
+	r.startTelemetry(ctx, kind)
+	if r.tel != nil {
+		r.w.Update(func(res *report.Result) { res.Telemetry = r.tel.Metrics() })
+	}
 	if err := r.preflight(ctx); err != nil {
 		return err
 	}

@@ -70,6 +70,10 @@ func (r *run) summary() report.Summary {
 	}
 	r.stalls(&s)
 	s.Samples = ls.eng.Samples()
+	if r.tel != nil {
+		s.Telemetry = ls.telWin.Stats(r.tel.Metrics(), s.CommittedTPS)
+		s.SlowestStatements = ls.slowest
+	}
 	return s
 }
 

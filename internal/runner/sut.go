@@ -102,6 +102,9 @@ func (s *System) info() *report.Network {
 		return &report.Network{Kind: s.Kind, Endpoints: s.Endpoints}
 	}
 	n := s.Net
+	if n.Ledger != nil {
+		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Ledger}
+	}
 	return &report.Network{Kind: s.Kind, Started: s.Started, Validators: len(n.Nodes), ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Settings}
 }
 

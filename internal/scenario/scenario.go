@@ -58,6 +58,37 @@ type Target struct {
 	Depth int `yaml:"depth" json:"depth,omitempty"`
 	// WSEndpoints are EVM WebSocket URLs for new heads (default: polling).
 	WSEndpoints []string `yaml:"ws_endpoints" json:"ws_endpoints,omitempty"`
+	// HTTP describes a REST payment API (kinds http and ledger); see
+	// docs/http-target.md.
+	HTTP HTTP `yaml:"http" json:"http,omitempty"`
+}
+
+// HTTP is a REST payment API: how a payment is posted ({{placeholders}} in
+// path, headers and body), how the answer reads, and how a payment is
+// confirmed. For kind ledger every empty field takes the reference
+// service's value.
+type HTTP struct {
+	Method          string   `yaml:"method" json:"method,omitempty"`
+	Path            string   `yaml:"path" json:"path,omitempty"`
+	Headers         []string `yaml:"headers" json:"headers,omitempty"` // "Name: value"
+	Body            string   `yaml:"body" json:"body,omitempty"`
+	Accept          []int    `yaml:"accept" json:"accept,omitempty"` // status codes of an accepted payment (default 2xx)
+	StatusField     string   `yaml:"status_field" json:"status_field,omitempty"`
+	Committed       []string `yaml:"committed" json:"committed,omitempty"`
+	Failed          []string `yaml:"failed" json:"failed,omitempty"`
+	ReasonField     string   `yaml:"reason_field" json:"reason_field,omitempty"`
+	DetailField     string   `yaml:"detail_field" json:"detail_field,omitempty"`
+	IDField         string   `yaml:"id_field" json:"id_field,omitempty"`
+	Confirm         string   `yaml:"confirm" json:"confirm"` // sync | poll | callback
+	PollPath        string   `yaml:"poll_path" json:"poll_path,omitempty"`
+	PollInterval    Duration `yaml:"poll_interval" json:"poll_interval,omitempty"`
+	CallbackListen  string   `yaml:"callback_listen" json:"callback_listen,omitempty"`
+	HealthPath      string   `yaml:"health_path" json:"health_path,omitempty"`
+	AccountPath     string   `yaml:"account_path" json:"account_path,omitempty"`
+	SequenceField   string   `yaml:"sequence_field" json:"sequence_field,omitempty"`
+	ThrottleRetries int      `yaml:"throttle_retries" json:"throttle_retries,omitempty"`
+	MaxRetryAfter   Duration `yaml:"max_retry_after" json:"max_retry_after,omitempty"`
+	Timeout         Duration `yaml:"timeout" json:"timeout,omitempty"`
 }
 
 // Network configures the built-in network tpslab starts itself.
@@ -70,6 +101,22 @@ type Network struct {
 	MaxBlockGas       int64    `yaml:"max_block_gas" json:"max_block_gas"`
 	CreateEmptyBlocks bool     `yaml:"create_empty_blocks" json:"create_empty_blocks"`
 	Keep              bool     `yaml:"keep" json:"keep"` // leave it running after the run
+	// Ledger are the database settings of the ledger service tpslab starts
+	// (target.kind ledger).
+	Ledger Ledger `yaml:"ledger" json:"ledger"`
+}
+
+// Ledger are the settings a database engineer tunes in the reference
+// ledger service (docs/ledger-service.md).
+type Ledger struct {
+	Processes         int      `yaml:"processes" json:"processes"`
+	DBConnections     int      `yaml:"db_connections" json:"db_connections"` // per process
+	Batch             int      `yaml:"batch" json:"batch"`                   // payments per database transaction
+	SynchronousCommit string   `yaml:"synchronous_commit" json:"synchronous_commit"`
+	Partition         string   `yaml:"partition" json:"partition"`             // none | hash | range
+	Isolation         string   `yaml:"isolation" json:"isolation"`             // serializable | row-locks
+	MaxQueue          int      `yaml:"max_queue" json:"max_queue,omitempty"`   // payments queued per process before 429 (0: 10000)
+	BatchWait         Duration `yaml:"batch_wait" json:"batch_wait,omitempty"` // longest wait to fill a batch (0: 2ms)
 }
 
 // Stage is one segment of an open-model load: the rate moves from the
@@ -157,9 +204,10 @@ func Default() Scenario {
 	return Scenario{
 		Version: Version,
 		Name:    "default",
-		Target:  Target{Kind: "builtin", Broadcast: "sync", Confirm: "websocket", Via: "rpc"},
+		Target:  Target{Kind: "builtin", Broadcast: "sync", Confirm: "websocket", Via: "rpc", HTTP: HTTP{Confirm: "sync"}},
 		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond),
-			MempoolSize: 50000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true},
+			MempoolSize: 50000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true,
+			Ledger: Ledger{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"}},
 		Load: Load{Model: "open", Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
 			Warmup: Duration(5 * time.Second), Drain: Duration(15 * time.Second),
 			WaitFor: "ack", Connections: 32},

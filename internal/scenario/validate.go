@@ -14,7 +14,7 @@ import (
 )
 
 // Kinds are the kinds of system a scenario can name.
-var Kinds = []string{"builtin", "cometbft", "cosmos", "evm"}
+var Kinds = []string{"builtin", "cometbft", "cosmos", "evm", "ledger", "http"}
 
 var (
 	denomFormat = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$`)
@@ -103,11 +103,17 @@ func (s *Scenario) Validate() error {
 	if err := oneOf("target.confirm", t.Confirm, "websocket", "poll"); err != nil {
 		return err
 	}
+	if err := t.HTTP.validate(t.Kind); err != nil {
+		return err
+	}
 	for i, e := range t.Endpoints {
 		u, err := url.Parse(e)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("target.endpoints[%d]: %q, expected an RPC URL such as http://127.0.0.1:26657", i, e)
 		}
+	}
+	if t.Kind == "http" && len(t.Endpoints) == 0 && t.NetHome == "" {
+		return fmt.Errorf("target.endpoints: empty, expected the API's base URL for target kind http (--endpoint)")
 	}
 	if t.Kind == "cometbft" && len(t.Endpoints) == 0 {
 		return fmt.Errorf("target.endpoints: empty, expected at least one RPC URL for target kind cometbft (--endpoint)")
@@ -136,6 +142,9 @@ func (s *Scenario) Validate() error {
 	if n.MempoolSize < 1 {
 		return fmt.Errorf("network.mempool_size: %d, expected at least 1", n.MempoolSize)
 	}
+	if err := n.Ledger.validate(); err != nil {
+		return err
+	}
 	if err := s.Load.validate(); err != nil {
 		return err
 	}
@@ -155,6 +164,65 @@ func (s *Scenario) Validate() error {
 		return err
 	}
 	return s.checkMemory()
+}
+
+// validate checks the ledger service's settings.
+func (l Ledger) validate() error {
+	switch {
+	case l.Processes < 1 || l.Processes > 64:
+		return fmt.Errorf("network.ledger.processes: %d, expected 1..64", l.Processes)
+	case l.DBConnections < 1 || l.DBConnections > 500:
+		return fmt.Errorf("network.ledger.db_connections: %d, expected 1..500 per process", l.DBConnections)
+	case l.Processes*l.DBConnections > 900:
+		return fmt.Errorf("network.ledger.db_connections: %d x %d processes, expected at most 900 database connections", l.DBConnections, l.Processes)
+	case l.Batch < 1 || l.Batch > 10_000:
+		return fmt.Errorf("network.ledger.batch: %d, expected 1..10000 payments per database transaction", l.Batch)
+	case l.BatchWait < 0 || l.BatchWait.D() > time.Second:
+		return fmt.Errorf("network.ledger.batch_wait: %s, expected 0..1s (0: 2ms)", l.BatchWait.D())
+	case l.MaxQueue < 0 || l.MaxQueue > 1_000_000:
+		return fmt.Errorf("network.ledger.max_queue: %d, expected 0..1000000 payments (0: 10000)", l.MaxQueue)
+	}
+	if err := oneOf("network.ledger.synchronous_commit", l.SynchronousCommit, "on", "off", "local", "remote_write", "remote_apply"); err != nil {
+		return err
+	}
+	if err := oneOf("network.ledger.partition", l.Partition, "none", "hash", "range"); err != nil {
+		return err
+	}
+	return oneOf("network.ledger.isolation", l.Isolation, "serializable", "row-locks")
+}
+
+// validate checks what can be checked of an HTTP API's description before
+// it is parsed (placeholders are checked when the target is built).
+func (h HTTP) validate(kind string) error {
+	if err := oneOf("target.http.confirm", h.Confirm, "sync", "poll", "callback"); err != nil {
+		return err
+	}
+	if kind != "http" {
+		return nil
+	}
+	if h.Path == "" {
+		return fmt.Errorf("target.http.path: empty, expected the payment request's path, e.g. /payments")
+	}
+	if h.Method != "" {
+		if err := oneOf("target.http.method", h.Method, "POST", "PUT", "PATCH", "GET"); err != nil {
+			return err
+		}
+	}
+	if h.Confirm == "poll" && h.PollPath == "" {
+		return fmt.Errorf("target.http.poll_path: empty, expected the status URL's path (e.g. /payments/{{id}}) for confirm poll")
+	}
+	if h.ThrottleRetries < 0 || h.ThrottleRetries > 1000 {
+		return fmt.Errorf("target.http.throttle_retries: %d, expected 0..1000", h.ThrottleRetries)
+	}
+	for _, d := range []struct {
+		path string
+		v    Duration
+	}{{"target.http.poll_interval", h.PollInterval}, {"target.http.max_retry_after", h.MaxRetryAfter}, {"target.http.timeout", h.Timeout}} {
+		if err := durationIn(d.path, d.v, 0, time.Hour, "a duration"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (l Load) validate() error {

@@ -65,6 +65,9 @@ type Receipt struct {
 	Reason   string // why Rejected, Failed or Unacked: a stable snake_case name
 	Detail   string // the system's own words, for the record
 	Endpoint int    // index of the endpoint that answered
+	// Throttled counts the answers that asked to slow down (HTTP 429)
+	// before this one; each was waited out as the system asked.
+	Throttled int
 }
 
 // Submitter sends transactions; one per worker, not safe for concurrent use.

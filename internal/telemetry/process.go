@@ -1,0 +1,102 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prometheus/procfs"
+)
+
+// Process reads a local process and its children (a PostgreSQL server's
+// backends) from /proc: CPU, memory, threads, open files and disk I/O.
+type Process struct {
+	Name     string // prefix of the metric names, e.g. the node's name
+	Role     string // database, service, validator
+	PID      int
+	Children bool
+	fs       procfs.FS
+	ok       bool
+}
+
+// NewProcess reads pid (and its children when children is set) as name.
+func NewProcess(name, role string, pid int, children bool) *Process {
+	p := &Process{Name: name, Role: role, PID: pid, Children: children}
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		p.fs, p.ok = fs, true
+	}
+	return p
+}
+
+// Metrics are the process's.
+func (p *Process) Metrics() []Metric {
+	n := p.Name + "."
+	ms := []Metric{
+		{Name: n + "cpu_percent", Unit: "%", Rate: true, Better: "lower", Help: "CPU time used, in percent of one core (the process and its children)"},
+		{Name: n + "rss_bytes", Unit: "bytes", Help: "resident memory"},
+		{Name: n + "threads", Unit: "1", Help: "threads"},
+		{Name: n + "fds", Unit: "1", Help: "open file descriptors"},
+		{Name: n + "read_bytes", Unit: "bytes/s", Rate: true, Help: "bytes read from storage"},
+		{Name: n + "write_bytes", Unit: "bytes/s", Rate: true, PerPayment: true, Help: "bytes written to storage"},
+	}
+	for i := range ms {
+		ms[i].Role = p.Role
+	}
+	return ms
+}
+
+// Sample sums the process and, if asked, its live children; CPU includes
+// the children it has reaped, so it never goes back.
+func (p *Process) Sample(_ context.Context, dst []float64) error {
+	if !p.ok {
+		return fmt.Errorf("%s: /proc is not readable", p.Name)
+	}
+	root, err := p.fs.Proc(p.PID)
+	if err != nil {
+		return fmt.Errorf("%s: pid %d: %w", p.Name, p.PID, err)
+	}
+	procs := []procfs.Proc{root}
+	if p.Children {
+		all, err := p.fs.AllProcs()
+		if err == nil {
+			for _, c := range all {
+				if st, err := c.Stat(); err == nil && st.PPID == p.PID {
+					procs = append(procs, c)
+				}
+			}
+		}
+	}
+	var cpu, rss, threads, fds, rd, wr float64
+	ioOK := true
+	for i, pr := range procs {
+		st, err := pr.Stat()
+		if err != nil {
+			if i == 0 {
+				return fmt.Errorf("%s: pid %d: %w", p.Name, p.PID, err)
+			}
+			continue // a child that just exited
+		}
+		cpu += st.CPUTime()
+		if i == 0 {
+			cpu += float64(st.CUTime+st.CSTime) / 100 // USER_HZ
+		}
+		rss += float64(st.ResidentMemory())
+		threads += float64(st.NumThreads)
+		if n, err := pr.FileDescriptorsLen(); err == nil {
+			fds += float64(n)
+		}
+		if io, err := pr.IO(); err == nil {
+			rd += float64(io.ReadBytes)
+			wr += float64(io.WriteBytes)
+		} else if i == 0 {
+			ioOK = false
+		}
+	}
+	dst[0], dst[1], dst[2], dst[3] = cpu*100, rss, threads, fds
+	if ioOK {
+		dst[4], dst[5] = rd, wr
+	}
+	return nil
+}
+
+// Close does nothing.
+func (p *Process) Close() {}

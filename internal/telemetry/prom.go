@@ -1,0 +1,98 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// PromMetric maps a Prometheus family (a counter or gauge, summed over its
+// series and over every endpoint) to a metric.
+type PromMetric struct {
+	Family string
+	Metric
+}
+
+// Prometheus scrapes Prometheus text endpoints (a service's /metrics).
+type Prometheus struct {
+	URLs    []string
+	Map     []PromMetric
+	client  *http.Client
+	metrics []Metric
+}
+
+// NewPrometheus scrapes urls for the families in m.
+func NewPrometheus(urls []string, m []PromMetric) *Prometheus {
+	p := &Prometheus{URLs: urls, Map: m, client: &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}}
+	for _, x := range m {
+		p.metrics = append(p.metrics, x.Metric)
+	}
+	return p
+}
+
+// Metrics are the mapped families'.
+func (p *Prometheus) Metrics() []Metric { return p.metrics }
+
+// Sample sums each family over every endpoint; a value is missing (NaN)
+// unless every endpoint answered.
+func (p *Prometheus) Sample(ctx context.Context, dst []float64) error {
+	for i := range dst {
+		dst[i] = 0
+	}
+	for _, u := range p.URLs {
+		fams, err := p.scrape(ctx, u)
+		if err != nil {
+			for i := range dst {
+				dst[i] = nan
+			}
+			return err
+		}
+		for i, m := range p.Map {
+			f, ok := fams[m.Family]
+			if !ok {
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				switch {
+				case s.Counter != nil:
+					dst[i] += s.Counter.GetValue()
+				case s.Gauge != nil:
+					dst[i] += s.Gauge.GetValue()
+				case s.Untyped != nil:
+					dst[i] += s.Untyped.GetValue()
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Prometheus) scrape(ctx context.Context, u string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	res, err := p.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: HTTP %d", u, res.StatusCode)
+	}
+	tp := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := tp.TextToMetricFamilies(res.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u, err)
+	}
+	return fams, nil
+}
+
+// Close drops idle connections.
+func (p *Prometheus) Close() { p.client.CloseIdleConnections() }

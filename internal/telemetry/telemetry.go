@@ -1,0 +1,265 @@
+// Package telemetry reads the system under test from the inside while a run
+// goes: processes from /proc, Prometheus endpoints, database statistics.
+// Each source is sampled once a second; cumulative counters become rates.
+// The runner puts the values in every second of the series and their
+// steady-window mean and maximum in the summary. docs/metrics.md defines
+// every metric.
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Metric is one measured quantity.
+type Metric struct {
+	Name string `json:"name"` // dotted, e.g. db.xact_commit
+	Unit string `json:"unit"` // of the reported value: 1/s for rates, %, bytes, ...
+	Help string `json:"help"`
+	// Rate marks a cumulative counter: the series holds its increase per
+	// second.
+	Rate bool `json:"rate,omitempty"`
+	// Better is "lower", "higher" or "" (no direction): compare uses it.
+	Better string `json:"better,omitempty"`
+	// PerPayment asks the summary for the rate over committed payments
+	// too (database transactions per payment, bytes per payment).
+	PerPayment bool `json:"per_payment,omitempty"`
+	// Role is what the measured thing is in the system: database, service,
+	// validator (find-max names the limit by it).
+	Role string `json:"role,omitempty"`
+}
+
+// UnitPer is the unit of a rate's per-payment figure.
+func (m Metric) UnitPer() string {
+	u := strings.TrimSuffix(m.Unit, "/s")
+	if u == "1" || u == "" {
+		return "per payment"
+	}
+	return u + " per payment"
+}
+
+// Source is something sampled once a second.
+type Source interface {
+	// Metrics lists what Sample reads, in order.
+	Metrics() []Metric
+	// Sample reads the current values into dst (len(Metrics())); NaN
+	// marks a value it could not read.
+	Sample(ctx context.Context, dst []float64) error
+	Close()
+}
+
+// Statements is a source that knows which statements took the most time
+// (a database); it is asked once, at the end of a run.
+type Statements interface {
+	Slowest(ctx context.Context) []Statement
+}
+
+// Statement is one of the statements that took the most time in all.
+type Statement struct {
+	Query   string  `json:"query"`
+	Calls   int64   `json:"calls"`
+	TotalMs float64 `json:"total_ms"`
+	MeanMs  float64 `json:"mean_ms"`
+	MaxMs   float64 `json:"max_ms"`
+	Rows    int64   `json:"rows"`
+}
+
+// Sampler samples its sources once a second and keeps the last second's
+// values.
+type Sampler struct {
+	sources []Source
+	metrics [][]Metric
+	mu      sync.Mutex
+	prev    [][]float64
+	prevAt  []time.Time
+	last    map[string]float64
+	errs    map[int]string // the last error of each source, for the log
+}
+
+// NewSampler samples sources.
+func NewSampler(sources []Source) *Sampler {
+	s := &Sampler{sources: sources, last: map[string]float64{}, errs: map[int]string{}}
+	for _, src := range sources {
+		m := src.Metrics()
+		s.metrics = append(s.metrics, m)
+		s.prev = append(s.prev, nil)
+		s.prevAt = append(s.prevAt, time.Time{})
+	}
+	return s
+}
+
+// Metrics lists every metric of every source.
+func (s *Sampler) Metrics() []Metric {
+	var out []Metric
+	for _, m := range s.metrics {
+		out = append(out, m...)
+	}
+	return out
+}
+
+// Run samples every second until ctx ends.
+func (s *Sampler) Run(ctx context.Context, onError func(source int, err error)) {
+	s.sample(ctx, onError)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.sample(ctx, onError)
+		}
+	}
+}
+
+func (s *Sampler) sample(ctx context.Context, onError func(int, error)) {
+	var wg sync.WaitGroup
+	for i, src := range s.sources {
+		wg.Add(1)
+		go func(i int, src Source) {
+			defer wg.Done()
+			cur := make([]float64, len(s.metrics[i]))
+			for j := range cur {
+				cur[j] = math.NaN()
+			}
+			sctx, cancel := context.WithTimeout(ctx, 900*time.Millisecond)
+			err := src.Sample(sctx, cur)
+			cancel()
+			now := time.Now()
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if err != nil {
+				if msg := err.Error(); s.errs[i] != msg && onError != nil && ctx.Err() == nil {
+					s.errs[i] = msg
+					onError(i, err)
+				}
+			}
+			for j, m := range s.metrics[i] {
+				v := cur[j]
+				if m.Rate {
+					if s.prev[i] == nil || math.IsNaN(v) || math.IsNaN(s.prev[i][j]) || v < s.prev[i][j] {
+						v = math.NaN()
+					} else {
+						v = (v - s.prev[i][j]) / now.Sub(s.prevAt[i]).Seconds()
+					}
+				}
+				if math.IsNaN(v) {
+					delete(s.last, m.Name)
+				} else {
+					s.last[m.Name] = round(v)
+				}
+			}
+			s.prev[i], s.prevAt[i] = cur, now
+		}(i, src)
+	}
+	wg.Wait()
+}
+
+var nan = math.NaN()
+
+func round(v float64) float64 {
+	if math.Abs(v) >= 100 {
+		return math.Round(v)
+	}
+	return math.Round(v*100) / 100
+}
+
+// Latest is a copy of the last second's values, by metric name.
+func (s *Sampler) Latest() map[string]float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.last) == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(s.last))
+	for k, v := range s.last {
+		out[k] = v
+	}
+	return out
+}
+
+// Slowest asks the sources that know for their slowest statements.
+func (s *Sampler) Slowest(ctx context.Context) []Statement {
+	var out []Statement
+	for _, src := range s.sources {
+		if f, ok := src.(Statements); ok {
+			out = append(out, f.Slowest(ctx)...)
+		}
+	}
+	return out
+}
+
+// Close closes every source.
+func (s *Sampler) Close() {
+	for _, src := range s.sources {
+		src.Close()
+	}
+}
+
+// Stat is a metric over the steady window.
+type Stat struct {
+	Mean    float64 `json:"mean"`
+	Max     float64 `json:"max,omitempty"`
+	Seconds int     `json:"seconds"` // seconds with a value
+}
+
+// Window aggregates seconds into Stats.
+type Window struct {
+	sum map[string]float64
+	max map[string]float64
+	n   map[string]int
+}
+
+// Add adds one second's values.
+func (w *Window) Add(v map[string]float64) {
+	if w.sum == nil {
+		w.sum, w.max, w.n = map[string]float64{}, map[string]float64{}, map[string]int{}
+	}
+	for k, x := range v {
+		w.sum[k] += x
+		if w.n[k] == 0 || x > w.max[k] {
+			w.max[k] = x
+		}
+		w.n[k]++
+	}
+}
+
+// Stats is the window's mean and maximum of each metric, and for the
+// metrics that ask for it, the mean per committed payment
+// (<name>_per_payment: the mean rate over committedTPS).
+func (w *Window) Stats(metrics []Metric, committedTPS float64) map[string]Stat {
+	if len(w.n) == 0 {
+		return nil
+	}
+	out := make(map[string]Stat, len(w.n))
+	for k, n := range w.n {
+		out[k] = Stat{Mean: round(w.sum[k] / float64(n)), Max: w.max[k], Seconds: n}
+	}
+	for _, m := range metrics {
+		if st, ok := out[m.Name]; ok && m.PerPayment && committedTPS > 0 {
+			v := w.sum[m.Name] / float64(st.Seconds) / committedTPS
+			out[m.Name+"_per_payment"] = Stat{Mean: math.Round(v*1000) / 1000, Seconds: st.Seconds}
+		}
+	}
+	return out
+}
+
+// Names lists a map's metric names, sorted.
+func Names[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Describe is a metric's one-line description, for docs and tables.
+func (m Metric) Describe() string {
+	return fmt.Sprintf("%s (%s): %s", m.Name, m.Unit, m.Help)
+}
