@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Runs every test, including the integration tests that start real networks
-# on loopback. Installs Go modules (and, for the report's browser test,
-# Debian's chromium) when missing.
+# on loopback. Installs Go modules and, when missing, Debian's chromium (the
+# report's browser test) and postgresql (the ledger service's tests).
 set -euo pipefail
 cd "$(dirname "$0")"
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "test.sh: could not install chromium; the browser test will fail" >&2
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null) || echo "test.sh: could not install ${need[*]}; their tests will fail" >&2
+  else
+    echo "test.sh: ${need[*]} missing and not root: their tests will fail" >&2
+  fi
 fi
 go mod download
 gofmt_out=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
