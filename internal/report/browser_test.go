@@ -84,9 +84,16 @@ func TestReportRendersInChromium(t *testing.T) {
 	if m := regexp.MustCompile(`data-errors="(\d+)"`).FindStringSubmatch(dom); m == nil || m[1] != "0" {
 		t.Errorf("page errors: %v", m)
 	}
+	// The charts of what was read inside the nodes are added by the page
+	// itself: CPU, memory and storage writes of each validator's process.
+	inside := strings.Count(dom, `id="c-inside-`)
+	if inside < 3 {
+		t.Errorf("%d charts of the nodes' insides, want CPU, memory and storage", inside)
+	}
+	wantCharts += inside
 	m := regexp.MustCompile(`data-charts="(\d+)"`).FindStringSubmatch(dom)
-	if m == nil || m[1] != strconv.Itoa(wantCharts) || wantCharts < 8 {
-		t.Errorf("charts drawn %v, want %d (with the knee chart)", m, wantCharts)
+	if m == nil || m[1] != strconv.Itoa(wantCharts) || wantCharts < 11 {
+		t.Errorf("charts drawn %v, want %d (with the knee chart and %d inside)", m, wantCharts, inside)
 	}
 	for _, p := range regexp.MustCompile(`data-points="(\d+)"`).FindAllStringSubmatch(dom, -1) {
 		if p[1] == "0" {

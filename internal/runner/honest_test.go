@@ -195,7 +195,10 @@ func TestCrashedValidatorDoesNotEndTheRun(t *testing.T) {
 	if s.Expired > s.Accepted/200 {
 		t.Errorf("%d of %d accepted payments expired", s.Expired, s.Accepted)
 	}
-	if s.CommittedTPS < 270 || s.CommittedTPS > 330 {
+	// Each of the dead validator's turns to propose costs a round timeout
+	// (about 3 s) without a block: a quarter of the heights, so the rate
+	// falls below the offered one, but the chain goes on.
+	if s.CommittedTPS < 200 || s.CommittedTPS > 330 {
 		t.Errorf("committed_tps %.1f at 300 offered with one of four validators down", s.CommittedTPS)
 	}
 	if e := res.Endpoints[1]; e.Up {

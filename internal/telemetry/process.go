@@ -3,6 +3,9 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/prometheus/procfs"
 )
@@ -56,12 +59,9 @@ func (p *Process) Sample(_ context.Context, dst []float64) error {
 	}
 	procs := []procfs.Proc{root}
 	if p.Children {
-		all, err := p.fs.AllProcs()
-		if err == nil {
-			for _, c := range all {
-				if st, err := c.Stat(); err == nil && st.PPID == p.PID {
-					procs = append(procs, c)
-				}
+		for _, pid := range p.children() {
+			if c, err := p.fs.Proc(pid); err == nil {
+				procs = append(procs, c)
 			}
 		}
 	}
@@ -96,6 +96,30 @@ func (p *Process) Sample(_ context.Context, dst []float64) error {
 		dst[4], dst[5] = rd, wr
 	}
 	return nil
+}
+
+// children lists the process's children from its main thread's children
+// file (what forks them; PostgreSQL's postmaster does), or by scanning
+// /proc when the kernel has no such file.
+func (p *Process) children() []int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", p.PID, p.PID))
+	if err != nil {
+		var out []int
+		all, _ := p.fs.AllProcs()
+		for _, c := range all {
+			if st, err := c.Stat(); err == nil && st.PPID == p.PID {
+				out = append(out, c.PID)
+			}
+		}
+		return out
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // Close does nothing.
