@@ -28,7 +28,9 @@ func alive(pid int, home string) bool {
 	if err != nil {
 		return false
 	}
-	return strings.Contains(string(cmdline), home)
+	// A process still inside execve (the parent's Start has returned, the
+	// loader has not yet set the argument area) shows an empty cmdline.
+	return len(cmdline) == 0 || strings.Contains(string(cmdline), home)
 }
 
 // stopProcess sends SIGTERM, waits up to grace, then SIGKILLs.
