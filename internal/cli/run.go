@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/exporter"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
@@ -63,13 +65,15 @@ var scenarioFlags = []struct{ flag, path, help string }{
 }
 
 type scenarioOpts struct {
-	sets       []string
-	endpoints  []string
-	api        []string
-	grpc       []string
-	keep       bool
-	thresholds []string
-	fs         *pflag.FlagSet
+	sets        []string
+	endpoints   []string
+	api         []string
+	grpc        []string
+	nodeMetrics []string
+	profile     string
+	keep        bool
+	thresholds  []string
+	fs          *pflag.FlagSet
 }
 
 func (o *scenarioOpts) register(fs *pflag.FlagSet) {
@@ -83,6 +87,8 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.endpoints, "endpoint", nil, "RPC URL of the target, repeatable; given, tpslab starts no network")
 	fs.StringArrayVar(&o.api, "api-endpoint", nil, "cosmos: REST URL, repeatable (for --via rest)")
 	fs.StringArrayVar(&o.grpc, "grpc-endpoint", nil, "cosmos: gRPC host:port, repeatable (for --via grpc)")
+	fs.StringVar(&o.profile, "profile", "", "Go profiles of the local nodes over the steady window: cpu, allocs or cpu,allocs (profile)")
+	fs.StringArrayVar(&o.nodeMetrics, "node-metrics", nil, "Prometheus URL of a remote CometBFT node, repeatable (local nodes are read anyway)")
 	fs.StringArrayVar(&o.sets, "set", nil, "override any scenario field: --set load.rate=2000")
 	fs.BoolVar(&o.keep, "keep-network", false, "leave the built-in network running after the run")
 	fs.StringArrayVar(&o.thresholds, "threshold", nil, "pass/fail condition, repeatable: 'committed_tps>=1000', 'p99_commit<=2s', 'reject_rate<1%'")
@@ -116,6 +122,12 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 	}
 	if len(o.grpc) > 0 {
 		sc.Target.GRPCEndpoints = o.grpc
+	}
+	if len(o.nodeMetrics) > 0 {
+		sc.Target.NodeMetrics = o.nodeMetrics
+	}
+	if o.profile != "" {
+		sc.Profile = strings.Split(o.profile, ",")
 	}
 	if o.keep {
 		sc.Network.Keep = true
@@ -160,6 +172,11 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 			if repeat < 1 {
 				return exitcode.BadInputf("--repeat: %d, expected at least 1", repeat)
 			}
+			if metricsAddr != "" {
+				if _, _, err := net.SplitHostPort(metricsAddr); err != nil {
+					return exitcode.BadInputf("--metrics-addr: %q, expected host:port such as 127.0.0.1:9464", metricsAddr)
+				}
+			}
 			if repeat > 1 {
 				return runRepeated(cmd, sc, repeat, sameNetwork)
 			}
@@ -169,14 +186,30 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 	so.register(c.Flags())
 	c.Flags().IntVar(&repeat, "repeat", 1, "run the scenario N times (OUT/rep-1 .. rep-N), each on a fresh built-in network unless --same-network")
 	c.Flags().BoolVar(&sameNetwork, "same-network", false, "with --repeat: start the built-in network once for all repetitions")
+	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on host:port (e.g. 127.0.0.1:9464) while the run goes")
 	return c
 }
+
+// metricsAddr is --metrics-addr: where a run serves its live metrics.
+var metricsAddr string
 
 // runOnce runs sc, prints its summary and writes its HTML report.
 func runOnce(cmd *cobra.Command, sc scenario.Scenario) error {
 	opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version, Kinds: kinds.All(), Command: "run"}
 	if isTerminal(os.Stderr) {
 		opts.Progress = os.Stderr
+	}
+	if metricsAddr != "" {
+		if opts.Out == "" {
+			opts.Out = runner.DefaultOut()
+		}
+		ex := exporter.New(filepath.Base(opts.Out))
+		if err := ex.Listen(metricsAddr); err != nil {
+			return exitcode.BadInputf("--metrics-addr: %v", err)
+		}
+		defer ex.Close()
+		fmt.Fprintf(os.Stderr, "live metrics: http://%s/metrics\n", ex.Addr())
+		opts.Observers = append(opts.Observers, ex)
 	}
 	res, err := runner.Run(cmd.Context(), sc, opts)
 	if res != nil {

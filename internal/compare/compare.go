@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 )
 
@@ -61,100 +60,70 @@ func Load(dir string) (Set, error) {
 	return s, nil
 }
 
-// Metric is what is compared.
-type Metric struct {
-	Name         string
-	Unit         string
-	HigherBetter bool
-	run          func(s *report.Summary) float64 // one value per run
-	second       func(s *report.Second) (float64, bool)
-}
+// headline is how many of the registry's first metrics compare always
+// shows (committed TPS, p50 and p99 commit, reject rate).
+const headline = 4
 
-// Metrics are compared in this order; the first is the headline.
-var Metrics = []Metric{
-	{"committed TPS", "tx/s", true, func(s *report.Summary) float64 { return s.CommittedTPS },
-		func(s *report.Second) (float64, bool) { return float64(s.Committed), true }},
-	{"p50 commit", "ms", false, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P50 },
-		func(s *report.Second) (float64, bool) { return s.CommitMs.P50, s.CommitMs.Count > 0 }},
-	{"p99 commit", "ms", false, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P99 },
-		func(s *report.Second) (float64, bool) { return s.CommitMs.P99, s.CommitMs.Count > 0 }},
-	{"reject rate", "%", false, func(s *report.Summary) float64 { return 100 * s.RejectRate },
-		func(s *report.Second) (float64, bool) {
-			if s.Sent == 0 {
-				return 0, false
-			}
-			return 100 * float64(measure.Sum(s.Rejected)) / float64(s.Sent), true
-		}},
-}
-
-// telemetryMetrics are the metrics read from inside the system that both
-// sets have and that have a direction (retries: lower is better) or are
-// per payment (database transactions per payment), in name order.
-func telemetryMetrics(base, other Set) []Metric {
-	has := func(s Set, name string) bool {
+// metrics are what is compared, from the one metric registry: the
+// headline, then the other metrics compare shows (cost, telemetry with a
+// direction, per-payment figures), each only when every run of both sets
+// has it; telemetry in name order.
+func metrics(base, other Set) []report.Def {
+	has := func(s Set, d report.Def) bool {
 		for _, r := range s.Runs {
-			if _, ok := r.Summary.Telemetry[name]; !ok {
+			if _, ok := d.Run(&r.Summary); !ok {
 				return false
 			}
 		}
 		return true
 	}
-	var out []Metric
-	for _, d := range base.Runs[0].Telemetry {
-		names := []string{}
-		if d.Better != "" {
-			names = append(names, d.Name)
-		}
-		if d.PerPayment {
-			names = append(names, d.Name+"_per_payment")
-		}
-		for _, name := range names {
-			if !has(base, name) || !has(other, name) {
-				continue
-			}
-			unit := d.Unit
-			if unit == "1" {
-				unit = ""
-			}
-			m := Metric{Name: name, Unit: unit, HigherBetter: d.Better == "higher",
-				run: func(s *report.Summary) float64 { return s.Telemetry[name].Mean }}
-			if name == d.Name {
-				m.second = func(s *report.Second) (float64, bool) { v, ok := s.Telemetry[name]; return v, ok }
-			} else {
-				m.Unit = d.UnitPer()
-				base := d.Name
-				m.second = func(s *report.Second) (float64, bool) {
-					v, ok := s.Telemetry[base]
-					if !ok || s.Committed == 0 {
-						return 0, false
-					}
-					return v / float64(s.Committed), true
-				}
-			}
-			out = append(out, m)
+	fixed := len(report.Defs(nil))
+	var out, tel []report.Def
+	for i, d := range report.Defs(base.Runs[0].Telemetry) {
+		switch {
+		case i < headline:
+			out = append(out, d)
+		case !d.Compare || !has(base, d) || !has(other, d):
+		case i < fixed:
+			out = append(out, d)
+		default:
+			tel = append(tel, d)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	sort.Slice(tel, func(i, j int) bool { return tel[i].Name < tel[j].Name })
+	return append(out, tel...)
 }
 
 // samples gives the values a set offers for a metric: one per repetition,
 // or, for a single run, one per steady second (weaker evidence: seconds of
-// one run are neither independent nor a fresh network).
-func samples(s Set, m Metric) (xs []float64, perSecond bool) {
+// one run are neither independent nor a fresh network). Ratios are in %.
+func samples(s Set, d report.Def) (xs []float64, perSecond bool) {
+	scale := 1.0
+	if d.Kind == report.RatioKind {
+		scale = 100
+	}
 	if len(s.Runs) > 1 {
 		for _, r := range s.Runs {
-			xs = append(xs, m.run(&r.Summary))
+			if v, ok := d.Run(&r.Summary); ok {
+				xs = append(xs, scale*v)
+			}
 		}
 		return xs, false
 	}
-	for i := range s.Runs[0].Series {
-		sec := &s.Runs[0].Series[i]
+	run := s.Runs[0]
+	if d.Second == nil {
+		if v, ok := d.Run(&run.Summary); ok {
+			xs = append(xs, scale*v)
+		}
+		return xs, false
+	}
+	for i := range run.Series {
+		sec := &run.Series[i]
 		if sec.Phase != "steady" {
 			continue
 		}
-		if v, ok := m.second(sec); ok {
-			xs = append(xs, v)
+		if v, ok := d.Second(sec, &run.Summary); ok {
+			xs = append(xs, scale*v)
 		}
 	}
 	return xs, true
@@ -221,10 +190,10 @@ func resampleMean(rng *rand.Rand, xs []float64) float64 {
 // Compare sets each later set against the first.
 func Compare(base, other Set) []Row {
 	var rows []Row
-	for _, m := range append(append([]Metric(nil), Metrics...), telemetryMetrics(base, other)...) {
+	for _, m := range metrics(base, other) {
 		a, perA := samples(base, m)
 		b, perB := samples(other, m)
-		r := Row{Metric: m.Name, Unit: m.Unit, Samples: [2]int{len(a), len(b)}, PerSecond: perA || perB}
+		r := Row{Metric: m.Title(), Unit: m.Unit, Samples: [2]int{len(a), len(b)}, PerSecond: perA || perB}
 		if len(a) == 0 || len(b) == 0 {
 			rows = append(rows, r)
 			continue
@@ -234,8 +203,10 @@ func Compare(base, other Set) []Row {
 			r.ChangePct = 100 * (r.Value/r.Base - 1)
 		}
 		r.CILowPct, r.CIHighPct = Bootstrap(a, b, 1)
-		r.Significant = !math.IsNaN(r.CILowPct) && (r.CILowPct > 0 || r.CIHighPct < 0) && math.Abs(r.ChangePct) >= MinEffectPct
-		r.Better = (r.ChangePct > 0) == m.HigherBetter
+		// One value a side (a single run of a figure that has no per-second
+		// values) gives no interval: never significant.
+		r.Significant = len(a) > 1 && len(b) > 1 && !math.IsNaN(r.CILowPct) && (r.CILowPct > 0 || r.CIHighPct < 0) && math.Abs(r.ChangePct) >= MinEffectPct
+		r.Better = (r.ChangePct > 0) == (m.Better == "higher")
 		rows = append(rows, r)
 	}
 	return rows

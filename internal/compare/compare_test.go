@@ -62,3 +62,35 @@ func TestFalsePositiveRate(t *testing.T) {
 		t.Fatalf("%d of 200 identical pairs had an interval excluding 0", fp)
 	}
 }
+
+// Cost per payment is compared like speed: a build that spends 30% more
+// node CPU per payment at the same rate is called worse, from repeated
+// runs; a cost figure only one side has is left out.
+func TestCompareCost(t *testing.T) {
+	a := set("A", 1000, 1010, 995, 1005)
+	b := set("B", 1002, 1000, 1008, 998)
+	for i, r := range a.Runs {
+		r.Summary.Cost = report.Cost{NodeCPUus: 180 + float64(i), GeneratorCPUus: 20, WireBytes: 2100}
+	}
+	for i, r := range b.Runs {
+		r.Summary.Cost = report.Cost{NodeCPUus: 235 - float64(i), GeneratorCPUus: 20}
+	}
+	rows := Compare(a, b)
+	byName := map[string]Row{}
+	for _, r := range rows {
+		byName[r.Metric] = r
+	}
+	cpu, ok := byName["node_cpu_us_per_tx"]
+	if !ok || !cpu.Significant || cpu.Better || cpu.ChangePct < 25 {
+		t.Fatalf("node CPU per payment +30%%: %+v", cpu)
+	}
+	if g := byName["generator_cpu_us_per_tx"]; g.Significant {
+		t.Errorf("equal generator cost called different: %+v", g)
+	}
+	if _, ok := byName["wire_bytes_per_tx"]; ok {
+		t.Error("wire bytes compared though B did not measure them")
+	}
+	if rows[0].Significant {
+		t.Errorf("equal throughput called different: %+v", rows[0])
+	}
+}

@@ -44,7 +44,7 @@ func (o Objective) Judge(rate float64, r *report.Result) Step {
 		out := t.Check(&s)
 		st.Thresholds = append(st.Thresholds, out)
 		if !out.OK {
-			st.Why = append(st.Why, fmt.Sprintf("%s (actual %.4g)", out.Expr, out.Actual))
+			st.Why = append(st.Why, fmt.Sprintf("%s (%s)", out.Expr, out.Actually()))
 		}
 	}
 	if ratio := s.CommittedTPS / rate; ratio < o.MinRatio {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
@@ -75,5 +76,39 @@ func TestHintsSayWhenSilent(t *testing.T) {
 	h := Hints(nil, &Step{Rate: 10, Result: r, Why: []string{"p99_commit<=2s (actual 2100)"}})
 	if len(h) != 1 || !strings.HasPrefix(h[0], "no clear limit found in the data collected") {
 		t.Fatalf("hints %v", h)
+	}
+}
+
+// At a knee where the validators' CPU is full, find-max names the nodes'
+// CPU (which node, how much), the allocation rate and p2p bytes per
+// payment that grew, and the costs per payment that grew, each against the
+// last sustained step.
+func TestHintsNameTheNodes(t *testing.T) {
+	step := func(rate, tps, cpu, alloc, p2p float64, machine float64) *Step {
+		r := &report.Result{}
+		r.Summary.CommittedTPS = tps
+		r.Summary.Generator = report.Generator{Cores: 2, CPUPercent: 20, MachineCPUPercent: machine}
+		r.Summary.Telemetry = map[string]telemetry.Stat{}
+		for _, n := range []string{"node0", "node1", "node2", "node3"} {
+			r.Telemetry = append(r.Telemetry, telemetry.Metric{Name: n + ".cpu_percent", Role: "validator", Better: "lower"})
+			r.Summary.Telemetry[n+".cpu_percent"] = telemetry.Stat{Mean: cpu}
+			r.Summary.Telemetry[n+".alloc_bytes"] = telemetry.Stat{Mean: alloc}
+			r.Summary.Telemetry[n+".p2p_send_bytes"] = telemetry.Stat{Mean: p2p}
+		}
+		r.Summary.Cost.NodeCPUus = 4 * cpu * 1e4 / tps
+		return &Step{Rate: rate, Result: r}
+	}
+	pass := step(1000, 1000, 30, 20<<20, 500<<10, 75)
+	fail := step(1500, 1300, 50, 40<<20, 1<<20, 99)
+	h := strings.Join(Hints(pass, fail), "\n")
+	for _, want := range []string{"nodes' CPU saturated at 1500 tx/s: node0 50%", "together 200%", "against 120% together at 1000 tx/s",
+		"allocation rate grew", "p2p bandwidth", "cost per payment grew from 1000 to 1500 tx/s: node_cpu_us_per_tx 1200 → 1538"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("hints lack %q:\n%s", want, h)
+		}
+	}
+	calm := step(1500, 1480, 20, 20<<20, 500<<10, 60)
+	if h := strings.Join(Hints(pass, calm), "\n"); strings.Contains(h, "CPU saturated") {
+		t.Errorf("idle nodes called saturated:\n%s", h)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tpslab/tpslab/internal/report"
 )
 
 // Hints reads what the data collected at the knee points at: the last
@@ -18,8 +20,13 @@ func Hints(pass, fail *Step) []string {
 	if f.Generator.Limited {
 		h = append(h, "generator: "+f.Generator.Warning)
 	}
-	h = append(h, insideHints(fail)...)
-	if g := f.Generator; g.MachineCPUPercent > 90 && !hasPrefix(h, "CPU") {
+	h = append(h, nodeHints(pass, fail)...)
+	for _, x := range insideHints(fail) {
+		if !(strings.HasPrefix(x, "CPU at") && hasPrefix(h, "nodes' CPU")) {
+			h = append(h, x)
+		}
+	}
+	if g := f.Generator; g.MachineCPUPercent > 90 && !hasPrefix(h, "CPU") && !hasPrefix(h, "nodes' CPU") {
 		h = append(h, fmt.Sprintf("CPU: the machine was %.0f%% busy (of %d cores) at %.0f tx/s, the generator using %.0f%% of one core: the nodes are CPU-bound here", g.MachineCPUPercent, g.Cores, fail.Rate, g.CPUPercent))
 	}
 	sent := float64(f.Sent)
@@ -56,6 +63,97 @@ func Hints(pass, fail *Step) []string {
 	}
 	if len(h) == 0 {
 		return []string{fmt.Sprintf("no clear limit found in the data collected (failed: %s)", strings.Join(fail.Why, "; "))}
+	}
+	return h
+}
+
+// sumOf adds the steady means of every telemetry metric ending in suffix
+// (every node's), and lists them by node.
+func sumOf(s *report.Summary, suffix string) (sum float64, by map[string]float64) {
+	by = map[string]float64{}
+	for k, st := range s.Telemetry {
+		if strings.HasSuffix(k, suffix) {
+			sum += st.Mean
+			by[strings.TrimSuffix(k, suffix)] = st.Mean
+		}
+	}
+	return sum, by
+}
+
+// nodeHints read the validators' insides at the knee: CPU saturated, the
+// allocation rate and the p2p bytes per payment growing, and any cost per
+// payment (from the metric registry) that grew, each against the last
+// sustained step.
+func nodeHints(pass, fail *Step) []string {
+	f := &fail.Result.Summary
+	var p *report.Summary
+	if pass != nil && pass.Result != nil {
+		p = &pass.Result.Summary
+	}
+	var h []string
+	var vals []string
+	for _, m := range fail.Result.Telemetry {
+		if m.Role == "validator" && strings.HasSuffix(m.Name, ".cpu_percent") {
+			vals = append(vals, m.Name)
+		}
+	}
+	sort.Strings(vals)
+	g := f.Generator
+	if len(vals) > 0 {
+		var sum, top float64
+		topName := ""
+		parts := []string{}
+		for _, name := range vals {
+			v := f.Telemetry[name].Mean
+			sum += v
+			if v > top {
+				top, topName = v, strings.TrimSuffix(name, ".cpu_percent")
+			}
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", strings.TrimSuffix(name, ".cpu_percent"), v))
+		}
+		capacity := 100 * float64(g.Cores)
+		if g.MachineCPUPercent >= 90 && sum >= 0.5*capacity || top >= 95 {
+			msg := fmt.Sprintf("nodes' CPU saturated at %.0f tx/s: %s of one core (together %.0f%% of the %d cores' %.0f%%; generator %.0f%%, the machine %.0f%% busy); the busiest is %s", fail.Rate, strings.Join(parts, ", "), sum, g.Cores, capacity, g.CPUPercent, g.MachineCPUPercent, topName)
+			if p != nil {
+				ps, _ := sumOf(p, ".cpu_percent")
+				msg += fmt.Sprintf(", against %.0f%% together at %.0f tx/s", ps, pass.Rate)
+			}
+			h = append(h, msg)
+		}
+	}
+	if p == nil || p.CommittedTPS <= 0 || f.CommittedTPS <= 0 {
+		return h
+	}
+	grew := func(a, b float64) bool { return a > 0 && b > 1.25*a }
+	if fa, _ := sumOf(f, ".alloc_bytes"); fa > 0 {
+		pa, _ := sumOf(p, ".alloc_bytes")
+		if per, pper := fa/f.CommittedTPS, pa/p.CommittedTPS; grew(pper, per) || grew(pa, fa) && fa > 2*pa {
+			h = append(h, fmt.Sprintf("allocation rate grew: the nodes allocated %.1f MiB/s (%.1f KiB per committed payment) at %.0f tx/s against %.1f MiB/s (%.1f KiB) at %.0f tx/s", fa/1048576, per/1024, fail.Rate, pa/1048576, pper/1024, pass.Rate))
+		}
+	}
+	if fb, _ := sumOf(f, ".p2p_send_bytes"); fb > 0 {
+		pb, _ := sumOf(p, ".p2p_send_bytes")
+		if per, pper := fb/f.CommittedTPS, pb/p.CommittedTPS; grew(pper, per) {
+			msg := fmt.Sprintf("p2p bandwidth: the nodes sent %.1f MiB/s, %.0f bytes per committed payment, at %.0f tx/s against %.1f MiB/s, %.0f bytes, at %.0f tx/s", fb/1048576, per, fail.Rate, pb/1048576, pper, pass.Rate)
+			if f.Cost.GossipOverhead > 0 && p.Cost.GossipOverhead > 0 {
+				msg += fmt.Sprintf(" (mempool gossip %.1f× the transactions' bytes against %.1f×)", f.Cost.GossipOverhead, p.Cost.GossipOverhead)
+			}
+			h = append(h, msg)
+		}
+	}
+	var costs []string
+	for _, d := range report.Defs(fail.Result.Telemetry) {
+		if !d.Cost || d.Name == "wire_bytes_per_tx" || strings.HasSuffix(d.Name, "p2p_send_bytes_per_payment") {
+			continue
+		}
+		a, okA := d.Run(p)
+		b, okB := d.Run(f)
+		if okA && okB && grew(a, b) {
+			costs = append(costs, fmt.Sprintf("%s %.4g → %.4g %s", d.Name, a, b, d.Unit))
+		}
+	}
+	if len(costs) > 0 {
+		h = append(h, fmt.Sprintf("cost per payment grew from %.0f to %.0f tx/s: %s", pass.Rate, fail.Rate, strings.Join(costs, "; ")))
 	}
 	return h
 }

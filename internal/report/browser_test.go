@@ -57,6 +57,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	sc.Workload.Senders = 500
 	sc.Load.Stages = []scenario.Stage{{Duration: scenario.Duration(4 * time.Second), Target: 200, Ramp: "step"}, {Duration: scenario.Duration(4 * time.Second), Target: 400, Ramp: "step"}}
 	sc.Load.Warmup = scenario.Duration(time.Second)
+	sc.Profile = []string{"cpu", "allocs"}
 	sc.Out = filepath.Join(t.TempDir(), "run")
 	if _, err := runner.Run(context.Background(), sc, runner.Options{Kinds: kinds.All()}); err != nil {
 		t.Fatal(err)
@@ -85,10 +86,22 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Errorf("page errors: %v", m)
 	}
 	// The charts of what was read inside the nodes are added by the page
-	// itself: CPU, memory and storage writes of each validator's process.
+	// itself: CPU, memory, mempool, allocation rate, p2p bytes, storage
+	// writes and bytes on the wire per payment.
 	inside := strings.Count(dom, `id="c-inside-`)
-	if inside < 3 {
-		t.Errorf("%d charts of the nodes' insides, want CPU, memory and storage", inside)
+	for _, title := range []string{"CPU by process", "Memory by process", "Mempool by node", "Allocation rate by node", "p2p bytes sent and received", "Bytes on the wire per committed payment", "Storage writes"} {
+		if !strings.Contains(dom, title) {
+			t.Errorf("no chart %q of the nodes' insides", title)
+		}
+	}
+	if inside < 7 {
+		t.Errorf("%d charts of the nodes' insides, want 7", inside)
+	}
+	// The cost and the profiles' top functions, as tables.
+	for _, id := range []string{`<table id="cost">`, `<table id="cpu-top">`, `<table id="alloc-top">`, "node_cpu_us_per_tx", "wire_bytes_per_tx"} {
+		if !strings.Contains(dom, id) {
+			t.Errorf("the report has no %s", id)
+		}
 	}
 	wantCharts += inside
 	m := regexp.MustCompile(`data-charts="(\d+)"`).FindStringSubmatch(dom)

@@ -69,6 +69,15 @@ type ThresholdOutcome struct {
 	Expr   string  `json:"expr"`
 	OK     bool    `json:"ok"`
 	Actual float64 `json:"actual"`
+	Note   string  `json:"note,omitempty"` // why it failed without a value
+}
+
+// Actually is what the metric was: "actual 12.5", or why there is no value.
+func (o ThresholdOutcome) Actually() string {
+	if o.Note != "" {
+		return o.Note
+	}
+	return fmt.Sprintf("actual %.4g", o.Actual)
 }
 
 // Environment describes where the load generator ran.
@@ -264,6 +273,11 @@ func (w *Writer) Err() error {
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.FlushLocked()
+}
+
+// FlushLocked is Flush for a caller inside Update.
+func (w *Writer) FlushLocked() error {
 	err := WriteJSON(filepath.Join(w.dir, "result.json"), w.R)
 	if err != nil {
 		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "result.json"), err))

@@ -25,7 +25,9 @@ type Summary struct {
 	Steady        Steady    `json:"steady"`
 	LatencyMs     Latency   `json:"latency_ms"`
 	Generator     Generator `json:"generator"`
-	BlocksSummary Blocks    `json:"blocks"`
+	// Cost is what each committed payment cost the system and tpslab.
+	Cost          Cost   `json:"cost"`
+	BlocksSummary Blocks `json:"blocks"`
 	// Stalls are stretches without blocks far longer than the usual block
 	// interval; Halted is set when they cover more than a quarter of the
 	// steady window.
@@ -38,9 +40,52 @@ type Summary struct {
 	// Telemetry is what was read from inside the system over the steady
 	// window, by metric name (docs/metrics.md).
 	Telemetry map[string]telemetry.Stat `json:"telemetry,omitempty"`
+	// Profiles summarise the Go profiles taken from the nodes over the
+	// steady window (--profile).
+	Profiles *Profiles `json:"profiles,omitempty"`
 	// SlowestStatements are the database statements that took the most
 	// time in all during the run.
 	SlowestStatements []telemetry.Statement `json:"slowest_statements,omitempty"`
+}
+
+// Cost is the resources spent per committed payment over the steady
+// window; a figure that could not be measured is absent (docs/metrics.md).
+type Cost struct {
+	// NodeCPUus is the CPU time of the measured system's processes (every
+	// local node, service and database; remote nodes through their
+	// process_cpu_seconds_total) per committed payment, in microseconds.
+	NodeCPUus float64 `json:"node_cpu_us_per_tx,omitempty"`
+	// GeneratorCPUus is tpslab's own CPU time per committed payment.
+	GeneratorCPUus float64 `json:"generator_cpu_us_per_tx"`
+	// WireBytes is the bytes all nodes sent to their peers (every p2p
+	// channel, before framing and encryption) per committed payment.
+	WireBytes float64 `json:"wire_bytes_per_tx,omitempty"`
+	// GossipOverhead is the mempool channel's bytes sent across all peers
+	// over the bytes of the committed transactions: how many times each
+	// transaction crossed a link.
+	GossipOverhead float64 `json:"gossip_overhead,omitempty"`
+	// TxBytes is the mean size of a committed transaction.
+	TxBytes float64 `json:"tx_bytes,omitempty"`
+}
+
+// Profiles summarise Go profiles taken over the steady window.
+type Profiles struct {
+	// Files are the profiles as written, relative to the run directory.
+	Files []string `json:"files"`
+	// CPUTop and AllocTop are the functions that used the most CPU and
+	// allocated the most bytes themselves (flat), over every profiled node.
+	CPUTop   []TopFunction `json:"cpu_top,omitempty"`
+	AllocTop []TopFunction `json:"alloc_top,omitempty"`
+	// CPUSeconds and AllocBytes are the profiles' totals.
+	CPUSeconds float64  `json:"cpu_seconds,omitempty"`
+	AllocBytes float64  `json:"alloc_bytes,omitempty"`
+	Errors     []string `json:"errors,omitempty"`
+}
+
+// TopFunction is one function of a profile and its share of the total.
+type TopFunction struct {
+	Function string  `json:"function"`
+	Percent  float64 `json:"percent"`
 }
 
 // Stall is a stretch without blocks.

@@ -108,6 +108,43 @@ func PrintSummary(out io.Writer, r *Result) {
 		fmt.Fprintf(out, "; blocks: %d, every %.0f ms, %.0f txs on average (max %d)", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)
 	}
 	fmt.Fprintln(out)
+	if c := s.Cost; s.CommittedTPS > 0 {
+		fmt.Fprintf(out, "cost per committed payment:")
+		if c.NodeCPUus > 0 {
+			fmt.Fprintf(out, " system %.0f µs CPU,", c.NodeCPUus)
+		}
+		fmt.Fprintf(out, " generator %.0f µs CPU", c.GeneratorCPUus)
+		if c.WireBytes > 0 {
+			fmt.Fprintf(out, ", %.0f bytes on the wire", c.WireBytes)
+		}
+		if c.GossipOverhead > 0 {
+			fmt.Fprintf(out, " (mempool gossip %.2f× the transactions' bytes)", c.GossipOverhead)
+		}
+		fmt.Fprintln(out)
+	}
+	if p := s.Profiles; p != nil {
+		top := func(what string, fs []TopFunction) {
+			if len(fs) == 0 {
+				return
+			}
+			parts := []string{}
+			for i, f := range fs {
+				if i == 5 {
+					break
+				}
+				parts = append(parts, fmt.Sprintf("%s %.1f%%", f.Function, f.Percent))
+			}
+			fmt.Fprintf(out, "top %s: %s\n", what, strings.Join(parts, ", "))
+		}
+		top("CPU functions", p.CPUTop)
+		top("allocators", p.AllocTop)
+		if len(p.Files) > 0 {
+			fmt.Fprintf(out, "profiles: %s (go tool pprof)\n", strings.Join(p.Files, " "))
+		}
+		for _, e := range p.Errors {
+			fmt.Fprintf(out, "WARNING: %s\n", e)
+		}
+	}
 	if s.Generator.Warning != "" {
 		fmt.Fprintf(out, "WARNING: %s\n", s.Generator.Warning)
 	}
@@ -134,7 +171,7 @@ func PrintSummary(out io.Writer, r *Result) {
 		if !t.OK {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(out, "threshold %s %s (actual %g)\n", verdict, t.Expr, t.Actual)
+		fmt.Fprintf(out, "threshold %s %s (%s)\n", verdict, t.Expr, t.Actually())
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(out, "note: %s\n", n)

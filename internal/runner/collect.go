@@ -27,11 +27,7 @@ func (r *run) collect(ctx context.Context) {
 		}
 		r.tick(false)
 		if k%checkpointEvery == 0 {
-			r.w.Update(func(res *report.Result) {
-				res.Summary = r.summary()
-				r.fill(res)
-			})
-			_ = r.w.Flush()
+			r.snapshot(false, nil)
 		}
 	}
 }
@@ -89,6 +85,7 @@ func (r *run) tick(final bool) {
 	}
 	if phase == "steady" {
 		ls.steadyN++
+		ls.steadyGenCPU += s.GenCPU
 	}
 	s.LiveNodes, s.LiveEndpts = r.watch(now, final)
 	if r.tel != nil {
@@ -97,14 +94,12 @@ func (r *run) tick(final bool) {
 			ls.telWin.Add(s.Telemetry)
 		}
 	}
-	r.w.Add(s, iv.Blocks)
+	for _, o := range r.obs {
+		o.Second(&s, iv, final)
+	}
 	if err := r.w.Err(); err != nil && !final {
 		fmt.Fprintf(r.o.Log, "WARNING: %v; stopping the run\n", err)
 		ls.stop(fmt.Errorf("disk_full: %v", err))
-	}
-	if r.o.Progress != nil && !final {
-		fmt.Fprintf(r.o.Progress, "%5.0fs %-7s offered %6d/s  sent %6d/s  committed %6d/s  p99 commit %7.0f ms  in-flight %6d  mempool %6d  errors %d\n",
-			t, phase, s.Offered, s.Sent, s.Committed, s.CommitMs.P99, s.InFlight, s.MempoolTxs, measure.Sum(s.Rejected)+measure.Sum(s.Failed)+s.Expired)
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/target"
 	"github.com/tpslab/tpslab/internal/telemetry"
-	"github.com/tpslab/tpslab/internal/threshold"
 )
 
 // pooled is a target that spreads submissions over an endpoint pool.
@@ -49,6 +48,7 @@ type loadState struct {
 	steadyBlocks int
 	steadyIv     *hdrhistogram.Histogram // seen-intervals between steady blocks, ms
 	steadyN      int
+	steadyGenCPU float64 // sum of the generator's CPU % over steady seconds
 	cpuStart     time.Duration
 	cpuLoad      time.Duration
 	machine0     [2]uint64 // /proc/stat busy, total at the load's start
@@ -127,6 +127,10 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	run(func() { r.sampleMempool(observe) })
 	run(func() { r.runTelemetry(observe) })
 	run(func() { r.expire(observe) })
+	loadDone := make(chan struct{})
+	if len(sc.Profile) > 0 {
+		run(func() { r.takeProfiles(observe, loadDone) })
+	}
 	collectorDone := make(chan struct{})
 	go func() { defer close(collectorDone); r.collect(observe) }()
 
@@ -139,6 +143,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 			Pacing: l.Pacing.D(), Think: l.Think.D(), WaitForCommit: l.WaitFor == "commit"})
 	}
 	ls.loadEnd.Store(int64(eng.Since()))
+	close(loadDone)
 	ls.cpuLoad = cpuTime() - ls.cpuStart
 	if busy, total := machineCPU(); total > ls.machine0[1] {
 		ls.machineLoad = float64(busy-ls.machine0[0]) / float64(total-ls.machine0[1])
@@ -256,23 +261,19 @@ func (r *run) expire(ctx context.Context) {
 
 // finish writes the final result and decides the exit code.
 func (r *run) finish(ended string) (*report.Result, error) {
-	sc := r.sc
 	end := time.Now().UTC()
-	ths, _ := threshold.ParseAll(sc.Thresholds) // validated before the run
 	var failed []string
 	var sum report.Summary
-	r.w.Update(func(res *report.Result) {
+	r.snapshot(true, func(res *report.Result) {
 		res.Status, res.EndedBecause, res.EndedAt = "complete", ended, &end
-		sum = r.summary()
-		res.Summary = sum
-		for _, th := range ths {
-			o := th.Check(&res.Summary)
-			res.Thresholds = append(res.Thresholds, o)
+	})
+	r.w.Update(func(res *report.Result) {
+		sum = res.Summary
+		for _, o := range res.Thresholds {
 			if !o.OK {
-				failed = append(failed, fmt.Sprintf("%s (actual %g)", o.Expr, o.Actual))
+				failed = append(failed, fmt.Sprintf("%s (%s)", o.Expr, o.Actually()))
 			}
 		}
-		r.fill(res)
 	})
 	if r.releaseLock != nil {
 		r.releaseLock()

@@ -16,11 +16,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/interrupt"
 	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/profiling"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/schedule"
@@ -37,6 +39,9 @@ type Options struct {
 	Version  string
 	Kinds    Kinds  // the kinds of system it can measure
 	Command  string // the command that runs it, recorded as owner of a network it starts
+	// Observers are fed every second and the result, besides the result
+	// file, progress and thresholds (a live Prometheus endpoint).
+	Observers []Observer
 }
 
 // DefaultOut is runs/<UTC timestamp>, made unique.
@@ -89,6 +94,8 @@ type run struct {
 	events  []report.Event
 	start   time.Time // time zero of the load (zero before it)
 	ls      *loadState
+	obs     []Observer
+	prof    atomic.Pointer[profiling.Capture] // set once profiling began
 	// releaseLock drops the network's load lock, when one was taken.
 	releaseLock func()
 	tel         *telemetry.Sampler // nil: nothing to read from the inside
@@ -149,6 +156,7 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 	if r.w, err = report.NewWriter(o.Out, r.res); err != nil {
 		return nil, exitcode.BadInputf("out: %v", err)
 	}
+	r.obs = r.observers()
 	for _, w := range testnet.OrphanWarnings() {
 		fmt.Fprintln(o.Log, "warning:", w)
 	}

@@ -74,7 +74,48 @@ func (r *run) summary() report.Summary {
 		s.Telemetry = ls.telWin.Stats(r.tel.Metrics(), s.CommittedTPS)
 		s.SlowestStatements = ls.slowest
 	}
+	s.Cost = cost(&s, ls.steadyGenCPU, ls.steadyN)
+	s.Profiles = r.prof.Load().Summary()
 	return s
+}
+
+// cost is what a committed payment cost over the steady window: the mean
+// CPU of the system's processes and of tpslab, and the nodes' p2p bytes,
+// over the committed rate (docs/metrics.md).
+func cost(s *report.Summary, genCPUSum float64, steadySecs int) report.Cost {
+	var c report.Cost
+	tps := s.CommittedTPS
+	if tps <= 0 {
+		return c
+	}
+	sum := func(suffix string) (v float64, ok bool) {
+		for k, st := range s.Telemetry {
+			if strings.HasSuffix(k, suffix) {
+				v, ok = v+st.Mean, true
+			}
+		}
+		return v, ok
+	}
+	round := func(v float64) float64 { return math.Round(v*10) / 10 }
+	// 1% of one core for a second is 10,000 µs of CPU.
+	if cpu, ok := sum(".cpu_percent"); ok {
+		c.NodeCPUus = round(cpu * 1e4 / tps)
+	}
+	gen := s.Generator.CPUPercent
+	if steadySecs > 0 {
+		gen = genCPUSum / float64(steadySecs)
+	}
+	c.GeneratorCPUus = round(gen * 1e4 / tps)
+	if b, ok := sum(".p2p_send_bytes"); ok {
+		c.WireBytes = math.Round(b / tps)
+	}
+	if s.BlocksSummary.TxsMean > 0 {
+		c.TxBytes = round(s.BlocksSummary.BytesMean / s.BlocksSummary.TxsMean)
+	}
+	if b, ok := sum(".p2p_mempool_send_bytes"); ok && c.TxBytes > 0 {
+		c.GossipOverhead = math.Round(100*b/(tps*c.TxBytes)) / 100
+	}
+	return c
 }
 
 // committedRate is committed_tps over the steady window. It is

@@ -3,6 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/profiling"
 
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
@@ -24,7 +27,13 @@ func (r *run) startTelemetry(ctx context.Context, k Kind) {
 				role = "validator"
 			}
 			srcs = append(srcs, telemetry.NewProcess(nd.Name, role, nd.PID, true))
+			if cometbft := n.Kind == "builtin" || n.Kind == "cosmos"; cometbft && nd.Metrics != "" {
+				srcs = append(srcs, telemetry.NewPrometheus([]string{nd.Metrics}, telemetry.CometBFT(nd.Name, false)))
+			}
 		}
+	}
+	for i, u := range r.sc.Target.NodeMetrics {
+		srcs = append(srcs, telemetry.NewPrometheus([]string{u}, telemetry.CometBFT(fmt.Sprintf("remote%d", i), true)))
 	}
 	if t, ok := k.(Telemetered); ok {
 		s, err := t.Telemetry(ctx, r.sys)
@@ -44,4 +53,46 @@ func (r *run) runTelemetry(ctx context.Context) {
 		return
 	}
 	r.tel.Run(ctx, func(_ int, err error) { r.note("telemetry: %v", fmt.Sprint(err)) })
+}
+
+// takeProfiles profiles the local nodes over the steady window: from the
+// warm-up's end until offering ends (docs/results.md, profiles/).
+func (r *run) takeProfiles(ctx context.Context, loadDone <-chan struct{}) {
+	var nodes []profiling.Node
+	if n := r.sys.Net; n != nil {
+		for _, nd := range n.Nodes {
+			if nd.Pprof != "" {
+				nodes = append(nodes, profiling.Node{Name: nd.Name, Addr: nd.Pprof})
+			}
+		}
+	}
+	if len(nodes) == 0 {
+		r.note("profile: no local node serves /debug/pprof (profiles are taken from the nodes tpslab net starts)")
+		return
+	}
+	select {
+	case <-time.After(r.sc.Load.Warmup.D() - r.ls.eng.Since()):
+	case <-loadDone:
+		return
+	case <-ctx.Done():
+		return
+	}
+	c := profiling.Start(ctx, nodes, r.sc.Profile, r.o.Out, r.start.Add(r.loadDur))
+	r.prof.Store(c)
+	select {
+	case <-loadDone:
+	case <-ctx.Done():
+	}
+	// An early end cuts the CPU profiles under way; a completed load waits
+	// for the last one, which ends with the window.
+	end := time.Until(r.start.Add(r.loadDur)) + 15*time.Second
+	if time.Duration(r.ls.loadEnd.Load()) < r.loadDur-time.Second {
+		end = 5 * time.Second
+	}
+	fctx, fcancel := context.WithTimeout(context.Background(), end)
+	defer fcancel()
+	sum := c.Finish(fctx)
+	for _, e := range sum.Errors {
+		r.note("profile: %s", e)
+	}
 }

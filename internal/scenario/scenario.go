@@ -39,6 +39,9 @@ type Scenario struct {
 	Seed          int64    `yaml:"seed" json:"seed"` // random choices (senders, amounts, Poisson arrivals)
 	Out           string   `yaml:"out" json:"out"`
 	Thresholds    []string `yaml:"thresholds" json:"thresholds"`
+	// Profile lists the Go profiles taken from the local nodes over the
+	// steady window: cpu, allocs.
+	Profile []string `yaml:"profile" json:"profile,omitempty"`
 }
 
 // Target says what system is measured and how to reach it.
@@ -58,6 +61,9 @@ type Target struct {
 	Depth int `yaml:"depth" json:"depth,omitempty"`
 	// WSEndpoints are EVM WebSocket URLs for new heads (default: polling).
 	WSEndpoints []string `yaml:"ws_endpoints" json:"ws_endpoints,omitempty"`
+	// NodeMetrics are Prometheus endpoints of remote CometBFT nodes, read
+	// once a second as remote0, remote1, ... (local nodes are read anyway).
+	NodeMetrics []string `yaml:"node_metrics" json:"node_metrics,omitempty"`
 	// HTTP describes a REST payment API (kinds http and ledger); see
 	// docs/http-target.md.
 	HTTP HTTP `yaml:"http" json:"http,omitempty"`

@@ -89,6 +89,11 @@ func (s *Scenario) Validate() error {
 	if t.Depth < 0 || t.Depth > 1000 {
 		return fmt.Errorf("target.depth: %d, expected 0..1000 blocks", t.Depth)
 	}
+	for i, e := range t.NodeMetrics {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("target.node_metrics[%d]: %q, expected a Prometheus URL such as http://127.0.0.1:26660/metrics", i, e)
+		}
+	}
 	for i, e := range t.WSEndpoints {
 		if u, err := url.Parse(e); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
 			return fmt.Errorf("target.ws_endpoints[%d]: %q, expected a WebSocket URL such as ws://127.0.0.1:8546", i, e)
@@ -154,6 +159,11 @@ func (s *Scenario) Validate() error {
 	if t.Kind == "builtin" && t.NetHome == "" && len(t.Endpoints) == 0 {
 		// tpslab will fund network.accounts itself: check before starting it.
 		if err := s.CheckAccounts(n.Accounts); err != nil {
+			return err
+		}
+	}
+	for i, p := range s.Profile {
+		if err := oneOf(fmt.Sprintf("profile[%d]", i), p, "cpu", "allocs"); err != nil {
 			return err
 		}
 	}

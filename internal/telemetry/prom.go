@@ -15,6 +15,8 @@ import (
 // series and over every endpoint) to a metric.
 type PromMetric struct {
 	Family string
+	Match  map[string]string // labels a series must have to count (none: every series)
+	Scale  float64           // multiplies the value (0: 1)
 	Metric
 }
 
@@ -57,14 +59,21 @@ func (p *Prometheus) Sample(ctx context.Context, dst []float64) error {
 			if !ok {
 				continue
 			}
+			scale := m.Scale
+			if scale == 0 {
+				scale = 1
+			}
 			for _, s := range f.GetMetric() {
+				if !matches(s, m.Match) {
+					continue
+				}
 				switch {
 				case s.Counter != nil:
-					dst[i] += s.Counter.GetValue()
+					dst[i] += scale * s.Counter.GetValue()
 				case s.Gauge != nil:
-					dst[i] += s.Gauge.GetValue()
+					dst[i] += scale * s.Gauge.GetValue()
 				case s.Untyped != nil:
-					dst[i] += s.Untyped.GetValue()
+					dst[i] += scale * s.Untyped.GetValue()
 				}
 			}
 		}
@@ -92,6 +101,19 @@ func (p *Prometheus) scrape(ctx context.Context, u string) (map[string]*dto.Metr
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
 	return fams, nil
+}
+
+func matches(s *dto.Metric, want map[string]string) bool {
+	n := 0
+	for _, l := range s.GetLabel() {
+		if v, ok := want[l.GetName()]; ok {
+			if v != l.GetValue() {
+				return false
+			}
+			n++
+		}
+	}
+	return n == len(want)
 }
 
 // Close drops idle connections.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -47,13 +48,13 @@ type Node struct {
 	Name    string   `json:"name"`
 	Home    string   `json:"home"`
 	ID      string   `json:"id"`
-	RPC     string   `json:"rpc"`            // http://host:port
-	API     string   `json:"api,omitempty"`  // REST, http://host:port (Cosmos SDK)
-	GRPC    string   `json:"grpc,omitempty"` // host:port (Cosmos SDK)
-	WS      string   `json:"ws,omitempty"`   // ws://host:port (EVM)
-	P2P     string   `json:"p2p"`            // tcp://host:port
-	Metrics string   `json:"metrics"`        // http://host:port/metrics (CometBFT's Prometheus endpoint)
-	Pprof   string   `json:"pprof,omitempty"`
+	RPC     string   `json:"rpc"`             // http://host:port
+	API     string   `json:"api,omitempty"`   // REST, http://host:port (Cosmos SDK)
+	GRPC    string   `json:"grpc,omitempty"`  // host:port (Cosmos SDK)
+	WS      string   `json:"ws,omitempty"`    // ws://host:port (EVM)
+	P2P     string   `json:"p2p"`             // tcp://host:port
+	Metrics string   `json:"metrics"`         // http://host:port/metrics (CometBFT's Prometheus endpoint)
+	Pprof   string   `json:"pprof,omitempty"` // host:port of Go's /debug/pprof
 	PID     int      `json:"pid"`
 	Log     string   `json:"log"`
 	Command []string `json:"command"`        // how it is started
@@ -167,7 +168,45 @@ func (n *Net) save() error {
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(n.Home, NetFile))
+	if err := os.Rename(tmp, filepath.Join(n.Home, NetFile)); err != nil {
+		return err
+	}
+	return n.writeScrapeTargets()
+}
+
+// ScrapeFile is the Prometheus file_sd target list net up writes beside
+// net.json (deploy/prometheus.yml reads it).
+const ScrapeFile = "prometheus-targets.json"
+
+// writeScrapeTargets lists every node's metrics endpoint for Prometheus's
+// file-based service discovery, labelled by node and kind.
+func (n *Net) writeScrapeTargets() error {
+	type group struct {
+		Targets []string          `json:"targets"`
+		Labels  map[string]string `json:"labels"`
+	}
+	groups := []group{}
+	for _, nd := range n.Nodes {
+		u, err := url.Parse(nd.Metrics)
+		if nd.Metrics == "" || err != nil || u.Host == "" {
+			continue
+		}
+		role := nd.Role
+		if role == "" {
+			role = "validator"
+		}
+		groups = append(groups, group{Targets: []string{u.Host}, Labels: map[string]string{
+			"__metrics_path__": u.Path, "node": nd.Name, "role": role, "kind": n.Kind, "chain_id": n.ChainID}})
+	}
+	b, err := json.MarshalIndent(groups, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(n.Home, ScrapeFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(n.Home, ScrapeFile))
 }
 
 // Running counts nodes whose process is alive.
@@ -287,7 +326,8 @@ func generate(home string, o Options) (*Net, error) {
 	if bind == "" {
 		bind = "127.0.0.1"
 	}
-	ports, err := freePorts(bind, 3*o.Validators)
+	const perNode = 4 // p2p, rpc, prometheus, pprof
+	ports, err := freePorts(bind, perNode*o.Validators)
 	if err != nil {
 		return nil, err
 	}
@@ -299,9 +339,10 @@ func generate(home string, o Options) (*Net, error) {
 		nh := filepath.Join(home, name)
 		conf := nodeConfig(nh, o.Settings)
 		hostPort := func(p int) string { return net.JoinHostPort(bind, strconv.Itoa(p)) }
-		conf.P2P.ListenAddress = "tcp://" + hostPort(ports[3*i])
-		conf.RPC.ListenAddress = "tcp://" + hostPort(ports[3*i+1])
-		conf.Instrumentation.PrometheusListenAddr = hostPort(ports[3*i+2])
+		conf.P2P.ListenAddress = "tcp://" + hostPort(ports[perNode*i])
+		conf.RPC.ListenAddress = "tcp://" + hostPort(ports[perNode*i+1])
+		conf.Instrumentation.PrometheusListenAddr = hostPort(ports[perNode*i+2])
+		conf.RPC.PprofListenAddress = hostPort(ports[perNode*i+3])
 		conf.Moniker = name
 		for _, d := range []string{filepath.Join(nh, "config"), filepath.Join(nh, "data")} {
 			if err := os.MkdirAll(d, 0o755); err != nil {
@@ -322,9 +363,9 @@ func generate(home string, o Options) (*Net, error) {
 		confs[i] = conf
 		n.Nodes = append(n.Nodes, Node{
 			Name: name, Home: nh, ID: string(nk.ID()),
-			RPC: "http://" + hostPort(ports[3*i+1]), P2P: conf.P2P.ListenAddress,
-			Metrics: "http://" + hostPort(ports[3*i+2]) + "/metrics",
-			Log:     filepath.Join(nh, "node.log"),
+			RPC: "http://" + hostPort(ports[perNode*i+1]), P2P: conf.P2P.ListenAddress,
+			Metrics: "http://" + hostPort(ports[perNode*i+2]) + "/metrics", Pprof: conf.RPC.PprofListenAddress,
+			Log: filepath.Join(nh, "node.log"),
 		})
 	}
 	appState, err := json.Marshal(o.Genesis)

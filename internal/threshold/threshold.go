@@ -5,7 +5,6 @@ package threshold
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -13,57 +12,9 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 )
 
-type kind int
-
-const (
-	count kind = iota
-	latency
-	ratio
-)
-
-type metric struct {
-	kind kind
-	get  func(s *report.Summary) float64
-}
-
-var metrics = map[string]metric{
-	"committed_tps": {count, func(s *report.Summary) float64 { return s.CommittedTPS }},
-	"offered_tps":   {count, func(s *report.Summary) float64 { return s.OfferedTPS }},
-	"sent_tps":      {count, func(s *report.Summary) float64 { return s.SentTPS }},
-	"committed":     {count, func(s *report.Summary) float64 { return float64(s.Committed) }},
-	"expired":       {count, func(s *report.Summary) float64 { return float64(s.Expired) }},
-	"reject_rate":   {ratio, func(s *report.Summary) float64 { return s.RejectRate }},
-	"expired_rate": {ratio, func(s *report.Summary) float64 {
-		if s.Accepted == 0 {
-			return 0
-		}
-		return float64(s.Expired) / float64(s.Accepted)
-	}},
-	"fail_rate": {ratio, func(s *report.Summary) float64 {
-		if s.Accepted == 0 {
-			return 0
-		}
-		return float64(s.FailedTotal) / float64(s.Accepted)
-	}},
-	"p50_commit":  {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P50 }},
-	"p90_commit":  {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P90 }},
-	"p99_commit":  {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P99 }},
-	"p999_commit": {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.P999 }},
-	"max_commit":  {latency, func(s *report.Summary) float64 { return s.LatencyMs.Commit.Max }},
-	"p50_ack":     {latency, func(s *report.Summary) float64 { return s.LatencyMs.Ack.P50 }},
-	"p99_ack":     {latency, func(s *report.Summary) float64 { return s.LatencyMs.Ack.P99 }},
-	"p99_lag":     {latency, func(s *report.Summary) float64 { return s.LatencyMs.ScheduleLag.P99 }},
-}
-
-// Names lists the metrics thresholds can name.
-func Names() []string {
-	var n []string
-	for k := range metrics {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+// Names lists the fixed metrics thresholds can name; dotted telemetry
+// names (node0.cpu_percent, ledger.retries_per_payment) come on top.
+func Names() []string { return report.Names() }
 
 // Threshold is one parsed condition.
 type Threshold struct {
@@ -83,11 +34,11 @@ func Parse(expr string) (Threshold, error) {
 			continue
 		}
 		name, val := e[:i], e[i+len(op):]
-		m, ok := metrics[name]
+		m, ok := report.Lookup(name)
 		if !ok {
-			return Threshold{}, fmt.Errorf("threshold %q: unknown metric %q, expected one of %s", expr, name, strings.Join(Names(), ", "))
+			return Threshold{}, fmt.Errorf("threshold %q: unknown metric %q, expected one of %s, or a telemetry metric such as node0.cpu_percent", expr, name, strings.Join(Names(), ", "))
 		}
-		v, err := parseValue(m.kind, val)
+		v, err := parseValue(m.Kind, val)
 		if err != nil {
 			return Threshold{}, fmt.Errorf("threshold %q: value %q: %v", expr, val, err)
 		}
@@ -98,9 +49,9 @@ func Parse(expr string) (Threshold, error) {
 
 // parseValue reads a threshold's value in the metric's unit: milliseconds
 // for latencies, a fraction in [0, 1] for ratios, a count or rate >= 0.
-func parseValue(k kind, s string) (float64, error) {
+func parseValue(k report.Kind, s string) (float64, error) {
 	switch k {
-	case latency:
+	case report.LatencyKind:
 		want := fmt.Errorf("expected a duration such as 2s or 500ms (or a number of milliseconds)")
 		if f, err := strconv.ParseFloat(s, 64); err == nil {
 			if !(f >= 0) || math.IsInf(f, 0) {
@@ -113,7 +64,7 @@ func parseValue(k kind, s string) (float64, error) {
 			return 0, want
 		}
 		return float64(d) / float64(time.Millisecond), nil
-	case ratio:
+	case report.RatioKind:
 		want := fmt.Errorf("expected a percentage between 0%% and 100%% (such as 1%%) or a fraction between 0 and 1")
 		f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
 		if err != nil {
@@ -139,7 +90,11 @@ type Outcome = report.ThresholdOutcome
 
 // Check evaluates the threshold against a summary.
 func (t Threshold) Check(s *report.Summary) Outcome {
-	v := metrics[t.metric].get(s)
+	d, _ := report.Lookup(t.metric)
+	v, measured := d.Run(s)
+	if !measured {
+		return Outcome{Expr: t.Expr, OK: false, Note: "not measured in this run"}
+	}
 	var ok bool
 	switch t.op {
 	case ">=":

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
 func TestThresholds(t *testing.T) {
@@ -40,5 +41,36 @@ func TestThresholds(t *testing.T) {
 		if _, err := Parse(expr); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want %q", expr, err, msg)
 		}
+	}
+}
+
+// Cost figures and telemetry metrics come from the one registry: a
+// threshold can name them, and one a run did not measure fails, saying so.
+func TestThresholdsOnCostAndTelemetry(t *testing.T) {
+	s := &report.Summary{CommittedTPS: 1000, Cost: report.Cost{NodeCPUus: 180, GeneratorCPUus: 25},
+		Telemetry: map[string]telemetry.Stat{"node0.cpu_percent": {Mean: 45}, "ledger.retries_per_payment": {Mean: 0.2}}}
+	for expr, want := range map[string]bool{
+		"node_cpu_us_per_tx<=200": true, "node_cpu_us_per_tx<=150": false, "generator_cpu_us_per_tx<30": true,
+		"node0.cpu_percent<50": true, "node0.cpu_percent>=50": false, "ledger.retries_per_payment<=0.1": false,
+	} {
+		th, err := Parse(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if got := th.Check(s); got.OK != want {
+			t.Errorf("%s: ok=%v (%s), want %v", expr, got.OK, got.Actually(), want)
+		}
+	}
+	for _, expr := range []string{"wire_bytes_per_tx<=3000", "node7.cpu_percent<50"} {
+		th, err := Parse(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := th.Check(s); got.OK || !strings.Contains(got.Actually(), "not measured") {
+			t.Errorf("%s on a run without it: %+v", expr, got)
+		}
+	}
+	if _, err := Parse("Node0.CPU<5"); err == nil || !strings.Contains(err.Error(), "telemetry metric such as node0.cpu_percent") {
+		t.Errorf("a name that is neither: %v", err)
 	}
 }

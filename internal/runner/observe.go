@@ -1,0 +1,90 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/threshold"
+)
+
+// Observer consumes the run's snapshots: every second as it is collected,
+// and the result at each checkpoint and at the end. The result files, the
+// live progress, the thresholds and the Prometheus endpoint are observers;
+// the runner feeds them all alike.
+type Observer interface {
+	// Second is one collected second and what was recorded in it; final
+	// marks the last, partial one.
+	Second(s *report.Second, iv *measure.Interval, final bool)
+	// Result is the result as it stands, under the result writer's lock;
+	// an observer may add to it (thresholds add their outcomes). Observers
+	// are called in order, the result file last.
+	Result(res *report.Result, final bool)
+}
+
+// observers are the run's: thresholds, then the caller's (a Prometheus
+// endpoint), progress, and the result file last.
+func (r *run) observers() []Observer {
+	ths, _ := threshold.ParseAll(r.sc.Thresholds) // validated before the run
+	obs := []Observer{thresholds(ths)}
+	obs = append(obs, r.o.Observers...)
+	if r.o.Progress != nil {
+		obs = append(obs, progress{r.o.Progress})
+	}
+	return append(obs, resultFile{r.w})
+}
+
+// snapshot brings the result up to date and hands it to every observer.
+func (r *run) snapshot(final bool, update func(res *report.Result)) {
+	r.w.Update(func(res *report.Result) {
+		if update != nil {
+			update(res)
+		}
+		res.Summary = r.summary()
+		r.fill(res)
+		for _, o := range r.obs {
+			o.Result(res, final)
+		}
+	})
+}
+
+// thresholds checks the run's thresholds on its final result.
+type thresholds []threshold.Threshold
+
+func (thresholds) Second(*report.Second, *measure.Interval, bool) {}
+
+func (t thresholds) Result(res *report.Result, final bool) {
+	if !final {
+		return
+	}
+	res.Thresholds = res.Thresholds[:0]
+	for _, th := range t {
+		res.Thresholds = append(res.Thresholds, th.Check(&res.Summary))
+	}
+}
+
+// progress prints a line a second.
+type progress struct{ w io.Writer }
+
+func (p progress) Second(s *report.Second, _ *measure.Interval, final bool) {
+	if final {
+		return
+	}
+	fmt.Fprintf(p.w, "%5.0fs %-7s offered %6d/s  sent %6d/s  committed %6d/s  p99 commit %7.0f ms  in-flight %6d  mempool %6d  errors %d\n",
+		s.T, s.Phase, s.Offered, s.Sent, s.Committed, s.CommitMs.P99, s.InFlight, s.MempoolTxs, measure.Sum(s.Rejected)+measure.Sum(s.Failed)+s.Expired)
+}
+
+func (progress) Result(*report.Result, bool) {}
+
+// resultFile streams seconds and blocks to the run directory and rewrites
+// result.json at checkpoints (the runner closes it at the end).
+type resultFile struct{ w *report.Writer }
+
+func (f resultFile) Second(s *report.Second, iv *measure.Interval, _ bool) { f.w.Add(*s, iv.Blocks) }
+
+func (f resultFile) Result(_ *report.Result, final bool) {
+	if !final {
+		f.w.FlushLocked()
+	}
+}
