@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -23,8 +24,11 @@ import (
 )
 
 // Node is a process to profile: its name and the host:port of its
-// /debug/pprof.
+// /debug/pprof; Self (no address) is tpslab itself, profiled in-process.
 type Node struct{ Name, Addr string }
+
+// Self is the load generator's own process.
+var Self = Node{Name: "tpslab"}
 
 // chunk is the longest single CPU profile asked for: an early end loses at
 // most this much.
@@ -105,6 +109,9 @@ func (c *Capture) fail(n Node, kind string, err error) {
 }
 
 func (c *Capture) fetch(ctx context.Context, n Node, what string) (*profile.Profile, error) {
+	if n.Addr == "" {
+		return self(ctx, what)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.Addr+"/debug/pprof/"+what, nil)
 	if err != nil {
 		return nil, err
@@ -141,16 +148,19 @@ func (c *Capture) Finish(ctx context.Context) *report.Profiles {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sum := &report.Profiles{}
-	var cpuAll, allocAll []*profile.Profile
+	var cpuAll, allocAll, cpuSelf, allocSelf []*profile.Profile
 	for _, n := range c.nodes {
 		if ps := c.cpuProf[n.Name]; len(ps) > 0 {
 			p, err := profile.Merge(ps)
 			if err == nil {
 				err = c.write(sum, n.Name+".cpu.pprof", p)
 			}
-			if err != nil {
+			switch {
+			case err != nil:
 				c.fail(n, "cpu", err)
-			} else {
+			case n.Addr == "":
+				cpuSelf = append(cpuSelf, p)
+			default:
 				cpuAll = append(cpuAll, p)
 			}
 		}
@@ -163,9 +173,12 @@ func (c *Capture) Finish(ctx context.Context) *report.Profiles {
 			if err == nil {
 				err = c.write(sum, n.Name+".allocs.pprof", d)
 			}
-			if err != nil {
+			switch {
+			case err != nil:
 				c.fail(n, "allocs", err)
-			} else {
+			case n.Addr == "":
+				allocSelf = append(allocSelf, d)
+			default:
 				allocAll = append(allocAll, d)
 			}
 		}
@@ -175,6 +188,8 @@ func (c *Capture) Finish(ctx context.Context) *report.Profiles {
 	sum.CPUSeconds = total / 1e9
 	sum.AllocTop, total = Top(allocAll, "alloc_space", TopN)
 	sum.AllocBytes = total
+	sum.GeneratorCPUTop, _ = Top(cpuSelf, "cpu", TopN)
+	sum.GeneratorAllocTop, _ = Top(allocSelf, "alloc_space", TopN)
 	sum.Errors = c.errs
 	c.mu.Lock()
 	c.summary = sum
@@ -210,6 +225,34 @@ func (c *Capture) write(sum *report.Profiles, name string, p *profile.Profile) e
 	}
 	sum.Files = append(sum.Files, filepath.Join("profiles", name))
 	return nil
+}
+
+// self profiles this process as /debug/pprof would: "allocs" or
+// "profile?seconds=N".
+func self(ctx context.Context, what string) (*profile.Profile, error) {
+	var buf bytes.Buffer
+	if what == "allocs" {
+		if err := pprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
+			return nil, err
+		}
+		return profile.Parse(&buf)
+	}
+	var secs int
+	if _, err := fmt.Sscanf(what, "profile?seconds=%d", &secs); err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		return nil, err
+	}
+	select {
+	case <-time.After(time.Duration(secs) * time.Second):
+	case <-ctx.Done():
+	}
+	pprof.StopCPUProfile()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return profile.Parse(&buf)
 }
 
 // delta is what was allocated between two cumulative heap profiles.

@@ -76,6 +76,10 @@ type Profiles struct {
 	// allocated the most bytes themselves (flat), over every profiled node.
 	CPUTop   []TopFunction `json:"cpu_top,omitempty"`
 	AllocTop []TopFunction `json:"alloc_top,omitempty"`
+	// GeneratorCPUTop and GeneratorAllocTop are tpslab's own (its profile
+	// is profiles/tpslab.*.pprof).
+	GeneratorCPUTop   []TopFunction `json:"generator_cpu_top,omitempty"`
+	GeneratorAllocTop []TopFunction `json:"generator_alloc_top,omitempty"`
 	// CPUSeconds and AllocBytes are the profiles' totals.
 	CPUSeconds float64  `json:"cpu_seconds,omitempty"`
 	AllocBytes float64  `json:"alloc_bytes,omitempty"`

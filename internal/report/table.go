@@ -138,6 +138,7 @@ func PrintSummary(out io.Writer, r *Result) {
 		}
 		top("CPU functions", p.CPUTop)
 		top("allocators", p.AllocTop)
+		top("CPU functions of tpslab itself", p.GeneratorCPUTop)
 		if len(p.Files) > 0 {
 			fmt.Fprintf(out, "profiles: %s (go tool pprof)\n", strings.Join(p.Files, " "))
 		}

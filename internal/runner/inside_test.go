@@ -138,7 +138,18 @@ func TestInsideTheNodes(t *testing.T) {
 			}
 		}
 	}
+	// tpslab's own, kept apart from the system's.
+	f, err := os.Open(filepath.Join(sc.Out, "profiles", "tpslab.cpu.pprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := profile.Parse(f)
+	f.Close()
+	if err != nil || !names(self, "github.com/tpslab/tpslab/internal/") || len(p.GeneratorCPUTop) == 0 {
+		t.Errorf("tpslab's own profile: %v, top %v", err, p.GeneratorCPUTop)
+	}
 	t.Logf("top CPU: %v; top allocators: %v", p.CPUTop[:min(3, len(p.CPUTop))], p.AllocTop[:min(3, len(p.AllocTop))])
+	t.Logf("tpslab's own top CPU: %v", p.GeneratorCPUTop[:min(5, len(p.GeneratorCPUTop))])
 
 	// At the end, the endpoint's counters equal result.json's.
 	checkExporter(t, ex, sc.Out)

@@ -55,8 +55,9 @@ func (r *run) runTelemetry(ctx context.Context) {
 	r.tel.Run(ctx, func(_ int, err error) { r.note("telemetry: %v", fmt.Sprint(err)) })
 }
 
-// takeProfiles profiles the local nodes over the steady window: from the
-// warm-up's end until offering ends (docs/results.md, profiles/).
+// takeProfiles profiles the local nodes and tpslab itself over the steady
+// window: from the warm-up's end until offering ends (docs/results.md,
+// profiles/).
 func (r *run) takeProfiles(ctx context.Context, loadDone <-chan struct{}) {
 	var nodes []profiling.Node
 	if n := r.sys.Net; n != nil {
@@ -67,9 +68,9 @@ func (r *run) takeProfiles(ctx context.Context, loadDone <-chan struct{}) {
 		}
 	}
 	if len(nodes) == 0 {
-		r.note("profile: no local node serves /debug/pprof (profiles are taken from the nodes tpslab net starts)")
-		return
+		r.note("profile: no local node serves /debug/pprof (profiles are taken from the nodes tpslab net starts); profiling tpslab only")
 	}
+	nodes = append(nodes, profiling.Self)
 	select {
 	case <-time.After(r.sc.Load.Warmup.D() - r.ls.eng.Since()):
 	case <-loadDone:
