@@ -108,7 +108,15 @@ func TestHintsNameTheNodes(t *testing.T) {
 		}
 	}
 	calm := step(1500, 1480, 20, 20<<20, 500<<10, 60)
-	if h := strings.Join(Hints(pass, calm), "\n"); strings.Contains(h, "CPU saturated") {
+	if h := strings.Join(Hints(pass, calm), "\n"); strings.Contains(h, "CPU saturated") || strings.Contains(h, "CPU per payment") {
 		t.Errorf("idle nodes called saturated:\n%s", h)
+	}
+	// A heavy chain: 4 validators at 38% each for 119 tx/s, 76% busy: not
+	// full, but its CPU per payment caps the machine near 142 tx/s.
+	heavy := step(119, 108, 38, 30<<20, 140<<10, 76)
+	heavy.Result.Summary.Generator.CPUPercent = 11
+	heavy.Result.Summary.Cost.NodeCPUus = 13300
+	if h := strings.Join(Hints(nil, heavy), "\n"); !strings.Contains(h, "nodes' CPU per payment: the validators spent 13300 µs of CPU per committed payment at 119 tx/s, which caps this machine's 2 cores (less the generator's 11%) near 142 tx/s") {
+		t.Errorf("the heavy chain's cap is not named:\n%s", h)
 	}
 }

@@ -22,7 +22,7 @@ func Hints(pass, fail *Step) []string {
 	}
 	h = append(h, nodeHints(pass, fail)...)
 	for _, x := range insideHints(fail) {
-		if !(strings.HasPrefix(x, "CPU at") && hasPrefix(h, "nodes' CPU")) {
+		if !(strings.HasPrefix(x, "CPU at") && hasPrefix(h, "nodes' CPU saturated")) {
 			h = append(h, x)
 		}
 	}
@@ -119,6 +119,16 @@ func nodeHints(pass, fail *Step) []string {
 				msg += fmt.Sprintf(", against %.0f%% together at %.0f tx/s", ps, pass.Rate)
 			}
 			h = append(h, msg)
+		}
+	}
+	// The CPU the nodes spend per payment caps the rate this machine can
+	// reach whatever else holds: its cores, less the generator's share,
+	// over that cost. A knee near the cap is the nodes' CPU even before
+	// the machine shows full.
+	if c := f.Cost.NodeCPUus; c > 0 && len(vals) > 0 && !hasPrefix(h, "nodes' CPU saturated") {
+		capacity := (100*float64(g.Cores) - g.CPUPercent) * 1e4 / c
+		if fail.Rate >= 0.7*capacity {
+			h = append(h, fmt.Sprintf("nodes' CPU per payment: the validators spent %.0f µs of CPU per committed payment at %.0f tx/s, which caps this machine's %d cores (less the generator's %.0f%%) near %.0f tx/s; the machine was %.0f%% busy", c, fail.Rate, g.Cores, g.CPUPercent, capacity, g.MachineCPUPercent))
 		}
 	}
 	if p == nil || p.CommittedTPS <= 0 || f.CommittedTPS <= 0 {

@@ -3,7 +3,6 @@ package cometbft
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -133,21 +132,6 @@ func (c *confirmer) deliver(b *RawBlock, res []ExecResult, seen time.Time, ev ta
 	ev.Block(blk)
 }
 
-// newBlockEvent is the part of a NewBlock event tpslab reads.
-type newBlockEvent struct {
-	Error  *rpcError `json:"error"`
-	Result struct {
-		Data struct {
-			Value struct {
-				Block  *RawBlock `json:"block"`
-				Result struct {
-					TxResults []ExecResult `json:"tx_results"`
-				} `json:"result_finalize_block"`
-			} `json:"value"`
-		} `json:"data"`
-	} `json:"result"`
-}
-
 // staleAfter is how long a subscription may stay silent before tpslab asks
 // the other endpoints whether the chain moved on without it (a paused node
 // keeps its connection open and says nothing).
@@ -211,6 +195,7 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 			}
 		}
 	}()
+	var dec eventDecoder
 	for {
 		_, msg, err := conn.ReadMessage()
 		if err != nil {
@@ -224,14 +209,10 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 		}
 		lastMsg.Store(time.Now().UnixNano())
 		seen := time.Now()
-		var e newBlockEvent
-		if err := json.Unmarshal(msg, &e); err != nil {
-			return delivered, fmt.Errorf("NewBlock event: %w", err)
+		b, results, err := dec.decode(msg)
+		if err != nil {
+			return delivered, err
 		}
-		if e.Error != nil {
-			return delivered, e.Error
-		}
-		b := e.Result.Data.Value.Block
 		if b == nil {
 			continue // the subscription's confirmation
 		}
@@ -245,7 +226,7 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 		if *next < h {
 			continue // an earlier block is not executed yet; its own event will come
 		}
-		c.deliver(b, e.Result.Data.Value.Result.TxResults, seen, ev)
+		c.deliver(b, results, seen, ev)
 		setNext(next, h+1)
 		delivered = true
 	}
