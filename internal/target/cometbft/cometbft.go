@@ -38,6 +38,8 @@ type Target struct {
 	o       Options
 	http    *http.Client
 	clients []*Client
+	subMu   sync.Mutex
+	subs    []*submitter // closed with the target
 	pool    *target.Pool
 	method  string
 	evMu    sync.Mutex
@@ -108,9 +110,15 @@ func (t *Target) note(format string, a ...any) {
 	}
 }
 
-// Close releases idle connections.
+// Close releases idle connections and closes the submitters'.
 func (t *Target) Close() error {
 	t.http.CloseIdleConnections()
+	t.subMu.Lock()
+	defer t.subMu.Unlock()
+	for _, s := range t.subs {
+		s.closeConns()
+	}
+	t.subs = nil
 	return nil
 }
 

@@ -8,25 +8,48 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/buger/jsonparser"
 
 	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/target/httpclient"
 )
 
 type submitter struct {
-	t    *Target
-	pref int
-	body []byte
-	resp bytes.Buffer
-	rd   bytes.Reader
-	id   uint64
+	t     *Target
+	pref  int
+	body  []byte
+	resp  bytes.Buffer
+	rd    bytes.Reader
+	id    uint64
+	mu    sync.Mutex         // guards conns against Close at the end
+	conns []*httpclient.Conn // per endpoint, for http:// endpoints
 }
 
 // Submitter returns submitter i, which prefers endpoint i mod the endpoint
-// count and moves to the next live one when that one is down.
+// count and moves to the next live one when that one is down. It owns one
+// lean keep-alive connection per http:// endpoint (the hot path);
+// https:// endpoints go through net/http.
 func (t *Target) Submitter(i int) target.Submitter {
-	return &submitter{t: t, pref: i % len(t.o.Endpoints), body: make([]byte, 0, 1024)}
+	s := &submitter{t: t, pref: i % len(t.o.Endpoints), body: make([]byte, 0, 1024), conns: make([]*httpclient.Conn, len(t.clients))}
+	for k, c := range t.clients {
+		s.conns[k], _ = httpclient.New(c.URL) // nil for https
+	}
+	t.subMu.Lock()
+	t.subs = append(t.subs, s)
+	t.subMu.Unlock()
+	return s
+}
+
+func (s *submitter) closeConns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		if c != nil {
+			c.Close()
+		}
+	}
 }
 
 // Submit posts one transaction. The JSON-RPC body is built into a reused
@@ -51,6 +74,15 @@ func appendBroadcast(b []byte, id uint64, method string, tx []byte) []byte {
 }
 
 func (s *submitter) post(ctx context.Context, i int) (target.Receipt, error) {
+	if hc := s.conns[i]; hc != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		status, body, err := hc.Post(ctx, "application/json", s.body, s.t.o.Timeout)
+		if err != nil {
+			return target.Receipt{}, err
+		}
+		return s.t.classify(status, body), nil
+	}
 	c := s.t.clients[i]
 	s.rd.Reset(s.body)
 	sctx, cancel := context.WithTimeout(ctx, s.t.o.Timeout)

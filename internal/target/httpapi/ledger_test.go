@@ -190,8 +190,11 @@ func TestZipfRecipientsCauseRetries(t *testing.T) {
 	n := startLedger(t, pgnet.Options{})
 	var sets []compare.Set
 	for _, dist := range []string{"uniform", "zipf"} {
-		sc := ledgerScenario(t, n, dist, 700)
-		sc.Load.Duration = scenario.Duration(12 * time.Second)
+		// Conflicts need overlapping transactions on the hot accounts: a
+		// rate high enough that several are in flight at once even when
+		// the machine is idle and each commits in a millisecond or two.
+		sc := ledgerScenario(t, n, dist, 1500)
+		sc.Load.Duration = scenario.Duration(10 * time.Second)
 		sc.Workload.Senders = 2000
 		sc.Workload.RecipientChoice = scenario.Choice{Dist: dist, S: 1.1}
 		res := run(t, sc)

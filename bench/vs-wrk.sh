@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The generator alone: tpslab and Debian's wrk (and wrk2 when installed)
+# send the same JSON-RPC broadcast_tx_sync POST to `tpslab sink`. The sink
+# runs on core 1, the tool on core 0 (GOMAXPROCS=1 for tpslab). Prints each
+# tool's requests per CPU-second (CPU from /usr/bin/time) and the ratio.
+# tpslab runs open-loop at each RATE; wrk is closed-loop (as fast as it
+# can), wrk2 open-loop at the same RATE.
+#
+#   bench/vs-wrk.sh                 # RATES="10000 20000" DURATION=10
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RATES=${RATES:-10000 20000}
+DURATION=${DURATION:-10}
+command -v wrk >/dev/null || { echo "wrk missing: apt-get install wrk" >&2; exit 2; }
+bin=$(pwd)/.cache/bin
+mkdir -p "$bin"
+go build -o "$bin/tpslab-bench" ./cmd/tpslab
+work=$(mktemp -d)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+taskset -c 1 "$bin/tpslab-bench" sink --listen 127.0.0.1:$port 2>/dev/null &
+sink=$!
+trap 'kill $sink 2>/dev/null' EXIT
+sleep 0.5
+tx=$(python3 -c 'import base64; print(base64.b64encode(b"k"*100).decode())')
+cat >"$work/post.lua" <<EOF
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"broadcast_tx_sync","params":{"tx":"$tx"}}'
+EOF
+cpu() { awk '{printf "%.3f", $1+$2}' "$work/time"; }
+
+for rate in $RATES; do
+  GOMAXPROCS=1 /usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 "$bin/tpslab-bench" run --endpoint http://127.0.0.1:$port \
+    --workload raw --rate "$rate" --duration "${DURATION}s" --warmup 2s --drain 0s --window 1000000 \
+    --out "$work/t-$rate" >/dev/null 2>&1 || true
+  tcpu=$(cpu)
+  read -r sent lag < <(python3 -c "
+import json; s=json.load(open('$work/t-$rate/result.json'))['summary']; print(s['sent'], s['latency_ms']['schedule_lag']['p99'])")
+  echo "tpslab  rate $rate/s: sent $sent in ${DURATION}s using $tcpu CPU s: $(python3 -c "print(round($sent/$tcpu))") requests per CPU-second; schedule lag p99 $lag ms"
+  echo "$rate $sent $tcpu" >>"$work/tpslab"
+done
+
+/usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 wrk -t1 -c32 -d"${DURATION}s" -s "$work/post.lua" http://127.0.0.1:$port/ >"$work/wrk.out" 2>&1 || true
+wcpu=$(cpu)
+wreq=$(awk '/requests in/ {print $1}' "$work/wrk.out")
+echo "wrk (closed loop, 32 connections): $wreq requests in ${DURATION}s using $wcpu CPU s: $(python3 -c "print(round($wreq/$wcpu))") requests per CPU-second"
+if command -v wrk2 >/dev/null; then
+  for rate in $RATES; do
+    /usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 wrk2 -t1 -c32 -d"${DURATION}s" -R"$rate" -s "$work/post.lua" http://127.0.0.1:$port/ >"$work/wrk2.out" 2>&1 || true
+    w2=$(awk '/requests in/ {print $1}' "$work/wrk2.out")
+    echo "wrk2 rate $rate/s: $(python3 -c "print(round($w2/$(cpu)))") requests per CPU-second"
+  done
+else
+  echo "wrk2 not installed (not packaged in Debian): skipped"
+fi
+while read -r rate sent tcpu; do
+  python3 -c "print(f'ratio tpslab/wrk requests per CPU-second at $rate/s: {($sent/$tcpu)/($wreq/$wcpu):.2f}')"
+done <"$work/tpslab"

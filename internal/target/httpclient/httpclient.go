@@ -1,0 +1,246 @@
+// Package httpclient is a minimal HTTP/1.1 keep-alive client for the
+// submission hot path: one connection owned by one goroutine, each request
+// written with one write from a reused buffer, each answer read into a
+// reused buffer. Written by hand because net/http's transport runs two
+// goroutines per connection and hands every request and answer across
+// channels, with header maps per request: at a thousand submissions a
+// second those handoffs and allocations were most of tpslab's own CPU
+// (bench/vs-loadtime.sh). Only what a JSON-RPC or REST POST needs is
+// here: Content-Length or chunked answers, keep-alive, Connection: close.
+package httpclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// idleRedial is how long a connection may sit unused before it is
+// replaced rather than reused: servers close idle keep-alive connections
+// (CometBFT's after 10 s), and a POST written to a connection the server
+// already closed cannot safely be sent again.
+const idleRedial = 3 * time.Second
+
+// Conn is one keep-alive connection to one URL; not safe for concurrent
+// use.
+type Conn struct {
+	addr, host, path string
+	c                net.Conn
+	r                *bufio.Reader
+	req, body        []byte
+	last             time.Time
+}
+
+// New makes a connection to rawURL (http only; it dials on first use).
+func New(rawURL string) (*Conn, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "http" {
+		return nil, fmt.Errorf("httpclient: %s: only http", rawURL)
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	path := u.RequestURI()
+	return &Conn{addr: addr, host: u.Host, path: path, req: make([]byte, 0, 1024), body: make([]byte, 0, 1024)}, nil
+}
+
+// Close closes the connection; the next Post dials again.
+func (c *Conn) Close() {
+	if c.c != nil {
+		c.c.Close()
+		c.c = nil
+	}
+}
+
+// Post sends body and returns the answer's status and body (valid until
+// the next call). Errors are the net package's: a dial error when the
+// connection could not be made, a timeout when timeout or ctx's deadline
+// passed; ctx's error when it was cancelled.
+func (c *Conn) Post(ctx context.Context, contentType string, body []byte, timeout time.Duration) (int, []byte, error) {
+	if c.c != nil && time.Since(c.last) > idleRedial {
+		c.Close()
+	}
+	if c.c == nil {
+		d := net.Dialer{Timeout: min(timeout, 3*time.Second), KeepAlive: 30 * time.Second}
+		conn, err := d.DialContext(ctx, "tcp", c.addr)
+		if err != nil {
+			return 0, nil, err
+		}
+		c.c = conn
+		if c.r == nil {
+			c.r = bufio.NewReaderSize(conn, 16<<10)
+		} else {
+			c.r.Reset(conn)
+		}
+	}
+	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	conn := c.c
+	conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	r := append(c.req[:0], "POST "...)
+	r = append(r, c.path...)
+	r = append(r, " HTTP/1.1\r\nHost: "...)
+	r = append(r, c.host...)
+	r = append(r, "\r\nContent-Type: "...)
+	r = append(r, contentType...)
+	r = append(r, "\r\nContent-Length: "...)
+	r = strconv.AppendInt(r, int64(len(body)), 10)
+	r = append(r, "\r\n\r\n"...)
+	r = append(r, body...)
+	c.req = r
+	if _, err := conn.Write(r); err != nil {
+		c.Close()
+		return 0, nil, c.cause(ctx, err)
+	}
+	status, resp, keep, err := c.read()
+	if err != nil {
+		c.Close()
+		return 0, nil, c.cause(ctx, err)
+	}
+	if !keep {
+		c.Close()
+	}
+	c.last = time.Now()
+	return status, resp, nil
+}
+
+func (c *Conn) cause(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	return err
+}
+
+var (
+	errMalformed = errors.New("httpclient: malformed answer")
+	crlf         = []byte("\r\n")
+)
+
+// read reads one answer: its status, body, and whether the connection
+// stays open.
+func (c *Conn) read() (status int, body []byte, keep bool, err error) {
+	line, err := c.r.ReadSlice('\n')
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, false, err
+	}
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return 0, nil, false, errMalformed
+	}
+	status, err = strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return 0, nil, false, errMalformed
+	}
+	keep = line[7] == '1'
+	length, chunked := -1, false
+	for {
+		h, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return 0, nil, false, err
+		}
+		h = bytes.TrimRight(h, "\r\n")
+		if len(h) == 0 {
+			break
+		}
+		i := bytes.IndexByte(h, ':')
+		if i < 0 {
+			return 0, nil, false, errMalformed
+		}
+		name, value := h[:i], bytes.TrimSpace(h[i+1:])
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			if length, err = strconv.Atoi(string(value)); err != nil || length < 0 {
+				return 0, nil, false, errMalformed
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			chunked = bytes.EqualFold(value, []byte("chunked"))
+		case bytes.EqualFold(name, []byte("Connection")):
+			if bytes.EqualFold(value, []byte("close")) {
+				keep = false
+			} else if bytes.EqualFold(value, []byte("keep-alive")) {
+				keep = true
+			}
+		}
+	}
+	c.body = c.body[:0]
+	switch {
+	case chunked:
+		for {
+			l, err := c.r.ReadSlice('\n')
+			if err != nil {
+				return 0, nil, false, err
+			}
+			l = bytes.TrimRight(l, "\r\n")
+			if i := bytes.IndexByte(l, ';'); i >= 0 {
+				l = l[:i]
+			}
+			n, err := strconv.ParseUint(string(bytes.TrimSpace(l)), 16, 31)
+			if err != nil {
+				return 0, nil, false, errMalformed
+			}
+			if n == 0 {
+				for { // trailers, then the blank line
+					t, err := c.r.ReadSlice('\n')
+					if err != nil {
+						return 0, nil, false, err
+					}
+					if len(bytes.TrimRight(t, "\r\n")) == 0 {
+						return status, c.body, keep, nil
+					}
+				}
+			}
+			if err := c.readN(int(n)); err != nil {
+				return 0, nil, false, err
+			}
+			var end [2]byte
+			if _, err := io.ReadFull(c.r, end[:]); err != nil || !bytes.Equal(end[:], crlf) {
+				return 0, nil, false, errMalformed
+			}
+		}
+	case length >= 0:
+		if err := c.readN(length); err != nil {
+			return 0, nil, false, err
+		}
+	default: // until the server closes
+		b, err := io.ReadAll(c.r)
+		if err != nil {
+			return 0, nil, false, err
+		}
+		c.body, keep = append(c.body, b...), false
+	}
+	return status, c.body, keep, nil
+}
+
+// readN appends the next n bytes of the answer to c.body.
+func (c *Conn) readN(n int) error {
+	start := len(c.body)
+	if cap(c.body)-start < n {
+		nb := make([]byte, start, start+n+1024)
+		copy(nb, c.body)
+		c.body = nb
+	}
+	c.body = c.body[:start+n]
+	_, err := io.ReadFull(c.r, c.body[start:])
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
