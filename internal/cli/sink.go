@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -25,12 +24,12 @@ func sinkCmd() *cobra.Command {
 				return exitcode.BadInputf("--listen: %v", err)
 			}
 			fmt.Fprintf(os.Stderr, "sink listening on http://%s\n", l.Addr())
-			srv := &http.Server{Handler: sink.NewSink("tpslab", testnet.DefaultGenesis())}
-			go func() { <-cmd.Context().Done(); srv.Close() }()
-			if err := srv.Serve(l); err != http.ErrServerClosed {
-				return err
+			go func() { <-cmd.Context().Done(); l.Close() }()
+			err = sink.NewSink("tpslab", testnet.DefaultGenesis()).Serve(l)
+			if cmd.Context().Err() != nil {
+				return nil
 			}
-			return nil
+			return err
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:26657", "address to listen on")

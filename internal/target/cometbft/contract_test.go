@@ -3,6 +3,7 @@ package cometbft_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -25,6 +26,21 @@ func TestContractAgainstTheSink(t *testing.T) {
 	srv := httptest.NewServer(sink.NewSink("sink-chain", testnet.DefaultGenesis()))
 	defer srv.Close()
 	tgt, err := cometbft.New(cometbft.Options{Endpoints: []string{srv.URL}, Connections: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targettest.Run(t, targettest.Case{Target: tgt, Valid: rawTx})
+}
+
+// The same contract against the sink's own lean server (tpslab sink).
+func TestContractAgainstTheLeanSink(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go sink.NewSink("sink-chain", testnet.DefaultGenesis()).Serve(l)
+	tgt, err := cometbft.New(cometbft.Options{Endpoints: []string{"http://" + l.Addr().String()}, Connections: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
