@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/tpslab/tpslab/internal/report"
 )
@@ -223,23 +224,37 @@ func Collapsed(base, other Set) bool {
 	return committed(base) > 0 && committed(other) == 0
 }
 
+// headlineTier ranks a row for the verdict: 0 committed TPS (the first
+// row), 1 commit latency and rejections, 2 everything else.
+func headlineTier(i int, metric string) int {
+	switch {
+	case i == 0:
+		return 0
+	case strings.HasPrefix(metric, "p50 commit"), strings.HasPrefix(metric, "p99 commit"), strings.HasPrefix(metric, "reject rate"):
+		return 1
+	}
+	return 2
+}
+
 // Verdict is one sentence on other against base, led by the headline metric
 // if it moved, else by the largest significant change.
 func Verdict(base, other Set, rows []Row) string {
 	if Collapsed(base, other) {
 		return fmt.Sprintf("%s collapsed: it committed nothing in its steady window, where %s committed %.1f tx/s", other.Name, base.Name, rows[0].Base)
 	}
+	// Led by committed TPS, then by latency and rejections, and only then by
+	// the largest of the other significant changes: a telemetry counter
+	// going from 0.04 to 0 must not outweigh a slower commit.
 	var pick *Row
-	for i := range rows {
-		r := &rows[i]
-		if !r.Significant {
-			continue
-		}
-		if pick == nil || i == 0 || math.Abs(r.ChangePct) > math.Abs(pick.ChangePct) && !rows[0].Significant {
-			pick = r
-		}
-		if i == 0 {
-			break
+	for tier := 0; tier < 3 && pick == nil; tier++ {
+		for i := range rows {
+			r := &rows[i]
+			if !r.Significant || headlineTier(i, r.Metric) != tier {
+				continue
+			}
+			if pick == nil || math.Abs(r.ChangePct) > math.Abs(pick.ChangePct) {
+				pick = r
+			}
 		}
 	}
 	if pick == nil {
