@@ -352,7 +352,7 @@ func TestNetUpCosmosWithBinary(t *testing.T) {
 			}
 		}
 	}
-	if out, err := exec.Command(bin, "net", "status", "--home", home).CombinedOutput(); err != nil || strings.Count(string(out), "true") != 2 {
+	if out, err := exec.Command(bin, "net", "status", "--home", home).CombinedOutput(); err != nil || strings.Count(string(out), " running ") != 2 {
 		t.Errorf("net status: %v\n%s", err, out)
 	}
 	out, err = exec.Command(bin, "run", "--net-home", home, "--rate", "100", "--duration", "4s", "--warmup", "1s", "--senders", "100", "--via", "rest", "--out", filepath.Join(t.TempDir(), "r")).CombinedOutput()

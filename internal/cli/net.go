@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/pgnet"
 )
@@ -33,6 +35,28 @@ func nodeCmd() *cobra.Command {
 	return c
 }
 
+func linksCmd() *cobra.Command {
+	var home string
+	c := &cobra.Command{
+		Use:    "links --home DIR",
+		Short:  "Run the emulated links of a network (started for you by `net up --topology`)",
+		Args:   cobra.NoArgs,
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := loadNet(home)
+			if err != nil {
+				return err
+			}
+			if n.Links == nil {
+				return exitcode.BadInputf("links: the network in %s has no emulated links", home)
+			}
+			return exitcode.Wrap(exitcode.TargetFailed, netem.Serve(cmd.Context(), &n.Links.Emulation, os.Stdout))
+		},
+	}
+	c.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
+	return c
+}
+
 // netFlags are the `net up` options, shared with `run` when it starts its own network.
 type netFlags struct {
 	ledger     pgnet.Options
@@ -47,6 +71,8 @@ type netFlags struct {
 	balance    uint64
 	bind       string
 	settings   testnet.Settings
+	topology   string
+	rpcNodes   int
 }
 
 func (f *netFlags) register(fs *pflag.FlagSet) {
@@ -79,19 +105,21 @@ func (f *netFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.settings.MaxBlockGas, "max-block-gas", d.MaxBlockGas, "consensus param block.max_gas (1 gas per payment; -1 = no cap)")
 	fs.BoolVar(&f.settings.CreateEmptyBlocks, "create-empty-blocks", d.CreateEmptyBlocks, "produce blocks without transactions")
 	fs.StringVar(&f.settings.LogLevel, "log-level", d.LogLevel, "node log level")
+	fs.StringVar(&f.topology, "topology", "", "builtin: route every P2P link through an emulated one: loopback | lan | region | continent | global (docs/network.md)")
+	fs.IntVar(&f.rpcNodes, "rpc-nodes", 0, "builtin: full nodes that do not validate; the load goes to them")
 }
 
 func (f *netFlags) options(home string, reset bool) kinds.NetOptions {
 	return kinds.NetOptions{Kind: f.kind, Ledger: f.ledger, Home: home, Validators: f.validators, ChainID: f.chainID, Seed: f.seed,
 		Accounts: f.accounts, Balance: f.balance, Settings: f.settings, Bind: f.bind, Reset: reset,
-		Binary: f.binary, Denom: f.denom, Prefix: f.prefix, Log: os.Stderr}
+		Binary: f.binary, Denom: f.denom, Prefix: f.prefix, Log: os.Stderr, Topology: f.topology, RPCNodes: f.rpcNodes}
 }
 
 func netCmd() *cobra.Command {
 	c := &cobra.Command{Use: "net", Short: "Create, start, inspect and stop a local reference network",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return exitcode.BadInputf("unknown command %q for %q, expected one of up, down, status, check", args[0], cmd.CommandPath())
+				return exitcode.BadInputf("unknown command %q for %q, expected one of up, down, start, stop, status, check", args[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		}}
@@ -131,6 +159,9 @@ func netCmd() *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", nd.Name, nd.RPC, dash(nd.API), dash(nd.GRPC), nd.P2P, nd.PID)
 			}
 			tw.Flush()
+			if n.Links != nil {
+				printLinks(n)
+			}
 			fmt.Fprintf(os.Stderr, "described in %s/%s; stop with `tpslab net down --home %s`\n", n.Home, testnet.NetFile, home)
 			return nil
 		},
@@ -165,11 +196,17 @@ func netCmd() *cobra.Command {
 				return json.NewEncoder(os.Stdout).Encode(st)
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tRUNNING\tHEIGHT\tPEERS\tMEMPOOL_TXS\tMEMPOOL_BYTES\tERROR")
+			fmt.Fprintln(tw, "NODE\tROLE\tSTATE\tHEIGHT\tPEERS\tMEMPOOL_TXS\tMEMPOOL_BYTES\tERROR")
 			for _, s := range st {
-				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Running, s.Height, s.Peers, s.MempoolTxs, s.MempoolBytes, s.Err)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Role, s.State, s.Height, s.Peers, s.MempoolTxs, s.MempoolBytes, s.Err)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if n.Links != nil {
+				printLinks(n)
+			}
+			return nil
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -194,13 +231,63 @@ func netCmd() *cobra.Command {
 			return nil
 		},
 	}
-	for _, s := range []*cobra.Command{up, down, status, check} {
+	var nodes []string
+	start := &cobra.Command{
+		Use: "start --home DIR [--node NAME]", Short: "Start stopped or crashed nodes again on their state (all, or --node)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := loadNet(home)
+			if err != nil {
+				return err
+			}
+			started, err := n.Start(nodes)
+			if err != nil {
+				return exitcode.Wrap(exitcode.TargetFailed, err)
+			}
+			if len(started) == 0 {
+				fmt.Fprintln(os.Stderr, "every named node is already running")
+				return nil
+			}
+			fmt.Fprintf(os.Stderr, "started %s; `tpslab net status --home %s` shows when they have caught up\n", strings.Join(started, ", "), home)
+			return nil
+		},
+	}
+	start.Flags().StringArrayVar(&nodes, "node", nil, "a node to start, repeatable (default: every node not running)")
+	stop := &cobra.Command{
+		Use: "stop --home DIR --node NAME", Short: "Stop one node cleanly; `net start` brings it back", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(nodes) == 0 {
+				return exitcode.BadInputf("net stop: --node is required (stop the whole network with `tpslab net down`)")
+			}
+			n, err := loadNet(home)
+			if err != nil {
+				return err
+			}
+			if err := n.Stop(nodes); err != nil {
+				return exitcode.Wrap(exitcode.TargetFailed, err)
+			}
+			fmt.Fprintf(os.Stderr, "stopped %s\n", strings.Join(nodes, ", "))
+			return nil
+		},
+	}
+	stop.Flags().StringArrayVar(&nodes, "node", nil, "the node to stop, repeatable")
+	for _, s := range []*cobra.Command{up, down, start, stop, status, check} {
 		s.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
 		s.Args = wrapArgs(s.Args)
 		s.PreRun = func(*cobra.Command, []string) { warnOrphans() }
 		c.AddCommand(s)
 	}
 	return c
+}
+
+// printLinks lists a network's emulated links.
+func printLinks(n *testnet.Net) {
+	fmt.Printf("links (topology %s, api %s):\n", n.Links.Topology, n.Links.API)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LINK\tFROM_REGION\tTO_REGION\tCONDITIONS\tPROXY")
+	for _, l := range n.Links.Links {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Name, dash(n.Links.Regions[l.From]), dash(n.Links.Regions[l.To]), l.Conditions, l.Listen)
+	}
+	tw.Flush()
 }
 
 func dash(s string) string {

@@ -26,7 +26,7 @@ func Root() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.BadInputf("%s: %v", c.CommandPath(), err)
 	})
-	root.AddCommand(netCmd(), nodeCmd(), ledgerServiceCmd(), runCmd(), validateCmd(), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd())
+	root.AddCommand(netCmd(), nodeCmd(), linksCmd(), ledgerServiceCmd(), runCmd(), validateCmd(), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd())
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}

@@ -40,6 +40,8 @@ var scenarioFlags = []struct{ flag, path, help string }{
 	{"validators", "network.validators", "validators of the built-in network tpslab starts"},
 	{"accounts", "network.accounts", "funded accounts of the built-in network"},
 	{"timeout-commit", "network.timeout_commit", "timeout_commit of the built-in network"},
+	{"topology", "network.topology", "emulated links between the built-in network's nodes: loopback | lan | region | continent | global"},
+	{"rpc-nodes", "network.rpc_nodes", "full nodes of the built-in network that take the load and gossip it to the validators"},
 	{"model", "load.model", "open (arrival rate) | closed (users)"},
 	{"rate", "load.rate", "open model: payments offered per second"},
 	{"arrival", "load.arrival", "open model: uniform | poisson"},
@@ -73,6 +75,7 @@ type scenarioOpts struct {
 	profile     string
 	keep        bool
 	thresholds  []string
+	faults      []string
 	fs          *pflag.FlagSet
 }
 
@@ -91,6 +94,7 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.nodeMetrics, "node-metrics", nil, "Prometheus URL of a remote CometBFT node, repeatable (local nodes are read anyway)")
 	fs.StringArrayVar(&o.sets, "set", nil, "override any scenario field: --set load.rate=2000")
 	fs.BoolVar(&o.keep, "keep-network", false, "leave the built-in network running after the run")
+	fs.StringArrayVar(&o.faults, "fault", nil, "a fault during the load, repeatable: AT:ACTION:TARGET[:FOR], e.g. 10s:crash:node1:8s, 10s:pause:node2:5s, 15s:partition:node0+node1:10s, 5s:delay:node3:200ms, 5s:bandwidth:node3:1mbit (faults)")
 	fs.StringArrayVar(&o.thresholds, "threshold", nil, "pass/fail condition, repeatable: 'committed_tps>=1000', 'p99_commit<=2s', 'reject_rate<1%'")
 }
 
@@ -133,6 +137,13 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 		sc.Network.Keep = true
 	}
 	sc.Thresholds = append(sc.Thresholds, o.thresholds...)
+	for _, f := range o.faults {
+		ft, err := scenario.ParseFault(f)
+		if err != nil {
+			return sc, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		sc.Faults = append(sc.Faults, ft)
+	}
 	for _, s := range o.sets {
 		path, value, ok := strings.Cut(s, "=")
 		if !ok {

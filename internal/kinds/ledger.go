@@ -30,9 +30,20 @@ func (l ledger) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.Ne
 	return Up(ctx, scenarioNet(sc, o, "builtin", g.Seed, sc.Network.Accounts, g.Balance))
 }
 
+// Check audits the network as `net check` does (run after faults).
+func (l ledger) Check(ctx context.Context, n *testnet.Net) (lines, problems []string) {
+	a := Check(ctx, n)
+	return a.Lines, a.Problems
+}
+
 // scenarioNet is the network a scenario describes, for a run that starts it.
 func scenarioNet(sc *scenario.Scenario, o runner.NetOptions, kind, seed string, accounts, balance uint64) NetOptions {
 	nw := sc.Network
+	for _, f := range sc.Faults {
+		if f.NeedsLinks() && nw.Topology == "" {
+			nw.Topology = "loopback" // proxied links, nothing added: faults can cut them
+		}
+	}
 	st := testnet.DefaultSettings()
 	st.TimeoutCommit = nw.TimeoutCommit.D()
 	st.MempoolSize = nw.MempoolSize
@@ -40,7 +51,7 @@ func scenarioNet(sc *scenario.Scenario, o runner.NetOptions, kind, seed string, 
 	st.MaxBlockGas = nw.MaxBlockGas
 	st.CreateEmptyBlocks = nw.CreateEmptyBlocks
 	return NetOptions{Kind: kind, Home: o.Home, Validators: nw.Validators, Seed: seed, Accounts: accounts, Balance: balance,
-		Settings: st, Reset: true, Binary: o.Binary, Owner: o.Owner, Log: o.Log}
+		Settings: st, Reset: true, Binary: o.Binary, Owner: o.Owner, Log: o.Log, Topology: nw.Topology, RPCNodes: nw.RPCNodes}
 }
 
 // Target is the CometBFT target, with results named by the ledger.

@@ -35,6 +35,8 @@ type NetOptions struct {
 	Prefix     string        // cosmos: empty reads the daemon's
 	Owner      *testnet.Owner
 	Log        io.Writer
+	Topology   string // builtin: emulated P2P links (netem.Topologies); empty: direct
+	RPCNodes   int    // builtin: full nodes that take the load
 }
 
 // NetKinds are the kinds `net up` starts.
@@ -45,6 +47,9 @@ func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.Kind != "builtin" && (o.Topology != "" || o.RPCNodes > 0) {
+		return nil, exitcode.BadInputf("--topology and --rpc-nodes: for --kind builtin only (not %s)", o.Kind)
+	}
 	switch o.Kind {
 	case "builtin":
 		if o.ChainID == "" {
@@ -52,11 +57,18 @@ func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 		}
 		opts := testnet.Options{Validators: o.Validators, Home: o.Home, ChainID: o.ChainID,
 			Genesis:  chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance},
-			Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Binary: o.Binary, Owner: o.Owner}
+			Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Binary: o.Binary, Owner: o.Owner,
+			Topology: o.Topology, RPCNodes: o.RPCNodes}
 		if err := opts.Validate(); err != nil {
 			return nil, exitcode.Wrap(exitcode.BadInput, err)
 		}
 		fmt.Fprintf(o.Log, "starting %d validators of the built-in ledger in %s\nsettings: %s\n", o.Validators, o.Home, o.Settings)
+		if o.RPCNodes > 0 {
+			fmt.Fprintf(o.Log, "and %d RPC nodes (full nodes that do not validate) that take the load\n", o.RPCNodes)
+		}
+		if o.Topology != "" {
+			fmt.Fprintf(o.Log, "every P2P connection through an emulated link: topology %s\n", o.Topology)
+		}
 		return testnet.Up(ctx, opts)
 	case "cosmos":
 		if o.ChainID == "" {

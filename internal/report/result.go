@@ -98,6 +98,8 @@ type Network struct {
 	ChainID    string   `json:"chain_id,omitempty"`
 	Endpoints  []string `json:"endpoints"`
 	Settings   any      `json:"settings,omitempty"`
+	Topology   string   `json:"topology,omitempty"` // emulated links (docs/network.md)
+	RPCNodes   int      `json:"rpc_nodes,omitempty"`
 }
 
 // Chain records which blocks the run read.

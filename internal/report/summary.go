@@ -46,6 +46,63 @@ type Summary struct {
 	// SlowestStatements are the database statements that took the most
 	// time in all during the run.
 	SlowestStatements []telemetry.Statement `json:"slowest_statements,omitempty"`
+	// Lost are payments accepted and then neither committed, failed in a
+	// block, nor expired: the accounting must leave none.
+	Lost int64 `json:"lost"`
+	// Faults are the scheduled faults and what each did (docs/faults.md).
+	Faults []FaultEffect `json:"faults,omitempty"`
+	// Links are the emulated links: configured and measured.
+	Links []LinkStat `json:"links,omitempty"`
+	// NetCheck is `net check` run after a run with faults.
+	NetCheck *NetCheck `json:"net_check,omitempty"`
+}
+
+// FaultEffect is one fault as it happened and what it did to the chain.
+// Throughputs are committed payments per second by commit time.
+type FaultEffect struct {
+	Fault  string  `json:"fault"`   // as given: AT:ACTION:TARGET[:VALUE][:FOR]
+	StartS float64 `json:"start_s"` // when it was done, seconds since the load began
+	EndS   float64 `json:"end_s"`   // when it was undone
+	Error  string  `json:"error,omitempty"`
+	// BeforeTPS is over the 10 s before the fault (less if the load was
+	// younger), DuringTPS while it lasted, AfterTPS from its end to the
+	// load's end.
+	BeforeTPS float64 `json:"before_tps"`
+	DuringTPS float64 `json:"during_tps"`
+	AfterTPS  float64 `json:"after_tps"`
+	// LongestGapS is the longest time without a block from the fault's
+	// start to the load's end.
+	LongestGapS float64 `json:"longest_gap_s"`
+	// RecoveryS is the time from the fault's end until committed
+	// throughput (3 s mean) is back at 90% of BeforeTPS; 0 if it never fell
+	// below; -1 if it did not come back before the load ended.
+	RecoveryS float64 `json:"recovery_s"`
+	// CaughtUpS: a crashed node, from its restart until it reached the
+	// others' height (-1: not within the run).
+	CaughtUpS *float64 `json:"caught_up_s,omitempty"`
+	// Expired are payments that expired from the fault's start to the end.
+	Expired int64 `json:"expired"`
+	Lost    int64 `json:"lost"` // the run's (Summary.Lost)
+}
+
+// LinkStat is one emulated link: what it was set to and what was seen.
+type LinkStat struct {
+	Name          string  `json:"name"`
+	Conditions    string  `json:"conditions"`
+	RTTMs         float64 `json:"rtt_ms"`          // configured round trip
+	MeasuredRTTMs float64 `json:"measured_rtt_ms"` // probed before the load (median of 5); 0: not measured
+	ProbeError    string  `json:"probe_error,omitempty"`
+	// BytesPerS is the mean traffic through it, both directions, over the
+	// steady window; MaxBytesPerS the busiest second.
+	BytesPerS    float64 `json:"bytes_per_s"`
+	MaxBytesPerS float64 `json:"max_bytes_per_s"`
+}
+
+// NetCheck is the audit of the network after a run with faults.
+type NetCheck struct {
+	OK       bool     `json:"ok"`
+	Lines    []string `json:"lines,omitempty"`
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Cost is the resources spent per committed payment over the steady

@@ -46,6 +46,9 @@ func PrintSummary(out io.Writer, r *Result) {
 		fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Failed[k])
 	}
 	fmt.Fprintf(tw, "expired\t%d\t\n", s.Expired)
+	if len(s.Faults) > 0 || s.Lost > 0 {
+		fmt.Fprintf(tw, "lost (accepted, then neither committed nor expired)\t%d\t\n", s.Lost)
+	}
 	if s.LateCommits > 0 {
 		fmt.Fprintf(tw, "late commits\t%d\t\n", s.LateCommits)
 	}
@@ -167,6 +170,7 @@ func PrintSummary(out io.Writer, r *Result) {
 		}
 		tw.Flush()
 	}
+	printFaults(out, r)
 	for _, t := range r.Thresholds {
 		verdict := "ok  "
 		if !t.OK {
@@ -244,4 +248,58 @@ func sortedKeys(m map[string]int64) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// printFaults shows the emulated links, each fault's effect and the audit
+// after the faults.
+func printFaults(out io.Writer, r *Result) {
+	s := r.Summary
+	if len(s.Links) > 0 {
+		topo := ""
+		if r.Network != nil {
+			topo = r.Network.Topology
+		}
+		fmt.Fprintf(out, "\nlinks (topology %s):\n", topo)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "LINK\tCONDITIONS\tRTT SET (ms)\tRTT MEASURED (ms)\tTRAFFIC MEAN\tTRAFFIC MAX")
+		for _, l := range s.Links {
+			m := fmt.Sprintf("%.1f", l.MeasuredRTTMs)
+			if l.ProbeError != "" {
+				m = "error: " + l.ProbeError
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\n", l.Name, l.Conditions, l.RTTMs, m, human(l.BytesPerS, "bytes/s"), human(l.MaxBytesPerS, "bytes/s"))
+		}
+		tw.Flush()
+	}
+	if len(s.Faults) > 0 {
+		fmt.Fprintln(out, "\nfaults (committed tx/s before, during and after; gap without blocks; recovery to 90% of before):")
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "FAULT\tFROM..TO (s)\tBEFORE\tDURING\tAFTER\tLONGEST GAP (s)\tRECOVERY (s)\tCAUGHT UP (s)\tEXPIRED\tLOST")
+		for _, f := range s.Faults {
+			rec, cu := fmt.Sprintf("%.1f", f.RecoveryS), "-"
+			if f.RecoveryS < 0 {
+				rec = "not within the load"
+			}
+			if f.CaughtUpS != nil {
+				cu = fmt.Sprintf("%.1f", *f.CaughtUpS)
+				if *f.CaughtUpS < 0 {
+					cu = "no"
+				}
+			}
+			name := f.Fault
+			if f.Error != "" {
+				name += " (error: " + f.Error + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%.1f..%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%d\t%d\n", name, f.StartS, f.EndS, f.BeforeTPS, f.DuringTPS, f.AfterTPS, f.LongestGapS, rec, cu, f.Expired, f.Lost)
+		}
+		tw.Flush()
+	}
+	if c := s.NetCheck; c != nil {
+		if c.OK {
+			fmt.Fprintln(out, "net check after the faults: ok (supply conserved, app hashes agree, no fork)")
+		}
+		for _, p := range c.Problems {
+			fmt.Fprintln(out, "net check after the faults: FAIL:", p)
+		}
+	}
 }

@@ -108,6 +108,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	ls.lastCPU = ls.cpuStart
 	ls.machine0[0], ls.machine0[1] = machineCPU()
 	eng.Start(r.start)
+	r.beginFaults()
 
 	var bg sync.WaitGroup
 	run := func(f func()) {
@@ -143,6 +144,9 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 			Pacing: l.Pacing.D(), Think: l.Think.D(), WaitForCommit: l.WaitFor == "commit"})
 	}
 	ls.loadEnd.Store(int64(eng.Since()))
+	if r.sched != nil {
+		r.sched.Stop() // undo what is still active: the drain sees a whole network
+	}
 	close(loadDone)
 	ls.cpuLoad = cpuTime() - ls.cpuStart
 	if busy, total := machineCPU(); total > ls.machine0[1] {
@@ -167,6 +171,10 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	stopObserving()
 	<-collectorDone
 	bg.Wait()
+	if r.sched != nil {
+		r.sched.Close()
+		r.checkAfterFaults(r.kind)
+	}
 	// Whatever is still pending was not committed within the run.
 	ls.trk.Expire(time.Duration(math.MaxInt64))
 	r.tick(true)
@@ -293,6 +301,10 @@ func (r *run) finish(ended string) (*report.Result, error) {
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("the chain stopped committing: %s", sum.Halted))
 	case sum.Sent > 0 && sum.Committed == 0 && sum.Accepted+measure.Sum(sum.Unacked) == 0:
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("nothing committed: all %d payments sent were rejected (mostly %s)", sum.Sent, topKey(sum.Rejected)))
+	case sum.NetCheck != nil && !sum.NetCheck.OK:
+		return r.res, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("net check after the faults failed: %s", strings.Join(sum.NetCheck.Problems, "; ")))
+	case sum.Lost > 0 && len(r.sc.Faults) > 0:
+		return r.res, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%d payments lost: accepted, then neither committed nor expired", sum.Lost))
 	case len(failed) > 0:
 		return r.res, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("thresholds failed: %s", strings.Join(failed, "; ")))
 	}

@@ -32,6 +32,9 @@ func (r *run) observers() []Observer {
 	if r.o.Progress != nil {
 		obs = append(obs, progress{r.o.Progress})
 	}
+	if r.sched != nil {
+		obs = append(obs, r.sched)
+	}
 	return append(obs, resultFile{r.w})
 }
 

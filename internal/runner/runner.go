@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/fault"
 	"github.com/tpslab/tpslab/internal/interrupt"
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/profiling"
@@ -99,6 +100,10 @@ type run struct {
 	// releaseLock drops the network's load lock, when one was taken.
 	releaseLock func()
 	tel         *telemetry.Sampler // nil: nothing to read from the inside
+	sched       *fault.Schedule    // nil: no faults
+	links       []report.LinkStat  // emulated links, probed before the load
+	netCheck    *report.NetCheck   // the audit after a run with faults
+	kind        Kind
 }
 
 func (r *run) note(format string, a ...any) {
@@ -156,6 +161,9 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 	if r.w, err = report.NewWriter(o.Out, r.res); err != nil {
 		return nil, exitcode.BadInputf("out: %v", err)
 	}
+	if len(sc.Faults) > 0 {
+		r.sched = fault.New(sc.Faults)
+	}
 	r.obs = r.observers()
 	for _, w := range testnet.OrphanWarnings() {
 		fmt.Fprintln(o.Log, "warning:", w)
@@ -193,8 +201,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.sys = sys
+	r.sys, r.kind = sys, kind
 	r.w.Update(func(res *report.Result) { res.Network = sys.info() })
+	if err := fault.Check(sc.Faults, sys.Net); err != nil {
+		return err
+	}
 	if sc.Load.Model == "open" {
 		r.profile = sc.Load.Profile()
 		r.loadDur = r.profile.Duration()
@@ -223,6 +234,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.preflight(ctx); err != nil {
 		return err
 	}
+	r.probeLinks()
 	return r.presign(ctx)
 }
 

@@ -76,6 +76,13 @@ func (r *run) summary() report.Summary {
 	}
 	s.Cost = cost(&s, ls.steadyGenCPU, ls.steadyN)
 	s.Profiles = r.prof.Load().Summary()
+	// Every accepted (or unanswered) payment ends committed, failed in a
+	// block or expired; whatever is neither, and not still pending, is lost.
+	s.Lost = max(0, s.Accepted+s.UnackedTotal-s.Committed-s.FailedTotal-s.Expired-int64(ls.trk.Len()))
+	if len(r.links) > 0 {
+		s.Links = r.linkStats(&s)
+	}
+	s.NetCheck = r.netCheck
 	return s
 }
 

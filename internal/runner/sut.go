@@ -105,7 +105,12 @@ func (s *System) info() *report.Network {
 	if n.Ledger != nil {
 		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Ledger}
 	}
-	return &report.Network{Kind: s.Kind, Started: s.Started, Validators: len(n.Nodes), ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Settings}
+	nw := &report.Network{Kind: s.Kind, Started: s.Started, Validators: n.Validators(), ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Settings,
+		RPCNodes: len(n.Nodes) - n.Validators()}
+	if n.Links != nil {
+		nw.Topology = n.Links.Topology
+	}
+	return nw
 }
 
 // findSystem finds the endpoints: given ones, a network in net_home, or a

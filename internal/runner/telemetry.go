@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/profiling"
 
 	"github.com/tpslab/tpslab/internal/telemetry"
@@ -30,6 +31,18 @@ func (r *run) startTelemetry(ctx context.Context, k Kind) {
 			if cometbft := n.Kind == "builtin" || n.Kind == "cosmos"; cometbft && nd.Metrics != "" {
 				srcs = append(srcs, telemetry.NewPrometheus([]string{nd.Metrics}, telemetry.CometBFT(nd.Name, false)))
 			}
+		}
+		if n.Links != nil {
+			// The proxies cost CPU on this machine too; and their byte
+			// counters are the traffic through each link.
+			srcs = append(srcs, telemetry.NewProcess("links", "links", n.Links.PID, false))
+			var m []telemetry.PromMetric
+			for _, l := range n.Links.Links {
+				m = append(m, telemetry.PromMetric{Family: netem.LinkBytesFamily, Match: map[string]string{"link": l.Name},
+					Metric: telemetry.Metric{Name: linkMetric(l.Name), Unit: "bytes/s", Rate: true, Role: "link",
+						Help: "bytes through the link " + l.Name + ", both directions"}})
+			}
+			srcs = append(srcs, telemetry.NewPrometheus([]string{n.Links.Metrics}, m))
 		}
 	}
 	for i, u := range r.sc.Target.NodeMetrics {

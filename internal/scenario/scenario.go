@@ -39,6 +39,8 @@ type Scenario struct {
 	Seed          int64    `yaml:"seed" json:"seed"` // random choices (senders, amounts, Poisson arrivals)
 	Out           string   `yaml:"out" json:"out"`
 	Thresholds    []string `yaml:"thresholds" json:"thresholds"`
+	// Faults are done to the network during the load (docs/faults.md).
+	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
 	// Profile lists the Go profiles taken from the local nodes over the
 	// steady window: cpu, allocs.
 	Profile []string `yaml:"profile" json:"profile,omitempty"`
@@ -107,6 +109,12 @@ type Network struct {
 	MaxBlockGas       int64    `yaml:"max_block_gas" json:"max_block_gas"`
 	CreateEmptyBlocks bool     `yaml:"create_empty_blocks" json:"create_empty_blocks"`
 	Keep              bool     `yaml:"keep" json:"keep"` // leave it running after the run
+	// Topology emulates the links between nodes: loopback (proxied, nothing
+	// added), lan, region, continent, global (docs/network.md); empty:
+	// direct loopback, or loopback when a fault needs the links.
+	Topology string `yaml:"topology" json:"topology,omitempty"`
+	// RPCNodes are full nodes that take the load and gossip it on.
+	RPCNodes int `yaml:"rpc_nodes" json:"rpc_nodes,omitempty"`
 	// Ledger are the database settings of the ledger service tpslab starts
 	// (target.kind ledger).
 	Ledger Ledger `yaml:"ledger" json:"ledger"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
@@ -172,6 +173,17 @@ func (s *Scenario) Validate() error {
 	}
 	if err := durationIn("commit_timeout", s.CommitTimeout, time.Millisecond, MaxTimeout, "a duration"); err != nil {
 		return err
+	}
+	if err := validateFaults(s.Faults, s.Load.LoadDuration()); err != nil {
+		return err
+	}
+	if s.Network.Topology != "" {
+		if err := oneOf("network.topology", s.Network.Topology, netem.Topologies...); err != nil {
+			return err
+		}
+	}
+	if s.Network.RPCNodes < 0 || s.Network.RPCNodes > 16 {
+		return fmt.Errorf("network.rpc_nodes: %d, expected 0..16", s.Network.RPCNodes)
 	}
 	return s.checkMemory()
 }

@@ -18,6 +18,8 @@ func client(rpc string) (*rpchttp.HTTP, error) { return rpchttp.New(rpc, "/webso
 // NodeStatus is one row of `net status`.
 type NodeStatus struct {
 	Name         string `json:"name"`
+	Role         string `json:"role"`  // validator | rpc | ...
+	State        string `json:"state"` // running | catching_up | paused | stopped (by net stop) | crashed
 	Running      bool   `json:"running"`
 	Height       int64  `json:"height"`
 	Peers        int    `json:"peers"`
@@ -27,13 +29,31 @@ type NodeStatus struct {
 	Err          string `json:"error,omitempty"`
 }
 
+// BaseStatus is what the process table says of a node: its name, role and
+// state (running, paused, stopped by `net stop`, or crashed).
+func (nd Node) BaseStatus() NodeStatus {
+	s := NodeStatus{Name: nd.Name, Role: nd.Role, Running: alive(nd.PID, nd.Home), State: "running"}
+	if s.Role == "" {
+		s.Role = "validator"
+	}
+	switch {
+	case !s.Running && nd.Stopped:
+		s.State = "stopped"
+	case !s.Running:
+		s.State = "crashed"
+	case paused(nd.PID):
+		s.State = "paused"
+	}
+	return s
+}
+
 // Status asks every node for its height, peers and mempool.
 func (n *Net) Status(ctx context.Context) []NodeStatus {
 	out := make([]NodeStatus, len(n.Nodes))
 	for i, nd := range n.Nodes {
-		s := NodeStatus{Name: nd.Name, Running: alive(nd.PID, nd.Home)}
+		s := nd.BaseStatus()
 		out[i] = s
-		if !s.Running {
+		if s.State != "running" {
 			continue
 		}
 		c, err := client(nd.RPC)
@@ -55,6 +75,17 @@ func (n *Net) Status(ctx context.Context) []NodeStatus {
 			out[i].Err = err.Error()
 		}
 		cancel()
+	}
+	// A node well behind the others is catching up even if it does not
+	// know it yet (it has not heard of the newer blocks).
+	var top int64
+	for _, s := range out {
+		top = max(top, s.Height)
+	}
+	for i, s := range out {
+		if s.State == "running" && (s.CatchingUp || s.Height < top-2) {
+			out[i].State = "catching_up"
+		}
 	}
 	return out
 }
@@ -173,7 +204,45 @@ func (n *Net) Check(ctx context.Context) CheckReport {
 		}
 		cancel()
 	}
+	n.checkFork(ctx, &r)
 	return r
+}
+
+// checkFork compares the block every audited node holds at the lowest of
+// their heights: one chain, one hash.
+func (n *Net) checkFork(ctx context.Context, r *CheckReport) {
+	var h int64
+	for _, a := range r.Audits {
+		if h == 0 || a.Height < h {
+			h = a.Height
+		}
+	}
+	if h == 0 {
+		return
+	}
+	seen, by := "", ""
+	for _, nd := range n.Nodes {
+		if _, ok := r.Audits[nd.Name]; !ok {
+			continue
+		}
+		c, err := client(nd.RPC)
+		if err != nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		b, err := c.Block(cctx, &h)
+		cancel()
+		if err != nil {
+			r.Problems = append(r.Problems, fmt.Sprintf("%s: read block %d: %v", nd.Name, h, err))
+			continue
+		}
+		hash := b.BlockID.Hash.String()
+		if seen == "" {
+			seen, by = hash, nd.Name
+		} else if hash != seen {
+			r.Problems = append(r.Problems, fmt.Sprintf("fork: block %d is %s on %s but %s on %s", h, seen, by, hash, nd.Name))
+		}
+	}
 }
 
 // headerAppHash waits for block h and returns the app hash its header carries,

@@ -24,6 +24,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/netem"
 )
 
 // NetFile is the name of the file that describes a running network.
@@ -41,6 +42,12 @@ type Options struct {
 	Binary     string // the tpslab executable that runs `node`
 	Wait       time.Duration
 	Owner      *Owner // the process that will stop it, when not a user
+	// Topology routes every P2P connection through an emulated link
+	// (netem.Topologies); empty: nodes connect directly on loopback.
+	Topology string
+	// RPCNodes are full nodes that do not validate; the load goes to them
+	// and they gossip to the validators, as in production.
+	RPCNodes int
 }
 
 // Node is one validator as recorded in net.json.
@@ -59,7 +66,18 @@ type Node struct {
 	Log     string   `json:"log"`
 	Command []string `json:"command"`        // how it is started
 	User    string   `json:"user,omitempty"` // the user it runs as, when tpslab runs as root (PostgreSQL refuses root)
-	Role    string   `json:"role,omitempty"` // database | service; empty: a validator
+	Role    string   `json:"role,omitempty"` // database | service | rpc (a full node); empty: a validator
+	// Stopped says `net stop` stopped it on purpose: not running, not crashed.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// Proxies is the process that emulates the links (`tpslab links`) and the
+// links it serves.
+type Proxies struct {
+	netem.Emulation
+	PID     int      `json:"pid"`
+	Command []string `json:"command"`
+	Log     string   `json:"log"`
 }
 
 // Net is the content of net.json.
@@ -73,6 +91,7 @@ type Net struct {
 	EVM      *EVM          `json:"evm,omitempty"`    // an EVM chain's
 	Ledger   *Ledger       `json:"ledger,omitempty"` // the ledger service's
 	Nodes    []Node        `json:"nodes"`
+	Links    *Proxies      `json:"links,omitempty"` // emulated P2P links, when a topology is set
 	Home     string        `json:"home"`
 	Started  time.Time     `json:"started"`
 	Owner    *Owner        `json:"owner,omitempty"`
@@ -118,13 +137,50 @@ type Ledger struct {
 	BatchWait         string `json:"batch_wait"`          // longest wait to fill a batch
 }
 
-// RPCEndpoints lists every node's HTTP endpoint (a database has none).
+// RPCEndpoints lists every node's HTTP endpoint (a database has none);
+// when the network has RPC nodes, only theirs: the load goes to them.
 func (n *Net) RPCEndpoints() []string {
-	var out []string
+	var out, rpc []string
 	for _, nd := range n.Nodes {
 		if strings.HasPrefix(nd.RPC, "http") {
 			out = append(out, nd.RPC)
+			if nd.Role == "rpc" {
+				rpc = append(rpc, nd.RPC)
+			}
 		}
+	}
+	if len(rpc) > 0 {
+		return rpc
+	}
+	return out
+}
+
+// Validators counts the nodes that validate.
+func (n *Net) Validators() int {
+	c := 0
+	for _, nd := range n.Nodes {
+		if nd.Role == "" {
+			c++
+		}
+	}
+	return c
+}
+
+// NodeIndex finds a node by name.
+func (n *Net) NodeIndex(name string) (int, bool) {
+	for i, nd := range n.Nodes {
+		if nd.Name == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// NodeNames lists the nodes' names.
+func (n *Net) NodeNames() []string {
+	out := make([]string, len(n.Nodes))
+	for i, nd := range n.Nodes {
+		out[i] = nd.Name
 	}
 	return out
 }
@@ -234,6 +290,14 @@ func (o Options) Validate() error {
 	if o.ChainID == "" || len(o.ChainID) > chain.MaxChainIDLen {
 		return fmt.Errorf("--chain-id: %q, expected 1..%d characters", o.ChainID, chain.MaxChainIDLen)
 	}
+	if o.RPCNodes < 0 || o.RPCNodes > 16 {
+		return fmt.Errorf("--rpc-nodes: %d, expected 0..16", o.RPCNodes)
+	}
+	if o.Topology != "" {
+		if _, _, err := netem.Plan(o.Topology, nil, nil); err != nil {
+			return fmt.Errorf("--%w", err)
+		}
+	}
 	return nil
 }
 
@@ -327,15 +391,24 @@ func generate(home string, o Options) (*Net, error) {
 		bind = "127.0.0.1"
 	}
 	const perNode = 4 // p2p, rpc, prometheus, pprof
-	ports, err := freePorts(bind, perNode*o.Validators)
+	total := o.Validators + o.RPCNodes
+	pairs := peerPairs(o.Validators, o.RPCNodes)
+	nLinks := 0
+	if o.Topology != "" {
+		nLinks = len(pairs) + 1 // a proxy per link, and the API
+	}
+	ports, err := freePorts(bind, perNode*total+nLinks)
 	if err != nil {
 		return nil, err
 	}
 	n := &Net{Version: 1, Kind: "builtin", ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home, Owner: o.Owner}
-	confs := make([]*cfg.Config, o.Validators)
+	confs := make([]*cfg.Config, total)
 	var vals []types.GenesisValidator
-	for i := 0; i < o.Validators; i++ {
-		name := "node" + strconv.Itoa(i)
+	for i := 0; i < total; i++ {
+		name, role := "node"+strconv.Itoa(i), ""
+		if i >= o.Validators {
+			name, role = "rpc"+strconv.Itoa(i-o.Validators), "rpc"
+		}
 		nh := filepath.Join(home, name)
 		conf := nodeConfig(nh, o.Settings)
 		hostPort := func(p int) string { return net.JoinHostPort(bind, strconv.Itoa(p)) }
@@ -359,10 +432,12 @@ func generate(home string, o Options) (*Net, error) {
 		if err != nil {
 			return nil, err
 		}
-		vals = append(vals, types.GenesisValidator{Address: pub.Address(), PubKey: pub, Power: 10, Name: name})
+		if role == "" {
+			vals = append(vals, types.GenesisValidator{Address: pub.Address(), PubKey: pub, Power: 10, Name: name})
+		}
 		confs[i] = conf
 		n.Nodes = append(n.Nodes, Node{
-			Name: name, Home: nh, ID: string(nk.ID()),
+			Name: name, Home: nh, ID: string(nk.ID()), Role: role,
 			RPC: "http://" + hostPort(ports[perNode*i+1]), P2P: conf.P2P.ListenAddress,
 			Metrics: "http://" + hostPort(ports[perNode*i+2]) + "/metrics", Pprof: conf.RPC.PprofListenAddress,
 			Log: filepath.Join(nh, "node.log"),
@@ -385,24 +460,73 @@ func generate(home string, o Options) (*Net, error) {
 	if err := gen.ValidateAndComplete(); err != nil {
 		return nil, fmt.Errorf("genesis: %w", err)
 	}
-	for i, conf := range confs {
-		peers := ""
-		for j, nd := range n.Nodes {
-			if j == i {
-				continue
-			}
-			if peers != "" {
-				peers += ","
-			}
-			peers += nd.ID + "@" + nd.P2P[len("tcp://"):]
+	peers := make([][]string, total)
+	if o.Topology != "" {
+		if n.Links, err = planLinks(n, o, pairs, bind, ports[perNode*total:]); err != nil {
+			return nil, err
 		}
-		conf.P2P.PersistentPeers = peers
+		for _, l := range n.Links.Links {
+			from, _ := n.NodeIndex(l.From)
+			to, _ := n.NodeIndex(l.To)
+			peers[from] = append(peers[from], n.Nodes[to].ID+"@"+l.Listen)
+		}
+	} else {
+		for _, p := range pairs {
+			peers[p[0]] = append(peers[p[0]], n.Nodes[p[1]].ID+"@"+strings.TrimPrefix(n.Nodes[p[1]].P2P, "tcp://"))
+			if p[1] < o.Validators { // validators dial each other both ways
+				peers[p[1]] = append(peers[p[1]], n.Nodes[p[0]].ID+"@"+strings.TrimPrefix(n.Nodes[p[0]].P2P, "tcp://"))
+			}
+		}
+	}
+	for i, conf := range confs {
+		conf.P2P.PersistentPeers = strings.Join(peers[i], ",")
 		if err := gen.SaveAs(conf.GenesisFile()); err != nil {
 			return nil, err
 		}
 		cfg.WriteConfigFile(filepath.Join(conf.RootDir, "config", "config.toml"), conf)
 	}
 	return n, nil
+}
+
+// peerPairs are the node pairs that connect: every two validators, and
+// every RPC node to every validator; the first of a pair dials.
+func peerPairs(validators, rpcNodes int) [][2]int {
+	var out [][2]int
+	for i := 0; i < validators; i++ {
+		for j := i + 1; j < validators; j++ {
+			out = append(out, [2]int{i, j})
+		}
+	}
+	for r := validators; r < validators+rpcNodes; r++ {
+		for v := 0; v < validators; v++ {
+			out = append(out, [2]int{r, v})
+		}
+	}
+	return out
+}
+
+// planLinks gives each pair a proxy port and the topology's conditions.
+// Only the first of a pair dials (through the proxy); the other has no
+// direct route to it, since peer exchange is off.
+func planLinks(n *Net, o Options, pairs [][2]int, bind string, ports []int) (*Proxies, error) {
+	names := n.NodeNames()
+	np := make([]netem.Pair, len(pairs))
+	for i, p := range pairs {
+		np[i] = netem.Pair{From: names[p[0]], To: names[p[1]]}
+	}
+	conds, regions, err := netem.Plan(o.Topology, names, np)
+	if err != nil {
+		return nil, err
+	}
+	hp := func(p int) string { return net.JoinHostPort(bind, strconv.Itoa(p)) }
+	px := &Proxies{Emulation: netem.Emulation{Topology: o.Topology, API: hp(ports[len(pairs)]), Regions: regions},
+		Log: filepath.Join(n.Home, "links.log")}
+	px.Metrics = "http://" + px.API + "/metrics"
+	for i, p := range np {
+		px.Links = append(px.Links, netem.Link{Name: p.From + "-" + p.To, From: p.From, To: p.To,
+			Listen: hp(ports[i]), Upstream: strings.TrimPrefix(n.Nodes[pairs[i][1]].P2P, "tcp://"), Conditions: conds[p]})
+	}
+	return px, nil
 }
 
 // nodeConfig is CometBFT's default configuration tuned for a loopback
@@ -444,11 +568,20 @@ func (n *Net) start(binary string) error {
 	for i := range n.Nodes {
 		n.Nodes[i].Command = []string{binary, "node", "--home", n.Nodes[i].Home}
 	}
+	if n.Links != nil {
+		n.Links.Command = []string{binary, "links", "--home", n.Home}
+		if err := n.save(); err != nil { // the links process reads it
+			return err
+		}
+	}
 	return n.StartAll()
 }
 
-// StartAll starts every node by its command.
+// StartAll starts every node by its command, the links first.
 func (n *Net) StartAll() error {
+	if err := n.StartLinks(); err != nil {
+		return err
+	}
 	for i := range n.Nodes {
 		pid, err := StartProcess(n.Nodes[i])
 		if err != nil {
@@ -457,6 +590,23 @@ func (n *Net) StartAll() error {
 		n.Nodes[i].PID = pid
 	}
 	n.Started = time.Now().UTC()
+	return nil
+}
+
+// StartLinks starts the links process unless it runs, and waits for its
+// API.
+func (n *Net) StartLinks() error {
+	if n.Links == nil || alive(n.Links.PID, n.Home) {
+		return nil
+	}
+	pid, err := StartProcess(Node{Name: "links", Command: n.Links.Command, Log: n.Links.Log})
+	if err != nil {
+		return err
+	}
+	n.Links.PID = pid
+	if err := netem.NewControl(&n.Links.Emulation).Ready(10 * time.Second); err != nil {
+		return fmt.Errorf("%w; its log %s ends with:\n%s", err, n.Links.Log, tail(n.Links.Log, 10))
+	}
 	return nil
 }
 
@@ -530,7 +680,7 @@ func (n *Net) Kill(i int) error {
 	return nil
 }
 
-// Down stops every node: SIGTERM, then SIGKILL after 15 s.
+// Down stops every node, then the links: SIGTERM, then SIGKILL after 15 s.
 func (n *Net) Down() error {
 	errs := make(chan error, len(n.Nodes))
 	for _, nd := range n.Nodes {
@@ -539,6 +689,11 @@ func (n *Net) Down() error {
 	var first error
 	for range n.Nodes {
 		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if n.Links != nil {
+		if err := stopProcess(n.Links.PID, n.Home, 5*time.Second); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -557,4 +712,82 @@ func (n *Net) Dead() []Node {
 		}
 	}
 	return out
+}
+
+// Start starts the named nodes (all when none is named) that are not
+// running, stopped or crashed, on their existing state, and the links if
+// their process is gone. It returns the names it started.
+func (n *Net) Start(names []string) ([]string, error) {
+	idx, err := n.indexes(names)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.StartLinks(); err != nil {
+		return nil, err
+	}
+	var started []string
+	for _, i := range idx {
+		nd := &n.Nodes[i]
+		if alive(nd.PID, nd.Home) {
+			continue
+		}
+		pid, err := StartProcess(*nd)
+		if err != nil {
+			return started, err
+		}
+		nd.PID, nd.Stopped = pid, false
+		started = append(started, nd.Name)
+	}
+	return started, n.save()
+}
+
+// Stop stops the named nodes cleanly and records that they were stopped on
+// purpose.
+func (n *Net) Stop(names []string) error {
+	idx, err := n.indexes(names)
+	if err != nil {
+		return err
+	}
+	for _, i := range idx {
+		nd := &n.Nodes[i]
+		if err := stopProcess(nd.PID, nd.Home, 15*time.Second); err != nil {
+			return err
+		}
+		nd.Stopped = true
+	}
+	return n.save()
+}
+
+func (n *Net) indexes(names []string) ([]int, error) {
+	if len(names) == 0 {
+		out := make([]int, len(n.Nodes))
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	var out []int
+	for _, name := range names {
+		i, ok := n.NodeIndex(name)
+		if !ok {
+			return nil, exitcode.BadInputf("--node: %q is not a node of %s, expected one of %s", name, n.Home, strings.Join(n.NodeNames(), ", "))
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// Pause stops node i's process where it is (SIGSTOP), as a hung machine
+// would; Resume lets it go on.
+func (n *Net) Pause(i int) error { return n.signal(i, syscall.SIGSTOP) }
+
+// Resume continues a paused node.
+func (n *Net) Resume(i int) error { return n.signal(i, syscall.SIGCONT) }
+
+func (n *Net) signal(i int, s syscall.Signal) error {
+	nd := n.Nodes[i]
+	if !alive(nd.PID, nd.Home) {
+		return fmt.Errorf("%s is not running", nd.Name)
+	}
+	return syscall.Kill(nd.PID, s)
 }

@@ -33,6 +33,16 @@ func alive(pid int, home string) bool {
 	return len(cmdline) == 0 || strings.Contains(string(cmdline), home)
 }
 
+// paused says the process is stopped by a signal (SIGSTOP).
+func paused(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] == 'T'
+}
+
 // stopProcess sends SIGTERM, waits up to grace, then SIGKILLs.
 func stopProcess(pid int, home string, grace time.Duration) error {
 	if !alive(pid, home) {

@@ -308,7 +308,7 @@ func TestNetUpLedgerAndFindMax(t *testing.T) {
 	if !strings.Contains(n.Ledger.DatabaseURL, "@127.0.0.1:") {
 		t.Errorf("database on %s, not loopback", n.Ledger.DatabaseURL)
 	}
-	if out, err := exec.Command(bin, "net", "status", "--home", home).CombinedOutput(); err != nil || strings.Count(string(out), "true") != 2 {
+	if out, err := exec.Command(bin, "net", "status", "--home", home).CombinedOutput(); err != nil || strings.Count(string(out), " running ") != 2 {
 		t.Errorf("net status: %v\n%s", err, out)
 	}
 	dir := filepath.Join(t.TempDir(), "fm")

@@ -198,7 +198,7 @@ func Check(ctx context.Context, n *testnet.Net) (lines, problems []string) {
 func Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
 	out := make([]testnet.NodeStatus, len(n.Nodes))
 	for i, nd := range n.Nodes {
-		s := testnet.NodeStatus{Name: nd.Name, Running: nd.Alive()}
+		s := nd.BaseStatus()
 		if s.Running {
 			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			cl := &evm.Client{URL: nd.RPC, HTTP: &http.Client{}}

@@ -330,7 +330,7 @@ func Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
 	out := make([]testnet.NodeStatus, len(n.Nodes))
 	cl := &http.Client{Timeout: 3 * time.Second}
 	for i, nd := range n.Nodes {
-		s := testnet.NodeStatus{Name: nd.Name, Running: nd.Alive()}
+		s := nd.BaseStatus()
 		out[i] = s
 		if !s.Running {
 			continue

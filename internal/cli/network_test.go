@@ -1,0 +1,62 @@
+package cli_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/testbin"
+)
+
+// On 4 validators, users who wait for their commits settle fewer payments
+// per second, and wait longer, when the validators are spread over the
+// globe than on a LAN: one compare says both.
+func TestTopologyGlobalAgainstLan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two runs on 4-validator networks")
+	}
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	for _, topo := range []string{"lan", "global"} {
+		cmd := exec.Command(bin, "run", "--topology", topo, "--model", "closed", "--users", "300", "--wait-for", "commit",
+			"--mode", "live", "--duration", "35s", "--warmup", "5s", "--out", filepath.Join(dir, topo))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("run --topology %s: %v\n%s", topo, err, out)
+		}
+		r, err := report.ReadResult(filepath.Join(dir, topo))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Network == nil || r.Network.Topology != topo || len(r.Summary.Links) != 6 {
+			t.Fatalf("%s: network %+v, links %+v", topo, r.Network, r.Summary.Links)
+		}
+		for _, l := range r.Summary.Links {
+			if topo == "global" && (l.MeasuredRTTMs < l.RTTMs*0.9 || l.MeasuredRTTMs > l.RTTMs*1.1+5) {
+				t.Errorf("%s: round trip set %.0f ms, measured %.1f ms", l.Name, l.RTTMs, l.MeasuredRTTMs)
+			}
+		}
+	}
+	cmp := exec.Command(bin, "compare", filepath.Join(dir, "lan"), filepath.Join(dir, "global"))
+	cmp.Dir = dir // its compare.html
+	out, err := cmp.CombinedOutput()
+	if exitCode(err) != 0 {
+		t.Fatalf("compare: %v\n%s", err, out)
+	}
+	var tps, p50 string
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "committed TPS"):
+			tps = line
+		case strings.HasPrefix(line, "p50 commit"):
+			p50 = line
+		}
+	}
+	if !strings.HasSuffix(tps, "yes, worse") || !strings.Contains(tps, " -") {
+		t.Errorf("global's committed TPS is not lower than lan's:\n%s", out)
+	}
+	if !strings.HasSuffix(p50, "yes, worse") || !strings.Contains(p50, " +") {
+		t.Errorf("global's commit latency is not higher than lan's:\n%s", out)
+	}
+}

@@ -1,0 +1,64 @@
+package netem
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"time"
+)
+
+// ProbeRTT measures the round trip through a link to a CometBFT node's P2P
+// port, samples times, and returns the median. It uses the first step of
+// the node's own handshake (SecretConnection): the node sends its ephemeral
+// key on accept and answers ours at once with its signed challenge, so the
+// time from our key to the first byte of that answer is one round trip
+// through the link's toxics plus the node's key agreement (tens of µs).
+// No library offers this: a TCP connect to a proxy returns before any
+// delayed byte crosses it.
+func ProbeRTT(addr string, samples int) (time.Duration, error) {
+	var rtts []time.Duration
+	var last error
+	for i := 0; i < samples; i++ {
+		d, err := probeOnce(addr)
+		if err != nil {
+			last = err
+			continue
+		}
+		rtts = append(rtts, d)
+	}
+	if len(rtts) == 0 {
+		return 0, fmt.Errorf("probe %s: %w", addr, last)
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	return rtts[len(rtts)/2], nil
+}
+
+func probeOnce(addr string) (time.Duration, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	// The node's ephemeral key: a length-prefixed BytesValue, 35 bytes.
+	theirs := make([]byte, 35)
+	if _, err := io.ReadFull(c, theirs); err != nil {
+		return 0, fmt.Errorf("read the node's handshake: %w", err)
+	}
+	ours := make([]byte, 35)
+	ours[0], ours[1], ours[2] = 34, 0x0a, 32
+	if _, err := rand.Read(ours[3:]); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if _, err := c.Write(ours); err != nil {
+		return 0, err
+	}
+	one := make([]byte, 1)
+	if _, err := io.ReadFull(c, one); err != nil {
+		return 0, fmt.Errorf("read the node's answer: %w", err)
+	}
+	return time.Since(start), nil
+}

@@ -1,0 +1,160 @@
+package runner_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testbin"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+func startLinkedNet(t *testing.T, g chain.Genesis, topology string) *testnet.Net {
+	t.Helper()
+	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 4, Home: filepath.Join(t.TempDir(), "net"),
+		ChainID: "fault-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t), Topology: topology})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Down() })
+	return n
+}
+
+func faults(t *testing.T, specs ...string) []scenario.Fault {
+	var out []scenario.Fault
+	for _, s := range specs {
+		f, err := scenario.ParseFault(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// checkFaultRun holds what every run with faults must show: exit 0, the
+// fault and its undoing as events, nothing lost, the count equal to the
+// blocks', and a clean net check.
+func checkFaultRun(t *testing.T, n *testnet.Net, res *report.Result, err error, senders map[chain.Address]bool) report.FaultEffect {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("run with a fault: %v", err)
+	}
+	s := res.Summary
+	if len(s.Faults) != 1 {
+		t.Fatalf("faults in the summary: %+v", s.Faults)
+	}
+	f := s.Faults[0]
+	kinds := map[string]bool{}
+	for _, e := range res.Events {
+		kinds[e.Kind] = true
+	}
+	if !kinds["fault"] || !kinds["fault_end"] || f.Error != "" {
+		t.Errorf("events %+v, fault %+v", res.Events, f)
+	}
+	if s.Lost != 0 || f.Lost != 0 {
+		t.Errorf("%d payments lost", s.Lost)
+	}
+	if s.NetCheck == nil || !s.NetCheck.OK {
+		t.Errorf("net check after the fault: %+v", s.NetCheck)
+	}
+	// A payment that expired and then committed anyway (a slowed node's
+	// mempool) is a late commit: in the blocks, not in committed.
+	ok, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders)
+	if ok != s.Committed+s.LateCommits {
+		t.Errorf("committed %d, blocks hold %d (expired %d, late commits %d, unacked %d, blocks %d..%d)", s.Committed, ok, s.Expired, s.LateCommits, s.UnackedTotal, res.Chain.FirstHeight, res.Chain.LastHeight)
+	}
+	return f
+}
+
+// A validator of four crashed for 8 s: the run completes with exit 0, the
+// report names the fault, the gap and the recovery, the validator comes
+// back and catches up, and nothing is lost.
+func TestCrashFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-validator network")
+	}
+	g := chain.Genesis{Seed: "crash-fault", Accounts: 1000, Balance: 1_000_000_000}
+	n := startNet(t, g)
+	sc := loadScenario(filepath.Join(t.TempDir(), "out"), 300, 30*time.Second, 300)
+	sc.Target.NetHome = n.Home
+	sc.Faults = faults(t, "10s:crash:node1:8s")
+	res, err := run(t, context.Background(), sc)
+	f := checkFaultRun(t, n, res, err, senderSet(g, 300))
+	if f.StartS < 9.9 || f.StartS > 10.5 || f.EndS < 17.9 || f.EndS > 18.5 {
+		t.Errorf("fault from %.1f to %.1f s, want 10..18", f.StartS, f.EndS)
+	}
+	if f.CaughtUpS == nil || *f.CaughtUpS < 0 {
+		t.Errorf("the restarted validator did not catch up: %+v", f)
+	}
+	if f.RecoveryS < 0 || f.BeforeTPS < 200 || f.AfterTPS < 250 {
+		t.Errorf("throughput before %.1f, after %.1f, recovery %.1f s at 300 offered", f.BeforeTPS, f.AfterTPS, f.RecoveryS)
+	}
+	if f.LongestGapS <= 0 {
+		t.Errorf("no gap measured: %+v", f)
+	}
+}
+
+// A partition of 2 of 4 validators halts the chain (neither side has two
+// thirds); healed, it resumes, and every payment commits or expires.
+func TestPartitionHaltsAndHeals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-validator network")
+	}
+	g := chain.Genesis{Seed: "partition", Accounts: 1000, Balance: 1_000_000_000}
+	n := startLinkedNet(t, g, "loopback")
+	sc := loadScenario(filepath.Join(t.TempDir(), "out"), 200, 35*time.Second, 300)
+	sc.Target.NetHome = n.Home
+	sc.Faults = faults(t, "10s:partition:node0+node1:10s")
+	res, err := run(t, context.Background(), sc)
+	f := checkFaultRun(t, n, res, err, senderSet(g, 300))
+	if f.LongestGapS < 9 || f.DuringTPS > f.BeforeTPS/4 {
+		t.Errorf("the chain went on through a 2-of-4 partition: %+v", f)
+	}
+	if f.AfterTPS < 100 || f.RecoveryS < 0 {
+		t.Errorf("the chain did not resume after healing: %+v", f)
+	}
+	if !strings.Contains(strings.Join(res.Summary.Warnings, ";"), "no block for") {
+		t.Errorf("the halt is not among the warnings: %v", res.Summary.Warnings)
+	}
+}
+
+// A 1 Mbit/s cut on node3's links caps the traffic through them; the other
+// links carry more. Round trips are measured before the load.
+func TestBandwidthFaultCapsLinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-validator network")
+	}
+	g := chain.Genesis{Seed: "bandwidth", Accounts: 1000, Balance: 1_000_000_000}
+	n := startLinkedNet(t, g, "lan")
+	sc := loadScenario(filepath.Join(t.TempDir(), "out"), 1000, 15*time.Second, 600)
+	sc.Target.NetHome = n.Home
+	sc.Faults = faults(t, "1s:bandwidth:node3:1mbit")
+	res, err := run(t, context.Background(), sc)
+	checkFaultRun(t, n, res, err, senderSet(g, 600))
+	if len(res.Summary.Links) != 6 {
+		t.Fatalf("links: %+v", res.Summary.Links)
+	}
+	const limit = 2 * 125_000 // bytes/s, both directions together
+	var other float64
+	for _, l := range res.Summary.Links {
+		if l.MeasuredRTTMs <= 0 || l.MeasuredRTTMs > 5 {
+			t.Errorf("%s: round trip on a lan link measured %.2f ms", l.Name, l.MeasuredRTTMs)
+		}
+		if strings.HasSuffix(l.Name, "node3") {
+			if l.MaxBytesPerS > 1.15*limit {
+				t.Errorf("%s at 1mbit carried %.0f bytes/s in its busiest second", l.Name, l.MaxBytesPerS)
+			}
+		} else {
+			other = max(other, l.BytesPerS)
+		}
+	}
+	if other < 1.2*limit {
+		t.Errorf("the uncapped links carried at most %.0f bytes/s: the cap was not tested", other)
+	}
+}
