@@ -38,6 +38,11 @@ type lane struct {
 	mu     sync.Mutex
 	held   map[uint64]target.Tx // sent, not yet final: kept for resubmission
 	resync atomic.Bool
+	// floor is one past the highest sequence seen committed in a block: a
+	// node that expects less has not caught up (a restarted validator), so
+	// its idea of the sequence is stale and must not rewind the lane, which
+	// would send payments already committed again.
+	floor uint64
 }
 
 // PaymentsConfig is what NewPayments needs beyond the codec.
@@ -211,6 +216,9 @@ func (p *Payments) Resolved(s int, nonce uint64, o Outcome, reason string) {
 	l := &p.lanes[s]
 	l.mu.Lock()
 	delete(l.held, nonce)
+	if o == Committed || o == Failed { // a failed payment's sequence is used too
+		l.floor = max(l.floor, nonce+1)
+	}
 	l.mu.Unlock()
 	if o == Expired {
 		l.resync.Store(true)
@@ -268,6 +276,7 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, erro
 		}
 		out.Resynced = true
 		l.mu.Lock()
+		e = max(e, l.floor) // a node behind the blocks we read answered
 		switch {
 		case e < l.next:
 			if _, held := l.held[e]; !held {
@@ -322,6 +331,12 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx target.Tx, nonce 
 			return rewind()
 		}
 		e, rc.Resynced = got, true
+	}
+	l.mu.Lock()
+	stale := e < l.floor
+	l.mu.Unlock()
+	if stale {
+		return rewind() // a node that has not caught up: its refusal stands
 	}
 	switch {
 	case e < nonce:

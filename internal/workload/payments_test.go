@@ -103,6 +103,32 @@ func TestChainExpectsLowerResubmitsOriginals(t *testing.T) {
 	}
 }
 
+// A node that has not caught up (a restarted validator) expects a sequence
+// already seen committed: its refusal stands; the lane is not rewound to
+// send committed payments again, and a resync through it is not trusted.
+func TestStaleNodeDoesNotRewind(t *testing.T) {
+	for _, presigned := range []bool{false, true} {
+		c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 0}}
+		p, b := newPayments(t, c, presigned)
+		for i := 0; i < 5; i++ {
+			x, _ := send(t, b, target.Receipt{Status: target.Pending})
+			p.Resolved(0, x.Nonce, Committed, "")
+		}
+		x, rc := send(t, b, mismatch(2)) // 0..4 are in blocks; this node is at 2
+		if x.Nonce != 5 || rc.Class != "" || rc.Resigned || len(rc.Resubmit) != 0 {
+			t.Fatalf("presigned=%v: built %d, recovery %+v", presigned, x.Nonce, rc)
+		}
+		if next, _ := b.Next(context.Background(), 0, 0); next.Nonce != 5 {
+			t.Errorf("presigned=%v: next nonce %d, want 5 (the refused one, free again)", presigned, next.Nonce)
+		}
+		c.seq[0] = 1 // a resync asks the stale node
+		p.Resolved(0, 99, Expired, "")
+		if next, _ := b.Next(context.Background(), 0, 0); next.Nonce < 5 {
+			t.Errorf("presigned=%v: a stale resync rewound the lane to %d", presigned, next.Nonce)
+		}
+	}
+}
+
 func TestChainExpectsHigherResigns(t *testing.T) {
 	for _, presigned := range []bool{false, true} {
 		c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 3}}
