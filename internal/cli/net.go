@@ -59,20 +59,21 @@ func linksCmd() *cobra.Command {
 
 // netFlags are the `net up` options, shared with `run` when it starts its own network.
 type netFlags struct {
-	ledger     pgnet.Options
-	kind       string
-	binary     string
-	denom      string
-	prefix     string
-	validators int
-	chainID    string
-	seed       string
-	accounts   uint64
-	balance    uint64
-	bind       string
-	settings   testnet.Settings
-	topology   string
-	rpcNodes   int
+	ledger      pgnet.Options
+	kind        string
+	binary      string
+	denom       string
+	prefix      string
+	validators  int
+	chainID     string
+	seed        string
+	accounts    uint64
+	balance     uint64
+	bind        string
+	settings    testnet.Settings
+	topology    string
+	rpcNodes    int
+	clientLinks bool
 }
 
 func (f *netFlags) register(fs *pflag.FlagSet) {
@@ -107,12 +108,13 @@ func (f *netFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.settings.LogLevel, "log-level", d.LogLevel, "node log level")
 	fs.StringVar(&f.topology, "topology", "", "builtin: route every P2P link through an emulated one: loopback | lan | region | continent | global (docs/network.md)")
 	fs.IntVar(&f.rpcNodes, "rpc-nodes", 0, "builtin: full nodes that do not validate; the load goes to them")
+	fs.BoolVar(&f.clientLinks, "client-links", false, "builtin: the load generator reaches each node's RPC through an emulated link too (with --topology)")
 }
 
 func (f *netFlags) options(home string, reset bool) kinds.NetOptions {
 	return kinds.NetOptions{Kind: f.kind, Ledger: f.ledger, Home: home, Validators: f.validators, ChainID: f.chainID, Seed: f.seed,
 		Accounts: f.accounts, Balance: f.balance, Settings: f.settings, Bind: f.bind, Reset: reset,
-		Binary: f.binary, Denom: f.denom, Prefix: f.prefix, Log: os.Stderr, Topology: f.topology, RPCNodes: f.rpcNodes}
+		Binary: f.binary, Denom: f.denom, Prefix: f.prefix, Log: os.Stderr, Topology: f.topology, RPCNodes: f.rpcNodes, ClientLinks: f.clientLinks}
 }
 
 func netCmd() *cobra.Command {

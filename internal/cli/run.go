@@ -42,6 +42,7 @@ var scenarioFlags = []struct{ flag, path, help string }{
 	{"timeout-commit", "network.timeout_commit", "timeout_commit of the built-in network"},
 	{"topology", "network.topology", "emulated links between the built-in network's nodes: loopback | lan | region | continent | global"},
 	{"rpc-nodes", "network.rpc_nodes", "full nodes of the built-in network that take the load and gossip it to the validators"},
+	{"client-links", "network.client_links", "put the load generator behind emulated links to the nodes too (with --topology)"},
 	{"model", "load.model", "open (arrival rate) | closed (users)"},
 	{"rate", "load.rate", "open model: payments offered per second"},
 	{"arrival", "load.arrival", "open model: uniform | poisson"},
@@ -83,7 +84,7 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet) {
 	o.fs = fs
 	for _, f := range scenarioFlags {
 		fs.String(f.flag, "", f.help+" ("+f.path+")")
-		if f.flag == "reuse-wallets" {
+		if f.flag == "reuse-wallets" || f.flag == "client-links" {
 			fs.Lookup(f.flag).NoOptDefVal = "true" // a switch: --reuse-wallets alone means true
 		}
 	}

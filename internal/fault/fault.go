@@ -263,7 +263,7 @@ func (s *Schedule) do(f scenario.Fault) (undo func() error, detail string, err e
 		}
 		var cut []string
 		for _, l := range n.Links.Links {
-			if group[l.From] != group[l.To] {
+			if !l.IsClient() && group[l.From] != group[l.To] {
 				if err := s.ctl.Cut(l.Name); err != nil {
 					return nil, "", err
 				}

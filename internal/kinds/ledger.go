@@ -51,7 +51,7 @@ func scenarioNet(sc *scenario.Scenario, o runner.NetOptions, kind, seed string, 
 	st.MaxBlockGas = nw.MaxBlockGas
 	st.CreateEmptyBlocks = nw.CreateEmptyBlocks
 	return NetOptions{Kind: kind, Home: o.Home, Validators: nw.Validators, Seed: seed, Accounts: accounts, Balance: balance,
-		Settings: st, Reset: true, Binary: o.Binary, Owner: o.Owner, Log: o.Log, Topology: nw.Topology, RPCNodes: nw.RPCNodes}
+		Settings: st, Reset: true, Binary: o.Binary, Owner: o.Owner, Log: o.Log, Topology: nw.Topology, RPCNodes: nw.RPCNodes, ClientLinks: nw.ClientLinks}
 }
 
 // Target is the CometBFT target, with results named by the ledger.

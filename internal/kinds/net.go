@@ -37,6 +37,8 @@ type NetOptions struct {
 	Log        io.Writer
 	Topology   string // builtin: emulated P2P links (netem.Topologies); empty: direct
 	RPCNodes   int    // builtin: full nodes that take the load
+	// ClientLinks: builtin: the load generator behind emulated links too.
+	ClientLinks bool
 }
 
 // NetKinds are the kinds `net up` starts.
@@ -47,7 +49,7 @@ func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	if o.Kind != "builtin" && (o.Topology != "" || o.RPCNodes > 0) {
+	if o.Kind != "builtin" && (o.Topology != "" || o.RPCNodes > 0 || o.ClientLinks) {
 		return nil, exitcode.BadInputf("--topology and --rpc-nodes: for --kind builtin only (not %s)", o.Kind)
 	}
 	switch o.Kind {
@@ -58,7 +60,7 @@ func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 		opts := testnet.Options{Validators: o.Validators, Home: o.Home, ChainID: o.ChainID,
 			Genesis:  chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance},
 			Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Binary: o.Binary, Owner: o.Owner,
-			Topology: o.Topology, RPCNodes: o.RPCNodes}
+			Topology: o.Topology, RPCNodes: o.RPCNodes, ClientLinks: o.ClientLinks}
 		if err := opts.Validate(); err != nil {
 			return nil, exitcode.Wrap(exitcode.BadInput, err)
 		}
@@ -68,6 +70,9 @@ func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 		}
 		if o.Topology != "" {
 			fmt.Fprintf(o.Log, "every P2P connection through an emulated link: topology %s\n", o.Topology)
+		}
+		if o.ClientLinks {
+			fmt.Fprintln(o.Log, "and the load generator's connections to the nodes too")
 		}
 		return testnet.Up(ctx, opts)
 	case "cosmos":

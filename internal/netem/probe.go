@@ -18,10 +18,21 @@ import (
 // No library offers this: a TCP connect to a proxy returns before any
 // delayed byte crosses it.
 func ProbeRTT(addr string, samples int) (time.Duration, error) {
+	return probe(addr, samples, probeOnce)
+}
+
+// ProbeHTTP measures the round trip through a link to an HTTP server: from
+// writing a small request on a fresh connection to the first byte of the
+// answer (CometBFT's /health answers at once).
+func ProbeHTTP(addr string, samples int) (time.Duration, error) {
+	return probe(addr, samples, httpOnce)
+}
+
+func probe(addr string, samples int, once func(string) (time.Duration, error)) (time.Duration, error) {
 	var rtts []time.Duration
 	var last error
 	for i := 0; i < samples; i++ {
-		d, err := probeOnce(addr)
+		d, err := once(addr)
 		if err != nil {
 			last = err
 			continue
@@ -59,6 +70,24 @@ func probeOnce(addr string) (time.Duration, error) {
 	one := make([]byte, 1)
 	if _, err := io.ReadFull(c, one); err != nil {
 		return 0, fmt.Errorf("read the node's answer: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+func httpOnce(addr string) (time.Duration, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	if _, err := io.WriteString(c, "GET /health HTTP/1.1\r\nHost: "+addr+"\r\nConnection: close\r\n\r\n"); err != nil {
+		return 0, err
+	}
+	one := make([]byte, 1)
+	if _, err := io.ReadFull(c, one); err != nil {
+		return 0, fmt.Errorf("read the answer: %w", err)
 	}
 	return time.Since(start), nil
 }

@@ -45,8 +45,8 @@ func (c Conditions) String() string {
 // Link is one emulated connection: From dials To through the proxy at
 // Listen, which forwards to To's P2P address (Upstream).
 type Link struct {
-	Name     string `json:"name"` // "node0-node1"
-	From     string `json:"from"`
+	Name     string `json:"name"` // "node0-node1"; "client-node0" for the load generator's
+	From     string `json:"from"` // Client for the load generator
 	To       string `json:"to"`
 	Listen   string `json:"listen"`   // host:port of the proxy
 	Upstream string `json:"upstream"` // host:port of To's P2P listener
@@ -62,15 +62,46 @@ type Emulation struct {
 	Links    []Link            `json:"links"`
 }
 
-// Touching lists the links with node at either end.
+// Client is the From of a link from the load generator to a node's RPC.
+const Client = "client"
+
+// IsClient says the link carries the load generator's requests, not P2P.
+func (k Link) IsClient() bool { return k.From == Client }
+
+// Touching lists the P2P links with node at either end (faults act on
+// those; the generator's links are left alone).
 func (l *Emulation) Touching(node string) []Link {
 	var out []Link
 	for _, k := range l.Links {
-		if k.From == node || k.To == node {
+		if !k.IsClient() && (k.From == node || k.To == node) {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// ClientConditions are the links from the load generator to each node: it
+// sits in the first region of global, and one hop away elsewhere.
+func ClientConditions(topology string, nodes []string, regions map[string]string) (map[string]Conditions, error) {
+	out := make(map[string]Conditions, len(nodes))
+	for _, n := range nodes {
+		switch topology {
+		case "loopback":
+			out[n] = Conditions{}
+		case "lan":
+			out[n] = Conditions{RateKbit: 10_000_000}
+		case "region":
+			out[n] = Conditions{RTT: 5 * time.Millisecond, RateKbit: 1_000_000}
+		case "continent":
+			out[n] = Conditions{RTT: 30 * time.Millisecond, Jitter: 2 * time.Millisecond, RateKbit: 1_000_000}
+		case "global":
+			rtt := RegionRTT(Regions[0], regions[n])
+			out[n] = Conditions{RTT: rtt, Jitter: (rtt / 20).Round(time.Millisecond), RateKbit: 1_000_000}
+		default:
+			return nil, fmt.Errorf("topology: %q, expected one of %s", topology, strings.Join(Topologies, ", "))
+		}
+	}
+	return out, nil
 }
 
 // Topologies are the presets --topology accepts.

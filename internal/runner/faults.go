@@ -26,7 +26,11 @@ func (r *run) probeLinks() {
 	}
 	for _, l := range n.Links.Links {
 		ls := report.LinkStat{Name: l.Name, Conditions: l.Conditions.String(), RTTMs: float64(l.RTT) / float64(time.Millisecond)}
-		if d, err := netem.ProbeRTT(l.Listen, 5); err != nil {
+		probe := netem.ProbeRTT
+		if l.IsClient() {
+			probe = netem.ProbeHTTP
+		}
+		if d, err := probe(l.Listen, 5); err != nil {
 			ls.ProbeError = err.Error()
 		} else {
 			ls.MeasuredRTTMs = math.Round(float64(d)/float64(time.Microsecond)) / 1000

@@ -115,6 +115,8 @@ type Network struct {
 	Topology string `yaml:"topology" json:"topology,omitempty"`
 	// RPCNodes are full nodes that take the load and gossip it on.
 	RPCNodes int `yaml:"rpc_nodes" json:"rpc_nodes,omitempty"`
+	// ClientLinks puts the load generator behind emulated links as well.
+	ClientLinks bool `yaml:"client_links" json:"client_links,omitempty"`
 	// Ledger are the database settings of the ledger service tpslab starts
 	// (target.kind ledger).
 	Ledger Ledger `yaml:"ledger" json:"ledger"`

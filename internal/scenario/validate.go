@@ -182,6 +182,9 @@ func (s *Scenario) Validate() error {
 			return err
 		}
 	}
+	if s.Network.ClientLinks && s.Network.Topology == "" {
+		return fmt.Errorf("network.client_links: true without network.topology, expected a topology whose conditions the generator's links take")
+	}
 	if s.Network.RPCNodes < 0 || s.Network.RPCNodes > 16 {
 		return fmt.Errorf("network.rpc_nodes: %d, expected 0..16", s.Network.RPCNodes)
 	}

@@ -3,10 +3,12 @@ package testnet
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/testbin"
 )
 
@@ -26,17 +28,20 @@ func TestStopStartAndRPCNodes(t *testing.T) {
 		t.Skip("starts a 4-validator network")
 	}
 	ctx := context.Background()
-	n, err := Up(ctx, Options{Validators: 4, RPCNodes: 1, Topology: "region", Home: filepath.Join(t.TempDir(), "net"), ChainID: "life",
+	n, err := Up(ctx, Options{Validators: 4, RPCNodes: 1, Topology: "region", ClientLinks: true, Home: filepath.Join(t.TempDir(), "net"), ChainID: "life",
 		Genesis: chain.Genesis{Seed: "life", Accounts: 10, Balance: 1000}, Settings: DefaultSettings(), Binary: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Down() })
-	if eps := n.RPCEndpoints(); len(eps) != 1 || eps[0] != n.Nodes[4].RPC || n.Validators() != 4 {
-		t.Fatalf("endpoints %v (validators %d): the load must go to the RPC node", eps, n.Validators())
+	if eps := n.RPCEndpoints(); len(eps) != 1 || eps[0] != n.Nodes[4].ClientRPC || n.Validators() != 4 {
+		t.Fatalf("endpoints %v (validators %d): the load must go to the RPC node through its client link", eps, n.Validators())
 	}
-	if len(n.Links.Links) != 6+4 {
-		t.Fatalf("%d links, want 6 between validators and 4 from the RPC node", len(n.Links.Links))
+	if len(n.Links.Links) != 6+4+5 {
+		t.Fatalf("%d links, want 6 between validators, 4 from the RPC node and 5 from the generator", len(n.Links.Links))
+	}
+	if rtt, err := netem.ProbeHTTP(strings.TrimPrefix(n.Nodes[4].ClientRPC, "http://"), 3); err != nil || rtt < 5*time.Millisecond || rtt > 15*time.Millisecond {
+		t.Errorf("the generator's 5 ms link to rpc0 measured %s, %v", rtt, err)
 	}
 	if err := n.Stop([]string{"node1"}); err != nil {
 		t.Fatal(err)

@@ -48,25 +48,31 @@ type Options struct {
 	// RPCNodes are full nodes that do not validate; the load goes to them
 	// and they gossip to the validators, as in production.
 	RPCNodes int
+	// ClientLinks puts the load generator behind emulated links too: each
+	// node's RPC gets a proxy, and the load goes through it.
+	ClientLinks bool
 }
 
 // Node is one validator as recorded in net.json.
 type Node struct {
-	Name    string   `json:"name"`
-	Home    string   `json:"home"`
-	ID      string   `json:"id"`
-	RPC     string   `json:"rpc"`             // http://host:port
-	API     string   `json:"api,omitempty"`   // REST, http://host:port (Cosmos SDK)
-	GRPC    string   `json:"grpc,omitempty"`  // host:port (Cosmos SDK)
-	WS      string   `json:"ws,omitempty"`    // ws://host:port (EVM)
-	P2P     string   `json:"p2p"`             // tcp://host:port
-	Metrics string   `json:"metrics"`         // http://host:port/metrics (CometBFT's Prometheus endpoint)
-	Pprof   string   `json:"pprof,omitempty"` // host:port of Go's /debug/pprof
-	PID     int      `json:"pid"`
-	Log     string   `json:"log"`
-	Command []string `json:"command"`        // how it is started
-	User    string   `json:"user,omitempty"` // the user it runs as, when tpslab runs as root (PostgreSQL refuses root)
-	Role    string   `json:"role,omitempty"` // database | service | rpc (a full node); empty: a validator
+	Name string `json:"name"`
+	Home string `json:"home"`
+	ID   string `json:"id"`
+	RPC  string `json:"rpc"` // http://host:port
+	// ClientRPC is RPC through the load generator's emulated link, when the
+	// network has one (the load goes there; tpslab's own queries do not).
+	ClientRPC string   `json:"client_rpc,omitempty"`
+	API       string   `json:"api,omitempty"`   // REST, http://host:port (Cosmos SDK)
+	GRPC      string   `json:"grpc,omitempty"`  // host:port (Cosmos SDK)
+	WS        string   `json:"ws,omitempty"`    // ws://host:port (EVM)
+	P2P       string   `json:"p2p"`             // tcp://host:port
+	Metrics   string   `json:"metrics"`         // http://host:port/metrics (CometBFT's Prometheus endpoint)
+	Pprof     string   `json:"pprof,omitempty"` // host:port of Go's /debug/pprof
+	PID       int      `json:"pid"`
+	Log       string   `json:"log"`
+	Command   []string `json:"command"`        // how it is started
+	User      string   `json:"user,omitempty"` // the user it runs as, when tpslab runs as root (PostgreSQL refuses root)
+	Role      string   `json:"role,omitempty"` // database | service | rpc (a full node); empty: a validator
 	// Stopped says `net stop` stopped it on purpose: not running, not crashed.
 	Stopped bool `json:"stopped,omitempty"`
 }
@@ -142,10 +148,14 @@ type Ledger struct {
 func (n *Net) RPCEndpoints() []string {
 	var out, rpc []string
 	for _, nd := range n.Nodes {
-		if strings.HasPrefix(nd.RPC, "http") {
-			out = append(out, nd.RPC)
+		u := nd.RPC
+		if nd.ClientRPC != "" {
+			u = nd.ClientRPC
+		}
+		if strings.HasPrefix(u, "http") {
+			out = append(out, u)
 			if nd.Role == "rpc" {
-				rpc = append(rpc, nd.RPC)
+				rpc = append(rpc, u)
 			}
 		}
 	}
@@ -298,6 +308,9 @@ func (o Options) Validate() error {
 			return fmt.Errorf("--%w", err)
 		}
 	}
+	if o.ClientLinks && o.Topology == "" {
+		return fmt.Errorf("--client-links: the generator's links take the conditions of a topology, expected --topology too")
+	}
 	return nil
 }
 
@@ -396,6 +409,9 @@ func generate(home string, o Options) (*Net, error) {
 	nLinks := 0
 	if o.Topology != "" {
 		nLinks = len(pairs) + 1 // a proxy per link, and the API
+		if o.ClientLinks {
+			nLinks += total
+		}
 	}
 	ports, err := freePorts(bind, perNode*total+nLinks)
 	if err != nil {
@@ -466,6 +482,9 @@ func generate(home string, o Options) (*Net, error) {
 			return nil, err
 		}
 		for _, l := range n.Links.Links {
+			if l.IsClient() {
+				continue
+			}
 			from, _ := n.NodeIndex(l.From)
 			to, _ := n.NodeIndex(l.To)
 			peers[from] = append(peers[from], n.Nodes[to].ID+"@"+l.Listen)
@@ -525,6 +544,19 @@ func planLinks(n *Net, o Options, pairs [][2]int, bind string, ports []int) (*Pr
 	for i, p := range np {
 		px.Links = append(px.Links, netem.Link{Name: p.From + "-" + p.To, From: p.From, To: p.To,
 			Listen: hp(ports[i]), Upstream: strings.TrimPrefix(n.Nodes[pairs[i][1]].P2P, "tcp://"), Conditions: conds[p]})
+	}
+	if o.ClientLinks {
+		cc, err := netem.ClientConditions(o.Topology, names, regions)
+		if err != nil {
+			return nil, err
+		}
+		for i := range n.Nodes {
+			nd := &n.Nodes[i]
+			listen := hp(ports[len(pairs)+1+i])
+			px.Links = append(px.Links, netem.Link{Name: netem.Client + "-" + nd.Name, From: netem.Client, To: nd.Name,
+				Listen: listen, Upstream: strings.TrimPrefix(nd.RPC, "http://"), Conditions: cc[nd.Name]})
+			nd.ClientRPC = "http://" + listen
+		}
 	}
 	return px, nil
 }
