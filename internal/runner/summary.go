@@ -97,7 +97,8 @@ func cost(s *report.Summary, genCPUSum float64, steadySecs int) report.Cost {
 	}
 	sum := func(suffix string) (v float64, ok bool) {
 		for k, st := range s.Telemetry {
-			if strings.HasSuffix(k, suffix) {
+			// The emulated links' proxies are the lab's, not the system's.
+			if strings.HasSuffix(k, suffix) && !strings.HasPrefix(k, "links.") {
 				v, ok = v+st.Mean, true
 			}
 		}
