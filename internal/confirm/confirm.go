@@ -56,12 +56,20 @@ type included struct {
 	detail string
 }
 
+// lateWindow bounds the memory kept for late commits: expired payments are
+// remembered in two generations of this many, so at least the last
+// lateWindow expired payments are recognised if a block commits them later
+// (about 100 bytes each), and a long run against a system that commits
+// nothing stays flat.
+const lateWindow = 250_000
+
 // Tracker holds pending payments, sharded by id to keep workers and the
 // block reader off one lock. It implements target.Events.
 type Tracker struct {
 	shards   [shardCount]shard
 	expMu    sync.Mutex
 	expired  map[target.TxID]Pending // kept to recognise late commits
+	expOld   map[target.TxID]Pending // the generation before (see lateWindow)
 	incMu    sync.Mutex
 	included map[target.TxID]included
 	waiting  map[int64]measure.BlockStat // blocks included, not final yet
@@ -135,6 +143,8 @@ func (t *Tracker) take(id target.TxID) (p Pending, found, late bool) {
 	p, found = t.expired[id]
 	if found {
 		delete(t.expired, id)
+	} else if p, found = t.expOld[id]; found {
+		delete(t.expOld, id)
 	}
 	t.expMu.Unlock()
 	return p, found, found
@@ -312,6 +322,9 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 		t.expMu.Lock()
 		for _, r := range gone {
 			t.expired[r.ID] = r.Pending
+			if len(t.expired) >= lateWindow {
+				t.expOld, t.expired = t.expired, make(map[target.TxID]Pending)
+			}
 		}
 		t.expMu.Unlock()
 		for _, r := range gone {

@@ -64,6 +64,33 @@ func TestLateCommitMovesFromExpired(t *testing.T) {
 	}
 }
 
+// Expired payments are remembered in two generations of lateWindow: the
+// memory stays bounded however many expire, and the last lateWindow are
+// still recognised when a block commits them late.
+func TestExpiredMemoryIsBounded(t *testing.T) {
+	f := newFixture()
+	f.trk.resolve = func(Resolution) {}
+	n := 3*lateWindow + 10
+	for i := 0; i < n; i++ {
+		var x target.TxID
+		x[0], x[1], x[2] = byte(i), byte(i>>8), byte(i>>16)
+		f.trk.Track(x, Pending{Sent: time.Second})
+		if i%1000 == 999 {
+			f.trk.Expire(2 * time.Second)
+		}
+	}
+	f.trk.Expire(2 * time.Second)
+	if kept := len(f.trk.expired) + len(f.trk.expOld); kept > 2*lateWindow {
+		t.Fatalf("%d expired payments kept, want at most %d", kept, 2*lateWindow)
+	}
+	var last target.TxID
+	last[0], last[1], last[2] = byte(n-1), byte((n-1)>>8), byte((n-1)>>16)
+	f.trk.Block(&target.Block{Height: 1, Seen: f.at(time.Minute), Final: true, Txs: []target.TxResult{{ID: last, OK: true}}})
+	if iv := f.rec.Collect(false); iv.LateCommits != 1 {
+		t.Fatalf("the last expired payment was not recognised late: %+v", iv.Counts)
+	}
+}
+
 func TestDepthFinalityAndReorg(t *testing.T) {
 	f := newFixture()
 	f.trk.Track(id("a"), Pending{Intended: 0, Sender: 1})
