@@ -61,7 +61,7 @@ type included struct {
 // lateWindow expired payments are recognised if a block commits them later
 // (about 100 bytes each), and a long run against a system that commits
 // nothing stays flat.
-const lateWindow = 250_000
+const lateWindow = 100_000
 
 // Tracker holds pending payments, sharded by id to keep workers and the
 // block reader off one lock. It implements target.Events.

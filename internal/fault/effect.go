@@ -46,13 +46,22 @@ func (s *Schedule) Second(sec *report.Second, iv *measure.Interval, _ bool) {
 // Result puts each fault's effect in the summary (the runner's Observer).
 func (s *Schedule) Result(res *report.Result, _ bool) {
 	lost := res.Summary.Lost
-	for _, a := range s.Applied() {
-		res.Summary.Faults = append(res.Summary.Faults, s.obs.effect(a, lost, s.since()))
+	applied := s.Applied()
+	for _, a := range applied {
+		// What follows a fault is measured until the next fault begins.
+		var next time.Duration
+		for _, b := range applied {
+			if b.Start >= a.Start && b.Start > a.End && a.End > 0 && (next == 0 || b.Start < next) {
+				next = b.Start
+			}
+		}
+		res.Summary.Faults = append(res.Summary.Faults, s.obs.effect(a, lost, s.since(), next))
 	}
 }
 
-// effect measures what applied fault a did.
-func (o *observed) effect(a Applied, lost int64, now time.Duration) report.FaultEffect {
+// effect measures what applied fault a did, from 10 s before it until the
+// load's end or next, the start of the next fault (0: none).
+func (o *observed) effect(a Applied, lost int64, now, next time.Duration) report.FaultEffect {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e := report.FaultEffect{Fault: a.Fault.String(), StartS: round2(a.Start.Seconds()), Error: a.Err, Lost: lost, RecoveryS: -1}
@@ -65,13 +74,21 @@ func (o *observed) effect(a Applied, lost int64, now time.Duration) report.Fault
 	if loadEnd == 0 {
 		loadEnd = now.Seconds()
 	}
+	if next > 0 && next.Seconds() < loadEnd {
+		loadEnd = next.Seconds()
+	}
 	e.BeforeTPS = round2(o.rate(max(0, start-10), start))
 	e.DuringTPS = round2(o.rate(start, end))
 	e.AfterTPS = round2(o.rate(end, loadEnd))
-	// Gaps: from the fault's start to the last block (or the load's end).
+	// Gaps: from the last block before the fault to the load's end.
 	last := start
 	for _, b := range o.blocks {
-		if b < start {
+		if b <= start {
+			last = b
+		}
+	}
+	for _, b := range o.blocks {
+		if b <= start || b > loadEnd {
 			continue
 		}
 		e.LongestGapS = max(e.LongestGapS, b-last)
