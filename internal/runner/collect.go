@@ -113,6 +113,14 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 	if n := r.sys.Net; n != nil {
 		if fresh, err := testnet.Load(n.Home); err == nil && len(fresh.Nodes) == len(n.Nodes) {
 			n.Nodes = fresh.Nodes // pids change when nodes are restarted
+			r.pidMu.Lock()
+			if r.pids == nil {
+				r.pids = map[string]int{}
+			}
+			for _, nd := range fresh.Nodes {
+				r.pids[nd.Name] = nd.PID
+			}
+			r.pidMu.Unlock()
 		}
 		if ls.nodeUp == nil {
 			ls.nodeUp = make([]bool, len(n.Nodes))

@@ -104,6 +104,8 @@ type run struct {
 	links       []report.LinkStat  // emulated links, probed before the load
 	netCheck    *report.NetCheck   // the audit after a run with faults
 	kind        Kind
+	pidMu       sync.Mutex
+	pids        map[string]int // local nodes' pids as net.json says (watch)
 }
 
 func (r *run) note(format string, a ...any) {

@@ -27,7 +27,10 @@ func (r *run) startTelemetry(ctx context.Context, k Kind) {
 			if role == "" {
 				role = "validator"
 			}
-			srcs = append(srcs, telemetry.NewProcess(nd.Name, role, nd.PID, true))
+			proc := telemetry.NewProcess(nd.Name, role, nd.PID, true)
+			name := nd.Name
+			proc.PIDOf = func() int { return r.pidOf(name, proc.PID) }
+			srcs = append(srcs, proc)
 			if cometbft := n.Kind == "builtin" || n.Kind == "cosmos"; cometbft && nd.Metrics != "" {
 				srcs = append(srcs, telemetry.NewPrometheus([]string{nd.Metrics}, telemetry.CometBFT(nd.Name, false)))
 			}
@@ -58,6 +61,17 @@ func (r *run) startTelemetry(ctx context.Context, k Kind) {
 	if len(srcs) > 0 {
 		r.tel = telemetry.NewSampler(srcs)
 	}
+}
+
+// pidOf is a local node's pid as the last watch read it from net.json
+// (restarts change it), or old when it has not been read.
+func (r *run) pidOf(name string, old int) int {
+	r.pidMu.Lock()
+	defer r.pidMu.Unlock()
+	if pid, ok := r.pids[name]; ok {
+		return pid
+	}
+	return old
 }
 
 // runTelemetry samples until ctx ends; a source's error is noted once.

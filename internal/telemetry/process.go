@@ -17,8 +17,11 @@ type Process struct {
 	Role     string // database, service, validator
 	PID      int
 	Children bool
-	fs       procfs.FS
-	ok       bool
+	// PIDOf, when set, gives the current pid before each sample: a node
+	// restarted during the run (a crash fault) is followed.
+	PIDOf func() int
+	fs    procfs.FS
+	ok    bool
 }
 
 // NewProcess reads pid (and its children when children is set) as name.
@@ -52,6 +55,9 @@ func (p *Process) Metrics() []Metric {
 func (p *Process) Sample(_ context.Context, dst []float64) error {
 	if !p.ok {
 		return fmt.Errorf("%s: /proc is not readable", p.Name)
+	}
+	if p.PIDOf != nil {
+		p.PID = p.PIDOf()
 	}
 	root, err := p.fs.Proc(p.PID)
 	if err != nil {
