@@ -21,8 +21,17 @@ func startLinkedNet(t *testing.T, g chain.Genesis, topology string) *testnet.Net
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = n.Down() })
+	t.Cleanup(func() { downFresh(n) })
 	return n
+}
+
+// downFresh stops the network as net.json now says: a fault may have
+// restarted a node under a new pid.
+func downFresh(n *testnet.Net) {
+	if fresh, err := testnet.Load(n.Home); err == nil {
+		n = fresh
+	}
+	_ = n.Down()
 }
 
 func faults(t *testing.T, specs ...string) []scenario.Fault {

@@ -39,7 +39,7 @@ func startNet(t *testing.T, g chain.Genesis) *testnet.Net {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = n.Down() })
+	t.Cleanup(func() { downFresh(n) })
 	return n
 }
 
