@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/signal"
 	"syscall"
 
@@ -115,12 +114,8 @@ func Serve(ctx context.Context, links *Emulation, log io.Writer) error {
 	}
 	fmt.Fprintf(log, "%d links (%s), api on %s\n", len(links.Links), links.Topology, links.API)
 	go server.Listen(host, port) // exits the process if it cannot listen
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	select {
-	case <-ctx.Done():
-	case <-sig:
-	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
 	return server.Collection.Clear()
 }

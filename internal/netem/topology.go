@@ -95,8 +95,7 @@ func ClientConditions(topology string, nodes []string, regions map[string]string
 		case "continent":
 			out[n] = Conditions{RTT: 30 * time.Millisecond, Jitter: 2 * time.Millisecond, RateKbit: 1_000_000}
 		case "global":
-			rtt := RegionRTT(Regions[0], regions[n])
-			out[n] = Conditions{RTT: rtt, Jitter: (rtt / 20).Round(time.Millisecond), RateKbit: 1_000_000}
+			out[n] = wan(RegionRTT(Regions[0], regions[n]))
 		default:
 			return nil, fmt.Errorf("topology: %q, expected one of %s", topology, strings.Join(Topologies, ", "))
 		}
@@ -188,13 +187,18 @@ func Plan(topology string, nodes []string, pairs []Pair) (map[Pair]Conditions, m
 			regions[n] = Regions[i%len(Regions)]
 		}
 		for _, p := range pairs {
-			rtt := RegionRTT(regions[p.From], regions[p.To])
-			out[p] = Conditions{RTT: rtt, Jitter: (rtt / 20).Round(time.Millisecond), RateKbit: 1_000_000}
+			out[p] = wan(RegionRTT(regions[p.From], regions[p.To]))
 		}
 	default:
 		return nil, nil, fmt.Errorf("topology: %q, expected one of %s", topology, strings.Join(Topologies, ", "))
 	}
 	return out, regions, nil
+}
+
+// wan is a link between two regions of the global preset: the round trip,
+// 5% jitter (to the millisecond Toxiproxy keeps), 1 Gbit/s.
+func wan(rtt time.Duration) Conditions {
+	return Conditions{RTT: rtt, Jitter: (rtt / 20).Round(time.Millisecond), RateKbit: 1_000_000}
 }
 
 // ParseRate reads a bandwidth such as 1mbit, 500kbit, 10gbit or 2mbps

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/fault"
@@ -24,19 +25,29 @@ func (r *run) probeLinks() {
 	if n == nil || n.Links == nil {
 		return
 	}
-	for _, l := range n.Links.Links {
-		ls := report.LinkStat{Name: l.Name, Conditions: l.Conditions.String(), RTTMs: float64(l.RTT) / float64(time.Millisecond)}
-		probe := netem.ProbeRTT
-		if l.IsClient() {
-			probe = netem.ProbeHTTP
-		}
-		if d, err := probe(l.Listen, 5); err != nil {
-			ls.ProbeError = err.Error()
-		} else {
-			ls.MeasuredRTTMs = math.Round(float64(d)/float64(time.Microsecond)) / 1000
-		}
-		r.links = append(r.links, ls)
+	// All links at once: a probe waits out its link's round trips, and a
+	// global network's 15 links probed one by one would delay the load by
+	// seconds.
+	r.links = make([]report.LinkStat, len(n.Links.Links))
+	var wg sync.WaitGroup
+	for i, l := range n.Links.Links {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ls := report.LinkStat{Name: l.Name, Conditions: l.Conditions.String(), RTTMs: float64(l.RTT) / float64(time.Millisecond)}
+			probe := netem.ProbeRTT
+			if l.IsClient() {
+				probe = netem.ProbeHTTP
+			}
+			if d, err := probe(l.Listen, 5); err != nil {
+				ls.ProbeError = err.Error()
+			} else {
+				ls.MeasuredRTTMs = math.Round(float64(d)/float64(time.Microsecond)) / 1000
+			}
+			r.links[i] = ls
+		}()
 	}
+	wg.Wait()
 	fmt.Fprintf(r.o.Log, "links: topology %s, %d links; measured round trips:", n.Links.Topology, len(r.links))
 	for _, l := range r.links {
 		fmt.Fprintf(r.o.Log, " %s %.1f ms", l.Name, l.MeasuredRTTMs)
@@ -85,21 +96,9 @@ func (r *run) checkAfterFaults(k Kind) {
 	if fresh, err := testnet.Load(n.Home); err == nil {
 		n = fresh
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		up := 0
-		for _, nd := range n.Nodes {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			if _, err := testnet.Height(ctx, nd.RPC); err == nil {
-				up++
-			}
-			cancel()
-		}
-		if up == len(n.Nodes) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	// A restarted node may still be starting: wait until every node answers
+	// (a node that does not is named by the check itself).
+	_ = n.WaitForBlocks(context.Background(), 1, 30*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	lines, problems := c.Check(ctx, n)

@@ -10,20 +10,8 @@ import (
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
-
-func startLinkedNet(t *testing.T, g chain.Genesis, topology string) *testnet.Net {
-	t.Helper()
-	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 4, Home: filepath.Join(t.TempDir(), "net"),
-		ChainID: "fault-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t), Topology: topology})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { downFresh(n) })
-	return n
-}
 
 // downFresh stops the network as net.json now says: a fault may have
 // restarted a node under a new pid.
@@ -32,6 +20,20 @@ func downFresh(n *testnet.Net) {
 		n = fresh
 	}
 	_ = n.Down()
+}
+
+// faultRun runs rate payments per second from senders accounts for d on
+// 4 validators linked by topology, with one fault, and checks the run as
+// checkFaultRun does.
+func faultRun(t *testing.T, seed, topology string, rate float64, d time.Duration, senders int, fault string, slack int64) (*report.Result, report.FaultEffect) {
+	t.Helper()
+	g := chain.Genesis{Seed: seed, Accounts: 1000, Balance: 1_000_000_000}
+	n := startLinkedNet(t, g, topology)
+	sc := loadScenario(filepath.Join(t.TempDir(), "out"), rate, d, senders)
+	sc.Target.NetHome = n.Home
+	sc.Faults = faults(t, fault)
+	res, err := run(t, context.Background(), sc)
+	return res, checkFaultRun(t, n, res, err, senderSet(g, senders), slack)
 }
 
 func faults(t *testing.T, specs ...string) []scenario.Fault {
@@ -48,14 +50,9 @@ func faults(t *testing.T, specs ...string) []scenario.Fault {
 
 // checkFaultRun holds what every run with faults must show: exit 0, the
 // fault and its undoing as events, nothing lost, the count equal to the
-// blocks', and a clean net check.
-func checkFaultRun(t *testing.T, n *testnet.Net, res *report.Result, err error, senders map[chain.Address]bool) report.FaultEffect {
-	return checkFaultRunWithin(t, n, res, err, senders, 0)
-}
-
-// checkFaultRunWithin allows the blocks to hold up to slack more of our
-// payments than were counted committed.
-func checkFaultRunWithin(t *testing.T, n *testnet.Net, res *report.Result, err error, senders map[chain.Address]bool, slack int64) report.FaultEffect {
+// blocks' (the blocks may hold up to slack more of ours), and a clean net
+// check.
+func checkFaultRun(t *testing.T, n *testnet.Net, res *report.Result, err error, senders map[chain.Address]bool, slack int64) report.FaultEffect {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("run with a fault: %v", err)
@@ -95,13 +92,7 @@ func TestCrashFault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network")
 	}
-	g := chain.Genesis{Seed: "crash-fault", Accounts: 1000, Balance: 1_000_000_000}
-	n := startNet(t, g)
-	sc := loadScenario(filepath.Join(t.TempDir(), "out"), 300, 30*time.Second, 300)
-	sc.Target.NetHome = n.Home
-	sc.Faults = faults(t, "10s:crash:node1:8s")
-	res, err := run(t, context.Background(), sc)
-	f := checkFaultRun(t, n, res, err, senderSet(g, 300))
+	_, f := faultRun(t, "crash-fault", "", 300, 30*time.Second, 300, "10s:crash:node1:8s", 0)
 	if f.StartS < 9.9 || f.StartS > 10.5 || f.EndS < 17.9 || f.EndS > 18.5 {
 		t.Errorf("fault from %.1f to %.1f s, want 10..18", f.StartS, f.EndS)
 	}
@@ -122,13 +113,7 @@ func TestPartitionHaltsAndHeals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network")
 	}
-	g := chain.Genesis{Seed: "partition", Accounts: 1000, Balance: 1_000_000_000}
-	n := startLinkedNet(t, g, "loopback")
-	sc := loadScenario(filepath.Join(t.TempDir(), "out"), 200, 35*time.Second, 300)
-	sc.Target.NetHome = n.Home
-	sc.Faults = faults(t, "10s:partition:node0+node1:10s")
-	res, err := run(t, context.Background(), sc)
-	f := checkFaultRun(t, n, res, err, senderSet(g, 300))
+	res, f := faultRun(t, "partition", "loopback", 200, 35*time.Second, 300, "10s:partition:node0+node1:10s", 0)
 	if f.LongestGapS < 9 || f.DuringTPS > f.BeforeTPS/4 {
 		t.Errorf("the chain went on through a 2-of-4 partition: %+v", f)
 	}
@@ -146,18 +131,12 @@ func TestBandwidthFaultCapsLinks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network")
 	}
-	g := chain.Genesis{Seed: "bandwidth", Accounts: 1000, Balance: 1_000_000_000}
-	n := startLinkedNet(t, g, "lan")
-	sc := loadScenario(filepath.Join(t.TempDir(), "out"), 1000, 15*time.Second, 600)
-	sc.Target.NetHome = n.Home
-	sc.Faults = faults(t, "1s:bandwidth:node3:1mbit")
-	res, err := run(t, context.Background(), sc)
 	// A node starved of bandwidth lags; payments it refuses as
 	// sequence_too_high are counted rejected, and now and then (0 to 2 in
 	// about 14,000, in 2 of 6 runs on a busy machine) the blocks hold that
 	// many more of ours than were counted: an open discrepancy (see the
 	// closing note of issue 12), allowed here and nowhere else.
-	checkFaultRunWithin(t, n, res, err, senderSet(g, 600), 3)
+	res, _ := faultRun(t, "bandwidth", "lan", 1000, 15*time.Second, 600, "1s:bandwidth:node3:1mbit", 3)
 	if len(res.Summary.Links) != 6 {
 		t.Fatalf("links: %+v", res.Summary.Links)
 	}

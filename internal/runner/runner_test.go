@@ -32,10 +32,14 @@ func run(t *testing.T, ctx context.Context, sc scenario.Scenario) (*report.Resul
 	return runner.Run(ctx, sc, runner.Options{Log: testLog{t}, Kinds: kinds.All(), Binary: testbin.Path(t)})
 }
 
-func startNet(t *testing.T, g chain.Genesis) *testnet.Net {
+func startNet(t *testing.T, g chain.Genesis) *testnet.Net { return startLinkedNet(t, g, "") }
+
+// startLinkedNet starts 4 validators whose links follow topology (empty:
+// direct).
+func startLinkedNet(t *testing.T, g chain.Genesis, topology string) *testnet.Net {
 	t.Helper()
 	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 4, Home: filepath.Join(t.TempDir(), "net"),
-		ChainID: "count-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)})
+		ChainID: "count-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t), Topology: topology})
 	if err != nil {
 		t.Fatal(err)
 	}
