@@ -21,4 +21,5 @@ gofmt_out=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$gofmt_out" ]; then echo "gofmt needed: $gofmt_out"; exit 1; fi
 go vet ./...
 (cd chains/cosmos && go vet ./...)
+(cd chains/cosmosevm && go vet ./...)
 go test -p 1 -count=1 -timeout 25m ./... "$@"

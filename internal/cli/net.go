@@ -79,7 +79,7 @@ type netFlags struct {
 func (f *netFlags) register(fs *pflag.FlagSet) {
 	d := testnet.DefaultSettings()
 	g := testnet.DefaultGenesis()
-	fs.StringVar(&f.kind, "kind", "builtin", "what to run: builtin (the reference ledger) | cosmos (a Cosmos SDK chain) | evm (geth in dev mode) | ledger (the ledger service on PostgreSQL)")
+	fs.StringVar(&f.kind, "kind", "builtin", "what to run: builtin (the reference ledger) | cosmos (a Cosmos SDK chain) | evm (geth in dev mode) | cosmos-evm (tpslab's Cosmos EVM chain) | ledger (the ledger service on PostgreSQL)")
 	fs.IntVar(&f.ledger.Processes, "processes", 1, "ledger: service processes")
 	fs.IntVar(&f.ledger.Connections, "db-connections", 16, "ledger: database connections per process")
 	fs.IntVar(&f.ledger.Batch, "batch", 1, "ledger: payments per database transaction (batch commit)")
@@ -142,8 +142,8 @@ func netCmd() *cobra.Command {
 			if nf.kind == "evm" && !cmd.Flags().Changed("validators") {
 				nf.validators = 1
 			}
-			if nf.kind == "evm" && !cmd.Flags().Changed("balance") {
-				nf.balance = 0 // the kind's default: 1000 ether
+			if (nf.kind == "evm" || nf.kind == "cosmos-evm") && !cmd.Flags().Changed("balance") {
+				nf.balance = 0 // the kind's default: 1000 ether on geth, 10 on Cosmos EVM
 			}
 			start := time.Now()
 			n, err := kinds.Up(cmd.Context(), nf.options(home, reset))
@@ -156,9 +156,9 @@ func netCmd() *cobra.Command {
 			}
 			fmt.Fprintf(os.Stderr, "network %s %s after %.1fs\n", n.ChainID, what, time.Since(start).Seconds())
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tRPC\tAPI\tGRPC\tP2P\tPID")
+			fmt.Fprintln(tw, "NODE\tRPC\tAPI\tGRPC\tETH_RPC\tP2P\tPID")
 			for _, nd := range n.Nodes {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", nd.Name, nd.RPC, dash(nd.API), dash(nd.GRPC), nd.P2P, nd.PID)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", nd.Name, nd.RPC, dash(nd.API), dash(nd.GRPC), dash(nd.EthRPC), nd.P2P, nd.PID)
 			}
 			tw.Flush()
 			if n.Links != nil {

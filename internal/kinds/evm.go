@@ -20,20 +20,31 @@ import (
 // up --kind evm` started, or any EVM chain by endpoint. Payments are native
 // value transfers, or ERC20 transfers (workload.kind erc20) of a token
 // deployed at setup.
-type ethereum struct{}
+type ethereum struct {
+	cosmos bool // tpslab's Cosmos EVM chain (tpsevmd) instead of geth
+}
 
 // walletWei is what each test wallet of a network tpslab starts holds: 10^21
 // wei (1000 ether), plenty for gas and native transfers.
 var walletWei = new(big.Int).Exp(big.NewInt(10), big.NewInt(21), nil)
 
-// StartNet starts a geth dev node.
-func (ethereum) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.NetOptions) (*testnet.Net, error) {
+// evmWalletBalance is what each test wallet of a Cosmos EVM network holds:
+// 10^19 atps (wei), within a genesis balance's uint64 here, enough for
+// ~450,000 native transfers at a 1 gwei base fee.
+const evmWalletBalance = 10_000_000_000_000_000_000
+
+// StartNet starts a geth dev node, or a Cosmos EVM network.
+func (e ethereum) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.NetOptions) (*testnet.Net, error) {
 	wallets := max(sc.Network.Accounts, uint64(sc.Workload.SendersOffset+sc.Workload.Senders))
 	seed := sc.Workload.WalletSeed
 	if seed == "" {
 		seed = "tpslab"
 	}
-	no := scenarioNet(sc, o, "evm", seed, wallets, 0)
+	kind := "evm"
+	if e.cosmos {
+		kind = "cosmos-evm"
+	}
+	no := scenarioNet(sc, o, kind, seed, wallets, 0)
 	no.Binary = ""
 	return Up(ctx, no)
 }

@@ -14,7 +14,9 @@ func All() runner.Kinds {
 		"cometbft": ledger{},
 		"cosmos":   sdk{},
 		"evm":      ethereum{},
-		"ledger":   restAPI{ledger: true},
-		"http":     restAPI{},
+		// cosmos-evm: the EVM target against tpslab's Cosmos EVM chain.
+		"cosmos-evm": ethereum{cosmos: true},
+		"ledger":     restAPI{ledger: true},
+		"http":       restAPI{},
 	}
 }

@@ -42,7 +42,7 @@ type NetOptions struct {
 }
 
 // NetKinds are the kinds `net up` starts.
-var NetKinds = []string{"builtin", "cosmos", "evm", "ledger"}
+var NetKinds = []string{"builtin", "cosmos", "evm", "cosmos-evm", "ledger"}
 
 // Up creates and starts a local network of o.Kind.
 func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
@@ -75,19 +75,28 @@ func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 			fmt.Fprintln(o.Log, "and the load generator's connections to the nodes too")
 		}
 		return testnet.Up(ctx, opts)
-	case "cosmos":
+	case "cosmos", "cosmos-evm":
+		isEVM := o.Kind == "cosmos-evm"
 		if o.ChainID == "" {
-			o.ChainID = "tpslab-cosmos"
+			o.ChainID = map[bool]string{false: "tpslab-cosmos", true: "tpslab-evm"}[isEVM]
 		}
 		bin := o.Binary
 		if bin == "" {
+			build, what := sdknet.Tpsd, "SDK chain"
+			if isEVM {
+				build, what = sdknet.Tpsevmd, "Cosmos EVM chain"
+			}
 			var err error
-			if bin, err = sdknet.Tpsd(o.Log); err != nil {
-				return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("tpslab's SDK chain: %w", err))
+			if bin, err = build(o.Log); err != nil {
+				return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("tpslab's %s: %w", what, err))
 			}
 		}
+		if isEVM && o.Balance == 0 {
+			o.Balance = evmWalletBalance
+		}
 		so := sdknet.Options{Binary: bin, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID, Denom: o.Denom, Prefix: o.Prefix,
-			WalletSeed: o.Seed, Wallets: int(o.Accounts), Balance: o.Balance, Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log}
+			WalletSeed: o.Seed, Wallets: int(o.Accounts), Balance: o.Balance, Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log,
+			EVM: isEVM}
 		if err := so.Validate(); err != nil {
 			return nil, exitcode.Wrap(exitcode.BadInput, err)
 		}
@@ -158,7 +167,7 @@ func Check(ctx context.Context, n *testnet.Net) Audit {
 	case "evm":
 		lines, problems := gethnet.Check(ctx, n)
 		return Audit{Lines: lines, Problems: problems, OK: "ok: the node commits and its blocks link"}
-	case "cosmos":
+	case "cosmos", "cosmos-evm":
 		audits, problems := sdknet.Check(ctx, n)
 		var a Audit
 		for _, nd := range n.Nodes {

@@ -144,7 +144,7 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 			r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s", nd.PID, nd.Log))
 			if p, ok := r.conn.Target.(pooled); ok {
 				for j, u := range p.Pool().URLs {
-					if u == nd.RPC || u == nd.ClientRPC {
+					if u == nd.RPC || u == nd.ClientRPC || u == nd.EthRPC {
 						p.Pool().Down(j, fmt.Errorf("%s exited", nd.Name))
 					}
 				}

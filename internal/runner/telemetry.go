@@ -31,7 +31,7 @@ func (r *run) startTelemetry(ctx context.Context, k Kind) {
 			name := nd.Name
 			proc.PIDOf = func() int { return r.pidOf(name, proc.PID) }
 			srcs = append(srcs, proc)
-			if cometbft := n.Kind == "builtin" || n.Kind == "cosmos"; cometbft && nd.Metrics != "" {
+			if cometbft := n.Kind == "builtin" || n.Kind == "cosmos" || n.Kind == "cosmos-evm"; cometbft && nd.Metrics != "" {
 				srcs = append(srcs, telemetry.NewPrometheus([]string{nd.Metrics}, telemetry.CometBFT(nd.Name, false)))
 			}
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 // Kinds are the kinds of system a scenario can name.
-var Kinds = []string{"builtin", "cometbft", "cosmos", "evm", "ledger", "http"}
+var Kinds = []string{"builtin", "cometbft", "cosmos", "evm", "cosmos-evm", "ledger", "http"}
 
 var (
 	denomFormat = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$`)

@@ -61,18 +61,21 @@ type Node struct {
 	RPC  string `json:"rpc"` // http://host:port
 	// ClientRPC is RPC through the load generator's emulated link, when the
 	// network has one (the load goes there; tpslab's own queries do not).
-	ClientRPC string   `json:"client_rpc,omitempty"`
-	API       string   `json:"api,omitempty"`   // REST, http://host:port (Cosmos SDK)
-	GRPC      string   `json:"grpc,omitempty"`  // host:port (Cosmos SDK)
-	WS        string   `json:"ws,omitempty"`    // ws://host:port (EVM)
-	P2P       string   `json:"p2p"`             // tcp://host:port
-	Metrics   string   `json:"metrics"`         // http://host:port/metrics (CometBFT's Prometheus endpoint)
-	Pprof     string   `json:"pprof,omitempty"` // host:port of Go's /debug/pprof
-	PID       int      `json:"pid"`
-	Log       string   `json:"log"`
-	Command   []string `json:"command"`        // how it is started
-	User      string   `json:"user,omitempty"` // the user it runs as, when tpslab runs as root (PostgreSQL refuses root)
-	Role      string   `json:"role,omitempty"` // database | service | rpc (a full node); empty: a validator
+	ClientRPC string `json:"client_rpc,omitempty"`
+	API       string `json:"api,omitempty"`  // REST, http://host:port (Cosmos SDK)
+	GRPC      string `json:"grpc,omitempty"` // host:port (Cosmos SDK)
+	WS        string `json:"ws,omitempty"`   // ws://host:port (EVM)
+	// EthRPC is a Cosmos EVM node's Ethereum JSON-RPC (http://host:port):
+	// the load goes there, while RPC stays its CometBFT RPC.
+	EthRPC  string   `json:"eth_rpc,omitempty"`
+	P2P     string   `json:"p2p"`             // tcp://host:port
+	Metrics string   `json:"metrics"`         // http://host:port/metrics (CometBFT's Prometheus endpoint)
+	Pprof   string   `json:"pprof,omitempty"` // host:port of Go's /debug/pprof
+	PID     int      `json:"pid"`
+	Log     string   `json:"log"`
+	Command []string `json:"command"`        // how it is started
+	User    string   `json:"user,omitempty"` // the user it runs as, when tpslab runs as root (PostgreSQL refuses root)
+	Role    string   `json:"role,omitempty"` // database | service | rpc (a full node); empty: a validator
 	// Stopped says `net stop` stopped it on purpose: not running, not crashed.
 	Stopped bool `json:"stopped,omitempty"`
 }
@@ -143,14 +146,18 @@ type Ledger struct {
 	BatchWait         string `json:"batch_wait"`          // longest wait to fill a batch
 }
 
-// RPCEndpoints lists every node's HTTP endpoint (a database has none);
-// when the network has RPC nodes, only theirs: the load goes to them.
+// RPCEndpoints lists every node's HTTP endpoint that takes the load (a
+// database has none; a Cosmos EVM node's is its Ethereum JSON-RPC); when
+// the network has RPC nodes, only theirs: the load goes to them.
 func (n *Net) RPCEndpoints() []string {
 	var out, rpc []string
 	for _, nd := range n.Nodes {
 		u := nd.RPC
 		if nd.ClientRPC != "" {
 			u = nd.ClientRPC
+		}
+		if nd.EthRPC != "" {
+			u = nd.EthRPC
 		}
 		if strings.HasPrefix(u, "http") {
 			out = append(out, u)

@@ -23,10 +23,12 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil/bech32"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/tpslab/tpslab/internal/buildcache"
 	"github.com/tpslab/tpslab/internal/target/cosmos"
+	"github.com/tpslab/tpslab/internal/target/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
@@ -47,6 +49,9 @@ type Options struct {
 	Owner      *testnet.Owner
 	Log        io.Writer
 	Wait       time.Duration
+	// EVM: a Cosmos EVM chain (tpsevmd): every node also serves the
+	// Ethereum JSON-RPC, and the test wallets are Ethereum keys.
+	EVM bool
 }
 
 // Validate checks the options before anything is created.
@@ -106,19 +111,30 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	}
 	n := &testnet.Net{Version: 1, Kind: "cosmos", ChainID: o.ChainID, Settings: o.Settings, Home: home, Owner: o.Owner,
 		Cosmos: &testnet.Cosmos{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: o.Balance}}
-	ports, err := testnet.FreePorts(o.Bind, 7*o.Validators)
+	per := 7
+	if o.EVM {
+		n.Kind = "cosmos-evm"
+		n.EVM = &testnet.EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: strconv.FormatUint(o.Balance, 10)}
+		per = 11 // and the JSON-RPC's HTTP, WebSocket and two metrics listeners
+	}
+	ports, err := testnet.FreePorts(o.Bind, per*o.Validators)
 	if err != nil {
 		return nil, err
 	}
+	var evmMetrics [][2]string // the JSON-RPC's and geth's metrics listeners, per node
 	addrs := make([]string, o.Validators)
 	for i := 0; i < o.Validators; i++ {
 		name := "node" + strconv.Itoa(i)
 		nh := filepath.Join(home, name)
-		p := ports[7*i : 7*i+7]
+		p := ports[per*i : per*i+per]
 		hp := func(k int) string { return o.Bind + ":" + strconv.Itoa(p[k]) }
 		n.Nodes = append(n.Nodes, testnet.Node{Name: name, Home: nh, RPC: "http://" + hp(0), P2P: "tcp://" + hp(1),
 			API: "http://" + hp(2), GRPC: hp(3), Metrics: "http://" + hp(4) + "/metrics", Pprof: hp(5),
 			Log: filepath.Join(nh, "node.log"), Command: []string{bin, "start", "--home", nh}})
+		if o.EVM {
+			n.Nodes[i].EthRPC, n.Nodes[i].WS = "http://"+hp(7), "ws://"+hp(8)
+			evmMetrics = append(evmMetrics, [2]string{hp(9), hp(10)})
+		}
 		initArgs := []string{"init", name, "--chain-id", o.ChainID, "--home", nh}
 		if o.Denom != "" {
 			initArgs = append(initArgs, "--default-denom", o.Denom)
@@ -177,25 +193,33 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 			}
 		}
 	}
-	funder := cosmos.DeriveWallet(o.WalletSeed+"/funder", 0, n.Cosmos.Prefix)
-	if err := fundWallets(g0, o, n.Cosmos, funder); err != nil {
+	wallets, funder, funderKey := testWallets(o, n.Cosmos.Prefix)
+	if err := fundWallets(g0, o, n.Cosmos, wallets, funder); err != nil {
 		return nil, err
 	}
 	if _, err := run(ctx, bin, "genesis", "collect-gentxs", "--home", n.Nodes[0].Home); err != nil {
 		return nil, err
 	}
 	keyFile := filepath.Join(home, "funder.key")
-	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(funder.Key)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(funderKey)+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	n.Cosmos.FunderKey = keyFile
+	if n.EVM != nil {
+		n.EVM.FunderKey = keyFile
+		chainID, err := evmChainID(n.Nodes[0].Home)
+		if err != nil {
+			return nil, err
+		}
+		n.EVM.ChainID = chainID
+	}
 	for i, nd := range n.Nodes {
 		if i > 0 {
 			if err := copyFile(g0, filepath.Join(nd.Home, "config", "genesis.json")); err != nil {
 				return nil, err
 			}
 		}
-		if err := configure(n, i, o); err != nil {
+		if err := configure(n, i, o, evmMetrics); err != nil {
 			return nil, err
 		}
 	}
@@ -260,9 +284,27 @@ func readChainFacts(genesis, anAddress string, o *Options, c *testnet.Cosmos) er
 	return nil
 }
 
+// testWallets are the test wallets' and the funder's addresses, and the
+// funder's key: Cosmos keys, or for a Cosmos EVM chain Ethereum keys (the
+// same 20 bytes are the account's bech32 and 0x address).
+func testWallets(o Options, prefix string) (wallets []string, funder string, funderKey []byte) {
+	if o.EVM {
+		for _, w := range evm.DeriveWallets(o.WalletSeed, o.Wallets) {
+			wallets = append(wallets, cosmos.Bech32(prefix, w.Address.Bytes()))
+		}
+		f := evm.DeriveWallet(o.WalletSeed+"/funder", 0)
+		return wallets, cosmos.Bech32(prefix, f.Address.Bytes()), crypto.FromECDSA(f.Key)
+	}
+	for _, w := range cosmos.DeriveWallets(o.WalletSeed, o.Wallets, prefix) {
+		wallets = append(wallets, w.Address)
+	}
+	f := cosmos.DeriveWallet(o.WalletSeed+"/funder", 0, prefix)
+	return wallets, f.Address, f.Key
+}
+
 // fundWallets adds the test wallets and the funder to genesis.json, and
 // records the denom's genesis supply.
-func fundWallets(path string, o Options, c *testnet.Cosmos, funder cosmos.Wallet) error {
+func fundWallets(path string, o Options, c *testnet.Cosmos, wallets []string, funder string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -314,12 +356,11 @@ func fundWallets(path string, o Options, c *testnet.Cosmos, funder cosmos.Wallet
 		accounts = append(accounts, acc)
 		newBalances = append(newBalances, balance{Address: addr, Coins: []coin{{Denom: c.Denom, Amount: amount}}})
 	}
-	wallets := cosmos.DeriveWallets(o.WalletSeed, o.Wallets, c.Prefix)
 	each := strconv.FormatUint(o.Balance, 10)
 	for _, w := range wallets {
-		add(w.Address, each)
+		add(w, each)
 	}
-	add(funder.Address, new(big.Int).Mul(big.NewInt(int64(o.Wallets)), new(big.Int).SetUint64(o.Balance)).String())
+	add(funder, new(big.Int).Mul(big.NewInt(int64(o.Wallets)), new(big.Int).SetUint64(o.Balance)).String())
 	supply := new(big.Int)
 	for _, bl := range newBalances {
 		for _, cn := range bl.Coins {
@@ -371,7 +412,7 @@ func copyFile(from, to string) error {
 
 // configure writes node i's listeners (loopback), peers and settings into
 // its config.toml, app.toml and client.toml.
-func configure(n *testnet.Net, i int, o Options) error {
+func configure(n *testnet.Net, i int, o Options, evmMetrics [][2]string) error {
 	nd := n.Nodes[i]
 	var peers []string
 	for j, p := range n.Nodes {
@@ -404,6 +445,16 @@ func configure(n *testnet.Net, i int, o Options) error {
 		"grpc.enable": true, "grpc.address": nd.GRPC,
 	}); err != nil {
 		return err
+	}
+	if o.EVM {
+		p := func(u string) string { _, hp, _ := strings.Cut(u, "://"); return hp }
+		if err := editTOML(filepath.Join(nd.Home, "config", "app.toml"), map[string]any{
+			"json-rpc.enable": true, "json-rpc.address": p(nd.EthRPC), "json-rpc.ws-address": p(nd.WS),
+			"json-rpc.api": "eth,net,web3,txpool", "json-rpc.enable-indexer": true, // eth_getBlockByNumber and receipts read it (the CometBFT indexer is off)
+			"json-rpc.metrics-address": evmMetrics[i][0], "evm.geth-metrics-address": evmMetrics[i][1],
+		}); err != nil {
+			return err
+		}
 	}
 	return editTOML(filepath.Join(nd.Home, "config", "client.toml"), map[string]any{
 		"chain-id": n.ChainID, "keyring-backend": "test", "node": "tcp://" + strings.TrimPrefix(nd.RPC, "http://"),
@@ -447,4 +498,27 @@ func editTOML(path string, set map[string]any) error {
 // or stale.
 func Tpsd(log io.Writer) (string, error) {
 	return buildcache.GoBuild("tpsd", "chains/cosmos", "./cmd/tpsd", log)
+}
+
+// Tpsevmd is tpslab's Cosmos EVM daemon, built from chains/cosmosevm when
+// missing or stale.
+func Tpsevmd(log io.Writer) (string, error) {
+	return buildcache.GoBuild("tpsevmd", "chains/cosmosevm", "./cmd/tpsevmd", log)
+}
+
+// evmChainID reads the EIP-155 chain id the daemon's init wrote in app.toml.
+func evmChainID(nodeHome string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(nodeHome, "config", "app.toml"))
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		EVM struct {
+			ChainID uint64 `toml:"evm-chain-id"`
+		} `toml:"evm"`
+	}
+	if err := toml.Unmarshal(b, &c); err != nil || c.EVM.ChainID == 0 {
+		return "", fmt.Errorf("%s/config/app.toml: no evm.evm-chain-id (%v)", nodeHome, err)
+	}
+	return strconv.FormatUint(c.EVM.ChainID, 10), nil
 }

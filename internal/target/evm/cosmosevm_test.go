@@ -1,0 +1,51 @@
+package evm_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// Native and ERC20 transfers, presigned and live, on tpslab's Cosmos EVM
+// chain (a real CometBFT validator running x/vm, serving the Ethereum
+// JSON-RPC): the committed count equals an independent count of our
+// transactions with successful receipts in the blocks the result names,
+// and the chain's own audit (supply conserved) passes after the load.
+func TestTransfersOnCosmosEVM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the Cosmos EVM chain")
+	}
+	ctx := context.Background()
+	n, err := kinds.Up(ctx, kinds.NetOptions{Kind: "cosmos-evm", Home: filepath.Join(t.TempDir(), "cevm"), Validators: 1,
+		Seed: "it", Accounts: 300, Settings: testnet.DefaultSettings(), Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Down() })
+	if n.Kind != "cosmos-evm" || n.Nodes[0].EthRPC == "" || n.EVM == nil || n.EVM.ChainID == "" {
+		t.Fatalf("net.json: kind %q, eth_rpc %q, evm %+v", n.Kind, n.Nodes[0].EthRPC, n.EVM)
+	}
+	ours := senders(300)
+	for _, c := range []struct{ kind, mode string }{{"payment", "live"}, {"payment", "presigned"}, {"erc20", "live"}, {"erc20", "presigned"}} {
+		sc := evmScenario(t, n.Home, c.kind, c.mode)
+		res, err := run(t, sc)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.kind, c.mode, err)
+		}
+		s := res.Summary
+		ok, reverted := count(t, n.Nodes[0].EthRPC, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
+		t.Logf("%s %s: %.1f committed tx/s, p99 inclusion %.0f ms, %d committed, blocks hold %d", c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Inclusion.P99, s.Committed, ok)
+		if s.Committed < 1000 || ok != s.Committed || reverted != s.FailedTotal {
+			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
+		}
+		if res.Network.Kind != "cosmos-evm" || len(res.Network.Endpoints) != 1 || res.Network.Endpoints[0] != n.Nodes[0].EthRPC {
+			t.Errorf("network %q at %v, expected cosmos-evm at %s", res.Network.Kind, res.Network.Endpoints, n.Nodes[0].EthRPC)
+		}
+	}
+	if a := kinds.Check(ctx, n); len(a.Problems) > 0 {
+		t.Errorf("net check: %v", a.Problems)
+	}
+}
