@@ -160,10 +160,15 @@ func (c *Codec) Nonce(ctx context.Context, from int) (uint64, error) {
 	return c.rpc.Nonce(ctx, c.wallets[from].Address.Hex())
 }
 
-var (
-	stateNonce = regexp.MustCompile(`state:? (\d+)`)
-	nextNonce  = regexp.MustCompile(`next nonce (\d+)`)
-)
+// expectedNonce finds the nonce a node expects in its refusal: geth's
+// "state: 7", "next nonce 7", Cosmos EVM's "expected 7" (too low) and
+// "account accountNonce: 7" (too high).
+var expectedNonce = []*regexp.Regexp{
+	regexp.MustCompile(`state:? (\d+)`),
+	regexp.MustCompile(`next nonce (\d+)`),
+	regexp.MustCompile(`expected (\d+)`),
+	regexp.MustCompile(`(?i)account ?nonce:? (\d+)`),
+}
 
 // Mismatch reads nonce rejections: geth says "nonce too low: address A,
 // tx: 5 state: 7" (the chain expects a higher one) and other nodes "nonce
@@ -173,9 +178,11 @@ var (
 func (c *Codec) Mismatch(r target.Receipt) (bool, uint64, bool) {
 	switch r.Reason {
 	case "nonce_too_low", "nonce_too_high":
-		m := stateNonce.FindStringSubmatch(r.Detail)
-		if m == nil {
-			m = nextNonce.FindStringSubmatch(r.Detail)
+		var m []string
+		for _, re := range expectedNonce {
+			if m = re.FindStringSubmatch(r.Detail); m != nil {
+				break
+			}
 		}
 		if m == nil {
 			return true, 0, false
@@ -195,6 +202,9 @@ func Reason(msg string) string {
 	for _, r := range []struct{ substr, name string }{
 		{"nonce too low", "nonce_too_low"},
 		{"nonce too high", "nonce_too_high"},
+		// Cosmos EVM (CometBFT's CheckTx through the JSON-RPC)
+		{"tx nonce is lower than account nonce", "nonce_too_low"},
+		{"tx nonce is higher than account nonce", "nonce_too_high"},
 		{"replacement transaction underpriced", "replacement_underpriced"},
 		{"already known", "already_known"},
 		{"insufficient funds", "insufficient_funds"},

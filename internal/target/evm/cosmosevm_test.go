@@ -13,7 +13,9 @@ import (
 // chain (a real CometBFT validator running x/vm, serving the Ethereum
 // JSON-RPC): the committed count equals an independent count of our
 // transactions with successful receipts in the blocks the result names,
-// and the chain's own audit (supply conserved) passes after the load.
+// and the chain's own audit (supply conserved) passes after the load. Then
+// lost transactions leave nonce gaps, which the chain refuses and tpslab
+// recovers from.
 func TestTransfersOnCosmosEVM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the Cosmos EVM chain")
@@ -44,6 +46,14 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 		if res.Network.Kind != "cosmos-evm" || len(res.Network.Endpoints) != 1 || res.Network.Endpoints[0] != n.Nodes[0].EthRPC {
 			t.Errorf("network %q at %v, expected cosmos-evm at %s", res.Network.Kind, res.Network.Endpoints, n.Nodes[0].EthRPC)
 		}
+	}
+	// Cosmos EVM refuses a nonce gap at CheckTx ("tx nonce is higher than
+	// account nonce ... accountNonce: k"): the lost transaction's bytes go
+	// again, so gaps close without waiting for commit_timeout.
+	res, lost := lossyRun(t, n.Nodes[0].EthRPC)
+	if s := res.Summary; s.Samples["nonce_too_high"] == "" || s.Resubmitted == 0 || s.Expired >= lost {
+		t.Errorf("%d transactions lost: expected nonce_too_high refusals (samples %v) and resubmissions (%d) to close the gaps before they expire (%d)",
+			lost, s.Samples, s.Resubmitted, s.Expired)
 	}
 	if a := kinds.Check(ctx, n); len(a.Problems) > 0 {
 		t.Errorf("net check: %v", a.Problems)
