@@ -30,23 +30,10 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 	if n.Kind != "cosmos-evm" || n.Nodes[0].EthRPC == "" || n.EVM == nil || n.EVM.ChainID == "" {
 		t.Fatalf("net.json: kind %q, eth_rpc %q, evm %+v", n.Kind, n.Nodes[0].EthRPC, n.EVM)
 	}
-	ours := senders(300)
-	for _, c := range []struct{ kind, mode string }{{"payment", "live"}, {"payment", "presigned"}, {"erc20", "live"}, {"erc20", "presigned"}} {
-		sc := evmScenario(t, n.Home, c.kind, c.mode)
-		res, err := run(t, sc)
-		if err != nil {
-			t.Fatalf("%s %s: %v", c.kind, c.mode, err)
-		}
-		s := res.Summary
-		ok, reverted := count(t, n.Nodes[0].EthRPC, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
-		t.Logf("%s %s: %.1f committed tx/s, p99 inclusion %.0f ms, %d committed, blocks hold %d", c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Inclusion.P99, s.Committed, ok)
-		if s.Committed < 1000 || ok != s.Committed || reverted != s.FailedTotal {
-			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
-		}
-		if res.Network.Kind != "cosmos-evm" || len(res.Network.Endpoints) != 1 || res.Network.Endpoints[0] != n.Nodes[0].EthRPC {
-			t.Errorf("network %q at %v, expected cosmos-evm at %s", res.Network.Kind, res.Network.Endpoints, n.Nodes[0].EthRPC)
-		}
+	if n.RPCEndpoints()[0] != n.Nodes[0].EthRPC {
+		t.Fatalf("the load would go to %v, not the Ethereum JSON-RPC %s", n.RPCEndpoints(), n.Nodes[0].EthRPC)
 	}
+	transfers(t, n)
 	// Cosmos EVM refuses a nonce gap at CheckTx ("tx nonce is higher than
 	// account nonce ... accountNonce: k"): the lost transaction's bytes go
 	// again, so gaps close without waiting for commit_timeout.

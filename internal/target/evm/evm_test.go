@@ -113,8 +113,16 @@ func TestTransfersOnGeth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs and starts geth")
 	}
-	n := startGeth(t)
+	transfers(t, startGeth(t))
+}
+
+// transfers runs native and ERC20 loads, live and presigned, on network n
+// and checks each count against the blocks its load endpoint serves, and
+// that the result names the network and that endpoint.
+func transfers(t *testing.T, n *testnet.Net) {
+	t.Helper()
 	ours := senders(300)
+	rpc := n.RPCEndpoints()[0]
 	for _, c := range []struct{ kind, mode string }{{"payment", "live"}, {"payment", "presigned"}, {"erc20", "live"}, {"erc20", "presigned"}} {
 		sc := evmScenario(t, n.Home, c.kind, c.mode)
 		res, err := run(t, sc)
@@ -122,13 +130,13 @@ func TestTransfersOnGeth(t *testing.T) {
 			t.Fatalf("%s %s: %v", c.kind, c.mode, err)
 		}
 		s := res.Summary
-		ok, reverted := count(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
+		ok, reverted := count(t, rpc, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
 		t.Logf("%s %s: %.1f committed tx/s, p99 inclusion %.0f ms, %d committed, blocks hold %d", c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Inclusion.P99, s.Committed, ok)
 		if s.Committed < 1000 || ok != s.Committed || reverted != s.FailedTotal {
 			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
 		}
-		if res.Network.Kind != "evm" {
-			t.Errorf("network kind %q", res.Network.Kind)
+		if res.Network.Kind != n.Kind || len(res.Network.Endpoints) != 1 || res.Network.Endpoints[0] != rpc {
+			t.Errorf("network %q at %v, expected %s at %s", res.Network.Kind, res.Network.Endpoints, n.Kind, rpc)
 		}
 	}
 }
