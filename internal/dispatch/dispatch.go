@@ -30,6 +30,11 @@ type Engine struct {
 	Connections int
 	Seed        int64
 	MaxBacklog  int
+	// SendEvery, when set, is how long the open model lets due payments
+	// gather at time t before they leave together: on a target that
+	// batches, one exchange per endpoint lane carries them (Connections
+	// then does not apply). nil sends each payment at its own time.
+	SendEvery func(t time.Duration) time.Duration
 
 	start     time.Time
 	confirmer target.Confirmer
@@ -142,6 +147,11 @@ type worker struct {
 	conn  target.Submitter
 	build workload.Builder
 	rec   *measure.Shard
+	// a batch's payments, reused
+	arena []byte // copies of bytes the builder reuses
+	batch []sending
+	txs   []target.Tx
+	rcpts []target.Receipt
 }
 
 func (e *Engine) newWorker(i int, rec *measure.Shard) *worker {
@@ -162,9 +172,68 @@ func (w *worker) submit(ctx context.Context, tx target.Tx) target.Receipt {
 // mismatches.
 const maxRecoveries = 3
 
+// sending is one payment between its build and its final answer.
+type sending struct {
+	tk     ticket
+	sender int32 // -1 for senderless workloads
+	tx     target.Tx
+	nonce  uint64
+	p      confirm.Pending
+	sent   time.Duration
+	stable bool // tx.Bytes outlive the next build
+}
+
 // send builds, tracks and submits one payment, recovers it from sequence
 // mismatches, and records the final answer. ctx aborts I/O.
 func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
+	var sg sending
+	if r, ok := w.prepare(ctx, tk, &sg); !ok {
+		return r
+	}
+	return w.finish(ctx, &sg, w.submit(ctx, sg.tx))
+}
+
+// sendBatch sends tks' payments in one exchange (the target's batch), then
+// finishes each as send does.
+func (w *worker) sendBatch(ctx context.Context, bs target.BatchSubmitter, tks []ticket) {
+	w.batch = w.batch[:0]
+	w.txs = w.txs[:0]
+	w.arena = w.arena[:0]
+	for _, tk := range tks {
+		w.batch = append(w.batch, sending{})
+		sg := &w.batch[len(w.batch)-1]
+		if _, ok := w.prepare(ctx, tk, sg); !ok {
+			w.batch = w.batch[:len(w.batch)-1]
+			continue
+		}
+		if !sg.stable {
+			// The next build reuses the builder's buffer; a grown arena
+			// leaves earlier copies in the old array, still valid.
+			at := len(w.arena)
+			w.arena = append(w.arena, sg.tx.Bytes...)
+			sg.tx.Bytes = w.arena[at:len(w.arena):len(w.arena)]
+		}
+		w.txs = append(w.txs, sg.tx)
+	}
+	if len(w.txs) == 0 {
+		return
+	}
+	if cap(w.rcpts) < len(w.txs) {
+		w.rcpts = make([]target.Receipt, len(w.txs))
+	}
+	rs := w.rcpts[:len(w.txs)]
+	bs.SubmitBatch(ctx, w.txs, rs)
+	for k := range w.batch {
+		if rs[k].Throttled > 0 {
+			w.rec.Throttled(rs[k].Throttled)
+		}
+		w.finish(ctx, &w.batch[k], rs[k])
+	}
+}
+
+// prepare builds and tracks one payment and records it sent; a payment
+// that could not be built is answered at once (ok false).
+func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r target.Receipt, ok bool) {
 	e := w.e
 	s := int(tk.sender)
 	sender := tk.sender
@@ -179,14 +248,23 @@ func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
 		w.rec.Sent(e.Since() - tk.intended)
 		w.rec.Acked(false, false, "resync_failed", e.Since()-tk.intended)
 		e.Workload.Release(s)
-		return target.Receipt{Status: target.Rejected, Reason: "resync_failed", Detail: err.Error()}
+		return target.Receipt{Status: target.Rejected, Reason: "resync_failed", Detail: err.Error()}, false
 	}
 	sent := e.Since()
-	p := confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce}
-	tx, nonce := b.Tx, b.Nonce
-	e.Tracker.Track(tx.ID, p)
+	*sg = sending{tk: tk, sender: sender, tx: b.Tx, nonce: b.Nonce, sent: sent, stable: b.Stable,
+		p: confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce}}
+	e.Tracker.Track(b.Tx.ID, sg.p)
 	w.rec.Sent(sent - tk.intended)
-	r := w.submit(ctx, tx)
+	return target.Receipt{}, true
+}
+
+// finish takes a payment's first answer r: it recovers sequence
+// mismatches (sending again as the workload says) and records the final
+// answer.
+func (w *worker) finish(ctx context.Context, sg *sending, r target.Receipt) target.Receipt {
+	e := w.e
+	tk, sender, tx, nonce, p, sent := sg.tk, sg.sender, sg.tx, sg.nonce, sg.p, sg.sent
+	s := int(tk.sender)
 	for try := 0; ; try++ {
 		if r.Status != target.Pending {
 			e.sample(r.Reason, r.Detail)
@@ -257,18 +335,42 @@ func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals,
 	if maxBacklog <= 0 {
 		maxBacklog = DefaultMaxBacklog
 	}
-	chans := make([]chan ticket, n)
+	lanes := 0
+	if b, ok := e.Target.(target.Batcher); ok && e.SendEvery != nil {
+		lanes = b.BatchLanes()
+	}
+	if lanes > 0 {
+		n = lanes
+	}
+	qs := make([]queue, n)
 	var wg sync.WaitGroup
-	for i := range chans {
-		chans[i] = make(chan ticket, 8) // small: a busy connection shows as backpressure, not as a hidden queue
+	for i := range qs {
 		w := e.newWorker(i, e.Recorder.NewShard())
 		wg.Add(1)
-		go func(ch chan ticket) {
+		if bs, ok := w.conn.(target.BatchSubmitter); ok && lanes > 0 {
+			l := &lane{kick: make(chan struct{}, 1)}
+			qs[i] = l
+			go func() {
+				defer wg.Done()
+				l.run(io, w, bs)
+			}()
+			continue
+		}
+		ch := make(chanQueue, 8) // small: a busy connection shows as backpressure, not as a hidden queue
+		qs[i] = ch
+		go func() {
 			defer wg.Done()
 			for tk := range ch {
 				w.send(io, tk)
 			}
-		}(chans[i])
+		}()
+	}
+	// Lanes are woken once per gathering, when the dispatcher sleeps.
+	sleep := func(until time.Duration) {
+		for _, q := range qs {
+			q.flush()
+		}
+		e.sleepUntil(offer, until)
 	}
 	rec := e.Recorder.NewShard()
 	senders := e.Workload.Senders()
@@ -303,7 +405,11 @@ loop:
 			if !more {
 				break
 			}
-			e.sleepUntil(offer, next)
+			until := next
+			if e.SendEvery != nil {
+				until = max(until, now+e.SendEvery(now))
+			}
+			sleep(until)
 			continue
 		}
 		if sender < 0 {
@@ -316,29 +422,28 @@ loop:
 			if !more && now > giveUp {
 				break loop
 			}
-			e.pause(offer, next, more)
+			sleep(e.pauseUntil(next, more))
 			continue
 		}
 		route := int(index) % n
 		if senders > 0 {
 			route = sender % n
 		}
-		select {
-		case chans[route] <- ticket{intended: backlog[0], sender: int32(sender), index: index}:
+		if qs[route].offer(ticket{intended: backlog[0], sender: int32(sender), index: index}) {
 			backlog = backlog[1:]
 			index++
 			sender = -1
 			if waited > 0 {
 				waited--
 			}
-		default:
+		} else {
 			// The worker is still busy with earlier payments: the target
 			// answers slower than payments are due.
 			blocked(rec.ConnWait)
 			if !more && now > giveUp {
 				break loop
 			}
-			e.pause(offer, next, more)
+			sleep(e.pauseUntil(next, more))
 		}
 	}
 	if sender >= 0 {
@@ -347,19 +452,118 @@ loop:
 	if len(backlog) > 0 {
 		rec.Unsent(int64(len(backlog)))
 	}
-	for _, ch := range chans {
-		close(ch)
+	for _, q := range qs {
+		q.close()
 	}
 	wg.Wait()
 }
 
-// pause waits briefly for room, but not past the next arrival.
-func (e *Engine) pause(ctx context.Context, next time.Duration, more bool) {
-	until := e.Since() + 200*time.Microsecond
+// queue holds due payments for one worker.
+type queue interface {
+	offer(ticket) bool // false when the worker has no room
+	flush()            // the dispatcher is going to sleep
+	close()
+}
+
+// chanQueue feeds a worker that sends payments one by one.
+type chanQueue chan ticket
+
+func (q chanQueue) offer(tk ticket) bool {
+	select {
+	case q <- tk:
+		return true
+	default:
+		return false
+	}
+}
+func (chanQueue) flush()   {}
+func (q chanQueue) close() { close(q) }
+
+// lane gathers payments for a batch: the dispatcher adds them while it is
+// awake and kicks the lane once before it sleeps, so a gathering leaves as
+// one batch (a channel send per payment woke the lane mid-gathering and
+// split it). It holds at most maxBatch: one batch waits while another is
+// being sent.
+type lane struct {
+	mu      sync.Mutex
+	pending []ticket
+	kick    chan struct{}
+	closed  bool
+}
+
+func (l *lane) offer(tk ticket) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pending) >= maxBatch {
+		return false
+	}
+	l.pending = append(l.pending, tk)
+	return true
+}
+
+func (l *lane) flush() {
+	l.mu.Lock()
+	n := len(l.pending)
+	l.mu.Unlock()
+	if n > 0 {
+		select {
+		case l.kick <- struct{}{}:
+		default: // already kicked
+		}
+	}
+}
+
+func (l *lane) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run sends each gathering as one batch until the lane is closed and empty.
+func (l *lane) run(ctx context.Context, w *worker, bs target.BatchSubmitter) {
+	var tks []ticket
+	for range l.kick {
+		for {
+			l.mu.Lock()
+			tks, l.pending = l.pending, tks[:0]
+			closed := l.closed
+			l.mu.Unlock()
+			if len(tks) > 0 {
+				w.sendBatch(ctx, bs, tks)
+			}
+			if closed {
+				l.mu.Lock()
+				done := len(l.pending) == 0
+				l.mu.Unlock()
+				if done {
+					return
+				}
+				continue
+			}
+			break
+		}
+	}
+}
+
+// maxBatch bounds the payments of one batch.
+const maxBatch = 1024
+
+// pauseUntil is a brief wait for room, but not past the next arrival; when
+// payments gather, a gathering interval.
+func (e *Engine) pauseUntil(next time.Duration, more bool) time.Duration {
+	now := e.Since()
+	if e.SendEvery != nil {
+		return now + max(200*time.Microsecond, e.SendEvery(now))
+	}
+	until := now + 200*time.Microsecond
 	if more && next < until {
 		until = next
 	}
-	e.sleepUntil(ctx, until)
+	return until
 }
 
 // Closed describes closed-model users.

@@ -20,17 +20,6 @@ const (
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, sigFigs) }
 
-func record(h *hdrhistogram.Histogram, d time.Duration) {
-	us := d.Microseconds()
-	if us < histMin {
-		us = histMin
-	}
-	if us > histMax {
-		us = histMax
-	}
-	_ = h.RecordValue(us)
-}
-
 // Counts are the counters of docs/metrics.md.
 type Counts struct {
 	Offered     int64            `json:"offered"`
@@ -166,46 +155,68 @@ func NewInterval() *Interval {
 	return &Interval{Ack: newHist(), Inclusion: newHist(), Commit: newHist(), CommitUncorrected: newHist(), Lag: newHist()}
 }
 
+func (iv *Interval) hists() [5]*hdrhistogram.Histogram {
+	return [...]*hdrhistogram.Histogram{iv.Ack, iv.Inclusion, iv.Commit, iv.CommitUncorrected, iv.Lag}
+}
+
+// reset empties iv; only used histograms are cleared (a clear writes all
+// 180 KB).
 func (iv *Interval) reset() {
 	iv.Counts = Counts{}
-	iv.Ack.Reset()
-	iv.Inclusion.Reset()
-	iv.Commit.Reset()
-	iv.CommitUncorrected.Reset()
-	iv.Lag.Reset()
+	for _, h := range iv.hists() {
+		if h.TotalCount() > 0 {
+			h.Reset()
+		}
+	}
 	iv.Blocks = iv.Blocks[:0]
 	iv.BlockAgg = BlockAgg{}
 }
 
-// Merge adds o into iv; keep says whether o's block list is kept too.
-func (iv *Interval) Merge(o *Interval, keep bool) {
-	iv.Counts.add(&o.Counts)
-	iv.Ack.Merge(o.Ack)
-	iv.Inclusion.Merge(o.Inclusion)
-	iv.Commit.Merge(o.Commit)
-	iv.CommitUncorrected.Merge(o.CommitUncorrected)
-	iv.Lag.Merge(o.Lag)
-	if keep {
-		iv.Blocks = append(iv.Blocks, o.Blocks...)
-	}
-	iv.BlockAgg.merge(o.BlockAgg)
-}
-
-// Shard is one goroutine's recording area.
+// Shard is one goroutine's recording area. It keeps counters and the raw
+// latency samples of the current second, not histograms: an HDR histogram
+// of this range is 180 KB, and clearing and merging one per shard and kind
+// every second cost more than all the recording (tpslab runs 32 shards by
+// default). Collect records the samples into one histogram per kind.
 type Shard struct {
 	mu sync.Mutex
-	iv *Interval
+	d  *shardData
+}
+
+// shardData is one second of a shard; latencies in microseconds.
+type shardData struct {
+	Counts
+	ack, inclusion, commit, commitUncorrected, lag []uint32
+	blocks                                         []BlockStat
+	blockAgg                                       BlockAgg
+}
+
+func (d *shardData) reset() {
+	d.Counts = Counts{}
+	d.ack, d.inclusion, d.commit, d.commitUncorrected, d.lag = d.ack[:0], d.inclusion[:0], d.commit[:0], d.commitUncorrected[:0], d.lag[:0]
+	d.blocks = d.blocks[:0]
+	d.blockAgg = BlockAgg{}
+}
+
+// sample appends d in microseconds, clamped to the histograms' range.
+func sample(s []uint32, d time.Duration) []uint32 {
+	return append(s, uint32(min(max(d.Microseconds(), histMin), histMax)))
+}
+
+func recordAll(h *hdrhistogram.Histogram, s []uint32) {
+	for _, v := range s {
+		_ = h.RecordValue(int64(v))
+	}
 }
 
 func (s *Shard) Offered() {
 	s.mu.Lock()
-	s.iv.Offered++
+	s.d.Offered++
 	s.mu.Unlock()
 }
 
 func (s *Shard) WindowWait() {
 	s.mu.Lock()
-	s.iv.WindowWaits++
+	s.d.WindowWaits++
 	s.mu.Unlock()
 }
 
@@ -213,20 +224,20 @@ func (s *Shard) WindowWait() {
 // earlier ones: the target answers slower than payments are due.
 func (s *Shard) ConnWait() {
 	s.mu.Lock()
-	s.iv.ConnWaits++
+	s.d.ConnWaits++
 	s.mu.Unlock()
 }
 
 // Unsent records offered payments never sent before the load ended.
 func (s *Shard) Unsent(n int64) {
 	s.mu.Lock()
-	s.iv.Unsent += n
+	s.d.Unsent += n
 	s.mu.Unlock()
 }
 
 func (s *Shard) Resync() {
 	s.mu.Lock()
-	s.iv.Resyncs++
+	s.d.Resyncs++
 	s.mu.Unlock()
 }
 
@@ -234,10 +245,10 @@ func (s *Shard) Resync() {
 // recovered: resubmits of original bytes, or a re-signed payment.
 func (s *Shard) Mismatch(class string, resubmits int, resigned bool) {
 	s.mu.Lock()
-	inc(&s.iv.Mismatches, class)
-	s.iv.Resubmitted += int64(resubmits)
+	inc(&s.d.Mismatches, class)
+	s.d.Resubmitted += int64(resubmits)
 	if resigned {
-		s.iv.Resigned++
+		s.d.Resigned++
 	}
 	s.mu.Unlock()
 }
@@ -246,7 +257,7 @@ func (s *Shard) Mismatch(class string, resubmits int, resigned bool) {
 // waited out and retried.
 func (s *Shard) Throttled(n int) {
 	s.mu.Lock()
-	s.iv.Throttled += int64(n)
+	s.d.Throttled += int64(n)
 	s.mu.Unlock()
 }
 
@@ -254,8 +265,8 @@ func (s *Shard) Throttled(n int) {
 // its intended time.
 func (s *Shard) Sent(lag time.Duration) {
 	s.mu.Lock()
-	s.iv.Sent++
-	record(s.iv.Lag, lag)
+	s.d.Sent++
+	s.d.lag = sample(s.d.lag, lag)
 	s.mu.Unlock()
 }
 
@@ -265,49 +276,49 @@ func (s *Shard) Acked(accepted bool, unacked bool, reason string, latency time.D
 	s.mu.Lock()
 	switch {
 	case accepted:
-		s.iv.Accepted++
+		s.d.Accepted++
 	case unacked:
-		inc(&s.iv.Unacked, reason)
+		inc(&s.d.Unacked, reason)
 	default:
-		inc(&s.iv.Rejected, reason)
+		inc(&s.d.Rejected, reason)
 	}
-	record(s.iv.Ack, latency)
+	s.d.ack = sample(s.d.ack, latency)
 	s.mu.Unlock()
 }
 
 // Expired records payments that did not commit in time.
 func (s *Shard) Expired(n int64) {
 	s.mu.Lock()
-	s.iv.Expired += n
+	s.d.Expired += n
 	s.mu.Unlock()
 }
 
 // Reorg records payments put back to pending by a reorg.
 func (s *Shard) Reorg(n int64) {
 	s.mu.Lock()
-	s.iv.Reorgs += n
+	s.d.Reorgs += n
 	s.mu.Unlock()
 }
 
-func (iv *Interval) settle(ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {
+func (d *shardData) settle(ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {
 	if late {
-		iv.LateCommits++
-		iv.Expired-- // it had been counted as expired
+		d.LateCommits++
+		d.Expired-- // it had been counted as expired
 	}
 	if ok {
-		iv.Committed++
+		d.Committed++
 	} else {
-		inc(&iv.Failed, reason)
+		inc(&d.Failed, reason)
 	}
-	record(iv.Commit, fromIntended)
-	record(iv.CommitUncorrected, fromSent)
+	d.commit = sample(d.commit, fromIntended)
+	d.commitUncorrected = sample(d.commitUncorrected, fromSent)
 }
 
 // Settled records a payment resolved outside a block: by a synchronous
 // answer or a per-transaction confirmer.
 func (s *Shard) Settled(ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {
 	s.mu.Lock()
-	s.iv.settle(ok, reason, fromIntended, fromSent, late)
+	s.d.settle(ok, reason, fromIntended, fromSent, late)
 	s.mu.Unlock()
 }
 
@@ -315,7 +326,7 @@ func (s *Shard) Settled(ok bool, reason string, fromIntended, fromSent time.Dura
 // final yet.
 func (s *Shard) Included(fromIntended time.Duration) {
 	s.mu.Lock()
-	record(s.iv.Inclusion, fromIntended)
+	s.d.inclusion = sample(s.d.inclusion, fromIntended)
 	s.mu.Unlock()
 }
 
@@ -331,13 +342,13 @@ func (s *Shard) Block() BlockRecorder {
 
 // Committed records one of our payments found in a final block.
 func (b BlockRecorder) Committed(ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {
-	b.s.iv.settle(ok, reason, fromIntended, fromSent, late)
+	b.s.d.settle(ok, reason, fromIntended, fromSent, late)
 }
 
 // End finishes the block with its statistics.
 func (b BlockRecorder) End(st BlockStat) {
-	b.s.iv.Blocks = append(b.s.iv.Blocks, st)
-	b.s.iv.BlockAgg.add(st)
+	b.s.d.blocks = append(b.s.d.blocks, st)
+	b.s.d.blockAgg.add(st)
 	b.s.mu.Unlock()
 }
 
@@ -345,43 +356,60 @@ func (b BlockRecorder) End(st BlockStat) {
 type Recorder struct {
 	mu     sync.Mutex
 	shards []*Shard
-	spare  []*Interval
+	spare  []*shardData
+	out    *Interval // the last second, reused
 	Total  *Interval // everything so far (without the block list)
 	Steady *Interval // the seconds inside the steady window
 }
 
 // NewRecorder starts empty totals.
-func NewRecorder() *Recorder { return &Recorder{Total: NewInterval(), Steady: NewInterval()} }
+func NewRecorder() *Recorder {
+	return &Recorder{out: NewInterval(), Total: NewInterval(), Steady: NewInterval()}
+}
 
 // NewShard adds a recording area for one goroutine.
 func (r *Recorder) NewShard() *Shard {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := &Shard{iv: NewInterval()}
+	s := &Shard{d: &shardData{}}
 	r.shards = append(r.shards, s)
-	r.spare = append(r.spare, NewInterval())
+	r.spare = append(r.spare, &shardData{})
 	return s
 }
 
-// Collect swaps every shard's interval for an empty one and returns their
-// merge; it also adds it to Total, and to Steady when steady is set.
+// Collect swaps every shard's second for an empty one and returns their
+// merge, valid until the next Collect; it also adds it to Total, and to
+// Steady when steady is set.
 func (r *Recorder) Collect(steady bool) *Interval {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := NewInterval()
+	out := r.out
+	out.reset()
+	// Samples go into each histogram directly: merging whole histograms
+	// walks all their buckets, which costs more below some 50k samples a
+	// second.
+	into := []*Interval{out, r.Total}
+	if steady {
+		into = append(into, r.Steady)
+	}
 	for i, s := range r.shards {
 		fresh := r.spare[i]
 		s.mu.Lock()
-		old := s.iv
-		s.iv = fresh
+		d := s.d
+		s.d = fresh
 		s.mu.Unlock()
-		out.Merge(old, true)
-		old.reset()
-		r.spare[i] = old
-	}
-	r.Total.Merge(out, false)
-	if steady {
-		r.Steady.Merge(out, false)
+		for _, iv := range into {
+			iv.Counts.add(&d.Counts)
+			recordAll(iv.Ack, d.ack)
+			recordAll(iv.Inclusion, d.inclusion)
+			recordAll(iv.Commit, d.commit)
+			recordAll(iv.CommitUncorrected, d.commitUncorrected)
+			recordAll(iv.Lag, d.lag)
+			iv.BlockAgg.merge(d.blockAgg)
+		}
+		out.Blocks = append(out.Blocks, d.blocks...)
+		d.reset()
+		r.spare[i] = d
 	}
 	return out
 }

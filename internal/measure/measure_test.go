@@ -28,6 +28,9 @@ func TestShardsMergeIntoSecondsAndTotals(t *testing.T) {
 		s1.Committed != 1 || s1.Mismatches["chain_lower"] != 1 || s1.Resubmitted != 3 || len(s1.Blocks) != 1 || s1.Ack.TotalCount() != 3 {
 		t.Fatalf("first second %+v", s1.Counts)
 	}
+	if p := Summarize(s1.Commit); p.Count != 1 || p.Max < 599 || p.Max > 601 {
+		t.Errorf("commit percentiles %+v", p)
+	}
 	a.Expired(2)
 	s2 := r.Collect(true)
 	if s2.Offered != 0 || s2.Expired != 2 || len(s2.Blocks) != 0 {
@@ -36,10 +39,24 @@ func TestShardsMergeIntoSecondsAndTotals(t *testing.T) {
 	if r.Total.Offered != 3 || r.Total.Expired != 2 || r.Total.Committed != 1 || r.Total.BlockAgg.Count != 1 || len(r.Total.Blocks) != 0 {
 		t.Fatalf("totals %+v, blocks kept %d", r.Total.Counts, len(r.Total.Blocks))
 	}
-	if r.Steady.Expired != 2 || r.Steady.Offered != 0 {
+	if r.Steady.Expired != 2 || r.Steady.Offered != 0 || r.Steady.Ack.TotalCount() != 0 {
 		t.Fatalf("steady %+v", r.Steady.Counts)
 	}
-	if p := Summarize(s1.Commit); p.Count != 1 || p.Max < 599 || p.Max > 601 {
-		t.Errorf("commit percentiles %+v", p)
+	if s2.Ack.TotalCount() != 0 || r.Total.Ack.TotalCount() != 3 || r.Total.Commit.TotalCount() != 1 {
+		t.Errorf("histograms: second %d acks, totals %d acks %d commits", s2.Ack.TotalCount(), r.Total.Ack.TotalCount(), r.Total.Commit.TotalCount())
+	}
+}
+
+// Summarize reads the quantiles ValueAtQuantile and Max would.
+func TestSummarizeQuantiles(t *testing.T) {
+	h := newHist()
+	for v := int64(1); v <= 100000; v += 7 {
+		_ = h.RecordValue(v % 5003 * v % 97 * 13)
+	}
+	p := Summarize(h)
+	want := Percentiles{Count: h.TotalCount(), Mean: p.Mean, P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)),
+		P99: ms(h.ValueAtQuantile(99)), P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max())}
+	if p != want {
+		t.Errorf("%+v, want %+v", p, want)
 	}
 }

@@ -91,6 +91,9 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	r.ls = ls
 	r.start = time.Now()
 	eng := &dispatch.Engine{Target: tgt, Workload: r.conn.Workload, Recorder: r.rec, Connections: sc.Load.Connections, Seed: sc.Seed}
+	if sc.Load.Model == "open" && sc.Load.SendEvery(1) > 0 {
+		eng.SendEvery = func(t time.Duration) time.Duration { return sc.Load.SendEvery(r.profile.RateAt(t)) }
+	}
 	ls.eng = eng
 	ls.trk = confirm.New(eng.Resolve, r.start, r.rec.NewShard())
 	ls.trk.OnBlock = r.onBlock

@@ -168,6 +168,29 @@ type Load struct {
 	Pacing      Duration `yaml:"pacing" json:"pacing"`     // closed: constant pacing between starts
 	Think       Duration `yaml:"think" json:"think"`       // closed: pause after each result
 	Connections int      `yaml:"connections" json:"connections"`
+	// SendInterval lets due payments gather and leave together (open
+	// model): "auto", a duration, or 0 to send each at its own time.
+	SendInterval string `yaml:"send_interval" json:"send_interval"`
+}
+
+// Gathering: "auto" lets about AutoBatch payments gather, for at most
+// MaxGather (the latency it may add to any payment).
+const (
+	AutoBatch = 20
+	MaxGather = 20 * time.Millisecond
+)
+
+// SendEvery is how long payments due around load time t gather before they
+// leave, at the rate rate; 0 sends each at its own time.
+func (l Load) SendEvery(rate float64) time.Duration {
+	if l.SendInterval != "auto" {
+		d, _ := time.ParseDuration(l.SendInterval)
+		return d
+	}
+	if !(rate > 0) {
+		return MaxGather
+	}
+	return min(MaxGather, time.Duration(AutoBatch/rate*float64(time.Second)))
 }
 
 // Choice picks accounts: uniformly, by Zipf's law with exponent S, or from a
@@ -226,7 +249,7 @@ func Default() Scenario {
 			Ledger: Ledger{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"}},
 		Load: Load{Model: "open", Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
 			Warmup: Duration(5 * time.Second), Drain: Duration(15 * time.Second),
-			WaitFor: "ack", Connections: 32},
+			WaitFor: "ack", Connections: 32, SendInterval: "auto"},
 		Workload: Workload{Kind: "payment", Mode: "presigned", Senders: 2000, Window: 8,
 			SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"},
 			Amount: Amount{Min: 1, Max: 100}, FundAmount: 10_000_000, TxType: "dynamic"},

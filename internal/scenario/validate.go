@@ -269,6 +269,11 @@ func (l Load) validate() error {
 	if l.Connections < 1 || l.Connections > MaxConnections {
 		return fmt.Errorf("load.connections: %d, expected 1..%d", l.Connections, MaxConnections)
 	}
+	if l.SendInterval != "auto" {
+		if d, err := time.ParseDuration(l.SendInterval); err != nil || d < 0 || d > time.Second {
+			return fmt.Errorf("load.send_interval: %q, expected auto, 0 or a duration up to 1s", l.SendInterval)
+		}
+	}
 	if l.Model == "closed" {
 		if l.Users < 1 || l.Users > MaxUsers {
 			return fmt.Errorf("load.users: %d, expected 1..%d for the closed model", l.Users, MaxUsers)

@@ -66,7 +66,7 @@ func (s *Sink) serveConn(c net.Conn) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
-	var body []byte
+	var body, out []byte
 	for {
 		method, path, length, closeAfter, err := readHead(r)
 		if err != nil {
@@ -80,17 +80,38 @@ func (s *Sink) serveConn(c net.Conn) {
 			return
 		}
 		if m := jsonString(body, methodKey); method == "POST" && (bytes.Equal(m, []byte("broadcast_tx_sync")) || bytes.Equal(m, []byte("broadcast_tx_async"))) {
-			s.received()
-			id := jsonValue(body, idKey)
-			if id == nil {
-				id = []byte("null")
+			// A JSON-RPC batch gets one answer per element, by its id.
+			out = out[:0]
+			batch := len(body) > 0 && body[0] == '['
+			if batch {
+				out = append(out, '[')
+			}
+			for rest := body; ; {
+				s.received()
+				id := jsonValue(rest, idKey)
+				if id == nil {
+					id = []byte("null")
+				}
+				out = append(out, broadcastPre...)
+				out = append(out, id...)
+				out = append(out, broadcastPost...)
+				k := bytes.Index(rest, idKey)
+				if !batch || k < 0 {
+					break
+				}
+				rest = rest[k+len(idKey):]
+				if bytes.Index(rest, idKey) < 0 {
+					break
+				}
+				out = append(out, ',')
+			}
+			if batch {
+				out = append(out, ']')
 			}
 			w.Write(broadcastHead)
-			w.WriteString(strconv.Itoa(len(broadcastPre) + len(id) + len(broadcastPost)))
+			w.WriteString(strconv.Itoa(len(out)))
 			w.WriteString("\r\n\r\n")
-			w.Write(broadcastPre)
-			w.Write(id)
-			w.Write(broadcastPost)
+			w.Write(out)
 		} else {
 			rec := httptest.NewRecorder()
 			if req, err := http.NewRequest(method, path, bytes.NewReader(body)); err != nil {

@@ -54,8 +54,22 @@ func TestServe(t *testing.T) {
 			t.Errorf("status: %s", b)
 		}
 	}
-	if n := s.Received.Load(); n != 2 {
-		t.Errorf("received %d broadcasts, want 2", n)
+	// A JSON-RPC batch: one answer per element, in an array.
+	io.WriteString(c, req(`[{"jsonrpc":"2.0","id":11,"method":"broadcast_tx_sync","params":{"tx":"AAAA"}},{"jsonrpc":"2.0","id":12,"method":"broadcast_tx_sync","params":{"tx":"BBBB"}}]`))
+	res, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	var batch []struct {
+		ID     int            `json:"id"`
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(b, &batch); err != nil || len(batch) != 2 || batch[0].ID != 11 || batch[1].ID != 12 || batch[1].Result == nil {
+		t.Fatalf("batch answer %q: %v", b, err)
+	}
+	if n := s.Received.Load(); n != 4 {
+		t.Errorf("received %d broadcasts, want 4", n)
 	}
 }
 

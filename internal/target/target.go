@@ -137,6 +137,19 @@ type Target interface {
 
 // Optional capabilities, found by type assertion.
 
+// Batcher is a target that can carry many payments in one exchange: its
+// submitters 0..BatchLanes()-1 are BatchSubmitters, one in-order lane per
+// endpoint. 0 lanes means it cannot (on this configuration).
+type Batcher interface {
+	BatchLanes() int
+}
+
+// BatchSubmitter sends txs in order in as few exchanges as it can; out[k]
+// is tx k's answer.
+type BatchSubmitter interface {
+	SubmitBatch(ctx context.Context, txs []Tx, out []Receipt)
+}
+
 // Mempool reports the largest mempool among the endpoints.
 type Mempool interface {
 	MempoolTxs(ctx context.Context) (int, error)

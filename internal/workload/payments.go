@@ -287,7 +287,7 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, erro
 		}
 		l.mu.Unlock()
 	}
-	out.Tx, _ = b.txFor(s, l.next)
+	out.Tx, out.Stable = b.txFor(s, l.next)
 	out.Nonce = l.next
 	l.next++
 	return out, nil

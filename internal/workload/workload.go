@@ -56,6 +56,7 @@ type Built struct {
 	Tx       target.Tx
 	Nonce    uint64
 	Resynced bool // the sender's sequence was read from the system first
+	Stable   bool // Tx.Bytes outlive the next call (presigned)
 }
 
 // Recovery says how to recover a payment from a sequence mismatch.

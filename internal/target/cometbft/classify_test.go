@@ -2,8 +2,11 @@ package cometbft
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -67,5 +70,64 @@ func TestSubmitFailsOver(t *testing.T) {
 	}
 	if st := tg.EndpointStats(); st[2].Up || st[2].Unacked != 1 {
 		t.Errorf("broken endpoint: %+v", st[2])
+	}
+}
+
+// A batch goes as JSON-RPC batches, each payment answered by its id; a node
+// that allows fewer per batch refuses the batch whole, as CometBFT does,
+// and the submitter sends it again in batches of the node's size.
+func TestSubmitBatch(t *testing.T) {
+	var posts, elements atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		var reqs []struct {
+			ID     int64 `json:"id"`
+			Params struct {
+				Tx []byte `json:"tx"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&reqs); err != nil {
+			t.Errorf("not a batch: %v", err)
+		}
+		if len(reqs) > 3 {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":-1,"error":{"code":-32600,"message":"Invalid Request","data":"batch request exceeds maximum (3) "}}`)
+			return
+		}
+		elements.Add(int32(len(reqs)))
+		var out []string
+		for k := len(reqs) - 1; k >= 0; k-- { // answered out of order: ids match them
+			code := 0
+			if string(reqs[k].Params.Tx) == "tx-4" {
+				code = 4
+			}
+			out = append(out, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"code":%d,"log":"l","codespace":"s"}}`, reqs[k].ID, code))
+		}
+		fmt.Fprintf(w, "[%s]", strings.Join(out, ","))
+	}))
+	defer srv.Close()
+	tg, _ := New(Options{Endpoints: []string{srv.URL}})
+	defer tg.Close()
+	if tg.BatchLanes() != 1 {
+		t.Fatalf("lanes %d", tg.BatchLanes())
+	}
+	bs := tg.Submitter(0).(target.BatchSubmitter)
+	txs := make([]target.Tx, 8)
+	for k := range txs {
+		txs[k] = target.Tx{Bytes: []byte(fmt.Sprintf("tx-%d", k))}
+	}
+	out := make([]target.Receipt, len(txs))
+	bs.SubmitBatch(context.Background(), txs, out)
+	for k, r := range out {
+		want := target.Pending
+		if k == 4 {
+			want = target.Rejected
+		}
+		if r.Status != want || k == 4 && r.Reason != "s_4" {
+			t.Errorf("tx %d: %+v, want %v", k, r, want)
+		}
+	}
+	// One refused POST of 8 (it reached no mempool), then 3 of at most 3.
+	if posts.Load() != 4 || elements.Load() != 8 || tg.batch.Load() != 3 {
+		t.Errorf("%d posts, %d elements, batch size %d", posts.Load(), elements.Load(), tg.batch.Load())
 	}
 }

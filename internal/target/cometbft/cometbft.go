@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/target"
@@ -44,6 +45,7 @@ type Target struct {
 	method  string
 	evMu    sync.Mutex
 	ev      func(target.Event)
+	batch   atomic.Int32 // requests per JSON-RPC batch
 }
 
 // New prepares clients; it does not contact the endpoints.
@@ -74,6 +76,7 @@ func New(o Options) (*Target, error) {
 	if o.Async {
 		t.method = "broadcast_tx_async"
 	}
+	t.batch.Store(defaultBatch)
 	queries := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	for _, e := range o.Endpoints {
 		t.clients = append(t.clients, &Client{URL: e, HTTP: queries})

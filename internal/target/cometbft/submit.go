@@ -17,14 +17,17 @@ import (
 )
 
 type submitter struct {
-	t     *Target
-	pref  int
-	body  []byte
-	resp  bytes.Buffer
-	rd    bytes.Reader
-	id    uint64
-	mu    sync.Mutex         // guards conns against Close at the end
-	conns []*httpclient.Conn // per endpoint, for http:// endpoints
+	t      *Target
+	pref   int
+	body   []byte
+	resp   bytes.Buffer
+	rd     bytes.Reader
+	id     uint64
+	mu     sync.Mutex         // guards conns against Close at the end
+	conns  []*httpclient.Conn // per endpoint, for http:// endpoints
+	lean   bool               // every endpoint is http://: batches are pipelined
+	bufs   [][]byte           // batch bodies, reused
+	bodies [][]byte
 }
 
 // Submitter returns submitter i, which prefers endpoint i mod the endpoint
@@ -33,8 +36,10 @@ type submitter struct {
 // https:// endpoints go through net/http.
 func (t *Target) Submitter(i int) target.Submitter {
 	s := &submitter{t: t, pref: i % len(t.o.Endpoints), body: make([]byte, 0, 1024), conns: make([]*httpclient.Conn, len(t.clients))}
+	s.lean = true
 	for k, c := range t.clients {
 		s.conns[k], _ = httpclient.New(c.URL) // nil for https
+		s.lean = s.lean && s.conns[k] != nil
 	}
 	t.subMu.Lock()
 	t.subs = append(t.subs, s)

@@ -146,6 +146,14 @@ func (t *Target) Close() error {
 	return t.Target.Close()
 }
 
+// BatchLanes: JSON-RPC batches go through the CometBFT RPC only.
+func (t *Target) BatchLanes() int {
+	if t.o.Via == "rest" || t.o.Via == "grpc" {
+		return 0
+	}
+	return t.Target.BatchLanes()
+}
+
 // Submitter returns submitter i on the submission path.
 func (t *Target) Submitter(i int) target.Submitter {
 	switch t.o.Via {

@@ -67,7 +67,19 @@ func (c *Conn) Close() {
 // the next call). Errors are the net package's: a dial error when the
 // connection could not be made, a timeout when timeout or ctx's deadline
 // passed; ctx's error when it was cancelled.
-func (c *Conn) Post(ctx context.Context, contentType string, body []byte, timeout time.Duration) (int, []byte, error) {
+func (c *Conn) Post(ctx context.Context, contentType string, body []byte, timeout time.Duration) (status int, resp []byte, err error) {
+	one := [1][]byte{body}
+	_, err = c.PostAll(ctx, contentType, one[:], timeout, func(_ int, st int, b []byte) { status, resp = st, b })
+	return status, resp, err
+}
+
+// PostAll pipelines one POST per body: all written with one write, the
+// answers read in order, answer(k, status, body) called for each (body
+// valid during the call). On the hot path one write and a read or two
+// carry many payments instead of a write and a wake-up each. n is how many
+// were answered; after an error the others' fate is unknown (they may have
+// reached the server), unless the error is a dial error (none was sent).
+func (c *Conn) PostAll(ctx context.Context, contentType string, bodies [][]byte, timeout time.Duration, answer func(k, status int, body []byte)) (n int, err error) {
 	if c.c != nil && time.Since(c.last) > idleRedial {
 		c.Close()
 	}
@@ -75,7 +87,7 @@ func (c *Conn) Post(ctx context.Context, contentType string, body []byte, timeou
 		d := net.Dialer{Timeout: min(timeout, 3*time.Second), KeepAlive: 30 * time.Second}
 		conn, err := d.DialContext(ctx, "tcp", c.addr)
 		if err != nil {
-			return 0, nil, err
+			return 0, err
 		}
 		c.c = conn
 		if c.r == nil {
@@ -93,31 +105,41 @@ func (c *Conn) Post(ctx context.Context, contentType string, body []byte, timeou
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
-	r := append(c.req[:0], "POST "...)
-	r = append(r, c.path...)
-	r = append(r, " HTTP/1.1\r\nHost: "...)
-	r = append(r, c.host...)
-	r = append(r, "\r\nContent-Type: "...)
-	r = append(r, contentType...)
-	r = append(r, "\r\nContent-Length: "...)
-	r = strconv.AppendInt(r, int64(len(body)), 10)
-	r = append(r, "\r\n\r\n"...)
-	r = append(r, body...)
+	r := c.req[:0]
+	for _, body := range bodies {
+		r = append(r, "POST "...)
+		r = append(r, c.path...)
+		r = append(r, " HTTP/1.1\r\nHost: "...)
+		r = append(r, c.host...)
+		r = append(r, "\r\nContent-Type: "...)
+		r = append(r, contentType...)
+		r = append(r, "\r\nContent-Length: "...)
+		r = strconv.AppendInt(r, int64(len(body)), 10)
+		r = append(r, "\r\n\r\n"...)
+		r = append(r, body...)
+	}
 	c.req = r
 	if _, err := conn.Write(r); err != nil {
 		c.Close()
-		return 0, nil, c.cause(ctx, err)
+		return 0, c.cause(ctx, err)
 	}
-	status, resp, keep, err := c.read()
-	if err != nil {
-		c.Close()
-		return 0, nil, c.cause(ctx, err)
-	}
-	if !keep {
-		c.Close()
+	for n < len(bodies) {
+		status, resp, keep, err := c.read()
+		if err != nil {
+			c.Close()
+			return n, c.cause(ctx, err)
+		}
+		answer(n, status, resp)
+		n++
+		if !keep {
+			c.Close()
+			if n < len(bodies) {
+				return n, fmt.Errorf("httpclient: the server closed the connection after %d of %d pipelined requests: %w", n, len(bodies), io.ErrUnexpectedEOF)
+			}
+		}
 	}
 	c.last = time.Now()
-	return status, resp, nil
+	return n, nil
 }
 
 func (c *Conn) cause(ctx context.Context, err error) error {

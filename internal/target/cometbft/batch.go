@@ -1,0 +1,146 @@
+package cometbft
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+
+	"github.com/buger/jsonparser"
+
+	"github.com/tpslab/tpslab/internal/target"
+)
+
+// defaultBatch is CometBFT's default rpc.max_request_batch_size: the most
+// requests one JSON-RPC batch may carry. A node configured lower says so,
+// and the batch size follows it.
+const defaultBatch = 10
+
+var batchLimit = regexp.MustCompile(`batch request exceeds maximum \((\d+)\)`)
+
+// BatchLanes is one in-order lane per endpoint: each lane's submitter
+// sends its payments as JSON-RPC batches on one keep-alive connection.
+func (t *Target) BatchLanes() int { return len(t.o.Endpoints) }
+
+// SubmitBatch sends txs in order as JSON-RPC batches of broadcast_tx_*
+// (at most the node's batch size each), all POSTs pipelined in one write;
+// out[k] is tx k's answer. Failover is as for Submit: a connection that
+// cannot be made moves the whole batch to the next live endpoint.
+func (s *submitter) SubmitBatch(ctx context.Context, txs []target.Tx, out []target.Receipt) {
+	if len(txs) == 1 || !s.lean {
+		for k := range txs {
+			out[k] = s.Submit(ctx, txs[k])
+		}
+		return
+	}
+	p := s.t.pool
+	for try := 0; try < len(p.URLs); try++ {
+		i, _ := p.Pick(s.pref + try)
+		n, err := s.postBatch(ctx, i, txs, out)
+		if err == nil {
+			s.count(i, out)
+			return
+		}
+		if target.NeverDelivered(err) && ctx.Err() == nil {
+			for range txs {
+				p.Failover(i)
+			}
+			p.Down(i, err)
+			continue
+		}
+		// The groups answered stand; the others may have reached the node.
+		r := target.UnackedBy(err)
+		for k := n; k < len(txs); k++ {
+			out[k] = r
+		}
+		if target.Broken(err) {
+			p.Down(i, err)
+			p.TransportError(i)
+		}
+		s.count(i, out)
+		return
+	}
+	for k := range txs {
+		out[k] = target.Receipt{Status: target.Rejected, Reason: "transport_error", Detail: "no endpoint took the batch", Endpoint: -1}
+	}
+}
+
+func (s *submitter) count(i int, out []target.Receipt) {
+	for k := range out {
+		out[k].Endpoint = i
+		s.t.pool.Count(i, out[k].Status)
+	}
+}
+
+// postBatch sends txs to endpoint i; n is how many answers were read
+// before an error. A node that allows smaller batches than were sent
+// refuses the batch whole (nothing reached its mempool): the batch size
+// follows the node's limit and the batch is sent again once.
+func (s *submitter) postBatch(ctx context.Context, i int, txs []target.Tx, out []target.Receipt) (n int, err error) {
+	for again := 0; ; again++ {
+		size := int(s.t.batch.Load())
+		s.bodies = s.bodies[:0]
+		for g := 0; g*size < len(txs); g++ {
+			grp := txs[g*size : min(len(txs), (g+1)*size)]
+			if g == len(s.bufs) {
+				s.bufs = append(s.bufs, nil)
+			}
+			b := append(s.bufs[g][:0], '[')
+			for k, tx := range grp {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = appendBroadcast(b, s.id+uint64(g*size+k)+1, s.t.method, tx.Bytes)
+			}
+			b = append(b, ']')
+			s.bufs[g] = b
+			s.bodies = append(s.bodies, b)
+		}
+		base := s.id + 1
+		s.id += uint64(len(txs))
+		limited := 0
+		s.mu.Lock()
+		answered, err := s.conns[i].PostAll(ctx, "application/json", s.bodies, s.t.o.Timeout, func(g, status int, body []byte) {
+			lo, hi := g*size, min(len(txs), (g+1)*size)
+			if !s.t.classifyBatch(status, body, base+uint64(lo), out[lo:hi]) {
+				if m := batchLimit.FindSubmatch(body); m != nil {
+					limited, _ = strconv.Atoi(string(m[1]))
+				}
+			}
+		})
+		s.mu.Unlock()
+		if limited > 0 && limited < size && again == 0 {
+			s.t.batch.Store(int32(limited))
+			continue
+		}
+		return min(answered*size, len(txs)), err
+	}
+}
+
+// classifyBatch fills out from a batch's answer: each element by its id
+// (base is the first's), in order when ids do not match; an answer that is
+// not an array (the batch refused whole) is every payment's answer, and
+// ok is false.
+func (t *Target) classifyBatch(status int, body []byte, base uint64, out []target.Receipt) (ok bool) {
+	if _, typ, _, err := jsonparser.Get(body); err != nil || typ != jsonparser.Array {
+		r := t.classify(status, body)
+		for k := range out {
+			out[k] = r
+		}
+		return false
+	}
+	for k := range out {
+		out[k] = target.Receipt{Status: target.Unacked, Reason: "no_answer", Detail: "the batch's answer had no element for it"}
+	}
+	pos := 0
+	_, _ = jsonparser.ArrayEach(body, func(v []byte, _ jsonparser.ValueType, _ int, _ error) {
+		k := pos
+		if id, err := jsonparser.GetInt(v, "id"); err == nil && id >= int64(base) && id < int64(base)+int64(len(out)) {
+			k = int(uint64(id) - base)
+		}
+		pos++
+		if k < len(out) {
+			out[k] = t.classify(status, v)
+		}
+	})
+	return true
+}
