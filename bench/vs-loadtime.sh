@@ -7,6 +7,7 @@
 # tpslab's count is checked against the node's blocks by the same reader).
 #
 #   bench/vs-loadtime.sh            # RATE=1000 DURATION=30
+#   SEND_INTERVAL=100ms bench/vs-loadtime.sh   # tpslab's gathering (default auto)
 #
 # loadtime sends over one WebSocket and confirms nothing while it runs;
 # tpslab confirms every payment live from the blocks.
@@ -14,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE=${RATE:-1000}
 DURATION=${DURATION:-30}
+SEND_INTERVAL=${SEND_INTERVAL:-auto}
 bin=$(pwd)/.cache/bin
 mkdir -p "$bin"
 [ -x "$bin/cometbft" ] || GOBIN=$bin go install github.com/cometbft/cometbft/cmd/cometbft@v0.38.19
@@ -60,10 +62,10 @@ print(n)
 PY
 }
 
-echo "== tpslab: $RATE tx/s for $DURATION s, live confirmation from the blocks"
+echo "== tpslab: $RATE tx/s for $DURATION s, live confirmation from the blocks, send interval $SEND_INTERVAL"
 start_node "$work/t"
 tcpu=$(run_timed "$bin/tpslab-bench" run --endpoint "http://$rpc" --workload raw --rate "$RATE" \
-  --duration "${DURATION}s" --warmup 0s --drain 10s --out "$work/t/run")
+  --duration "${DURATION}s" --warmup 0s --drain 10s --send-interval "$SEND_INTERVAL" --out "$work/t/run")
 read -r tcommitted first last < <(python3 -c "
 import json; r=json.load(open('$work/t/run/result.json')); print(r['summary']['committed'], r['chain']['first_height'], r['chain']['last_height'])")
 tblocks=$(committed_in_blocks "$rpc" "$first" "$last")
