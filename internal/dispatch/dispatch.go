@@ -429,7 +429,10 @@ loop:
 		if senders > 0 {
 			route = sender % n
 		}
-		if qs[route].offer(ticket{intended: backlog[0], sender: int32(sender), index: index}) {
+		if ok, busy := qs[route].offer(ticket{intended: backlog[0], sender: int32(sender), index: index}); ok {
+			if busy && waited == 0 {
+				rec.ConnWait() // it waits behind a batch still being sent
+			}
 			backlog = backlog[1:]
 			index++
 			sender = -1
@@ -460,20 +463,20 @@ loop:
 
 // queue holds due payments for one worker.
 type queue interface {
-	offer(ticket) bool // false when the worker has no room
-	flush()            // the dispatcher is going to sleep
+	offer(ticket) (ok, busy bool) // ok false when the worker has no room; busy: it waits behind an exchange in progress
+	flush()                       // the dispatcher is going to sleep
 	close()
 }
 
 // chanQueue feeds a worker that sends payments one by one.
 type chanQueue chan ticket
 
-func (q chanQueue) offer(tk ticket) bool {
+func (q chanQueue) offer(tk ticket) (ok, busy bool) {
 	select {
 	case q <- tk:
-		return true
+		return true, false
 	default:
-		return false
+		return false, true
 	}
 }
 func (chanQueue) flush()   {}
@@ -489,16 +492,17 @@ type lane struct {
 	pending []ticket
 	kick    chan struct{}
 	closed  bool
+	sending bool // a batch is in flight
 }
 
-func (l *lane) offer(tk ticket) bool {
+func (l *lane) offer(tk ticket) (ok, busy bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.pending) >= maxBatch {
-		return false
+		return false, true
 	}
 	l.pending = append(l.pending, tk)
-	return true
+	return true, l.sending
 }
 
 func (l *lane) flush() {
@@ -531,9 +535,13 @@ func (l *lane) run(ctx context.Context, w *worker, bs target.BatchSubmitter) {
 			l.mu.Lock()
 			tks, l.pending = l.pending, tks[:0]
 			closed := l.closed
+			l.sending = len(tks) > 0
 			l.mu.Unlock()
 			if len(tks) > 0 {
 				w.sendBatch(ctx, bs, tks)
+				l.mu.Lock()
+				l.sending = false
+				l.mu.Unlock()
 			}
 			if closed {
 				l.mu.Lock()

@@ -2,6 +2,7 @@
 package sink
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -60,10 +61,44 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	var out []byte
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) { // a JSON-RPC batch
+		var reqs []json.RawMessage
+		if err := json.Unmarshal(body, &reqs); err != nil {
+			http.Error(w, "not JSON-RPC", http.StatusBadRequest)
+			return
+		}
+		out = append(out, '[')
+		for k, req := range reqs {
+			if k > 0 {
+				out = append(out, ',')
+			}
+			a, ok := s.answer(req)
+			if !ok {
+				http.Error(w, "not JSON-RPC", http.StatusBadRequest)
+				return
+			}
+			out = append(out, a...)
+		}
+		out = append(out, ']')
+	} else {
+		a, ok := s.answer(body)
+		if !ok {
+			http.Error(w, "not JSON-RPC (the sink has no WebSocket)", http.StatusBadRequest)
+			return
+		}
+		out = a
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
+
+// answer is the JSON-RPC answer to one request; ok is false when body is
+// not one.
+func (s *Sink) answer(body []byte) (_ []byte, ok bool) {
 	var req sinkRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, "not JSON-RPC (the sink has no WebSocket)", http.StatusBadRequest)
-		return
+		return nil, false
 	}
 	var result string
 	switch req.Method {
@@ -79,8 +114,7 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "block":
 		h, err := strconv.ParseInt(req.Params.Height, 10, 64)
 		if err != nil || h < 1 || h > s.height() {
-			s.fail(w, req.ID, "height must be between 1 and the latest height")
-			return
+			return fail(req.ID, "height must be between 1 and the latest height"), true
 		}
 		result = `{"block_id":{},"block":{"header":{"height":"` + req.Params.Height + `","time":"` + s.blockTime(h) + `"},"data":{"txs":[]}}}`
 	case "block_results":
@@ -95,14 +129,11 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(v)
 		result = `{"response":{"code":0,"log":"","info":"","index":"0","key":null,"value":"` + base64.StdEncoding.EncodeToString(b) + `","proofOps":null,"height":"1","codespace":""}}`
 	default:
-		s.fail(w, req.ID, "Method not found: "+req.Method)
-		return
+		return fail(req.ID, "Method not found: "+req.Method), true
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + `}`))
+	return []byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + `}`), true
 }
 
-func (s *Sink) fail(w http.ResponseWriter, id json.RawMessage, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32603,"message":"Internal error","data":` + strconv.Quote(msg) + `}}`))
+func fail(id json.RawMessage, msg string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32603,"message":"Internal error","data":` + strconv.Quote(msg) + `}}`)
 }
