@@ -537,22 +537,19 @@ func (l *lane) run(ctx context.Context, w *worker, bs target.BatchSubmitter) {
 			closed := l.closed
 			l.sending = len(tks) > 0
 			l.mu.Unlock()
-			if len(tks) > 0 {
-				w.sendBatch(ctx, bs, tks)
-				l.mu.Lock()
-				l.sending = false
-				l.mu.Unlock()
-			}
-			if closed {
-				l.mu.Lock()
-				done := len(l.pending) == 0
-				l.mu.Unlock()
-				if done {
+			if len(tks) == 0 {
+				if closed {
 					return
 				}
-				continue
+				break
 			}
-			break
+			w.sendBatch(ctx, bs, tks)
+			l.mu.Lock()
+			l.sending = false
+			l.mu.Unlock()
+			if !closed {
+				break // the next gathering comes with its kick
+			}
 		}
 	}
 }

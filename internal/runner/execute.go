@@ -91,8 +91,11 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	r.ls = ls
 	r.start = time.Now()
 	eng := &dispatch.Engine{Target: tgt, Workload: r.conn.Workload, Recorder: r.rec, Connections: sc.Load.Connections, Seed: sc.Seed}
-	if sc.Load.Model == "open" && sc.Load.SendEvery(1) > 0 {
-		eng.SendEvery = func(t time.Duration) time.Duration { return sc.Load.SendEvery(r.profile.RateAt(t)) }
+	if every := sc.Load.SendEvery(1); sc.Load.Model == "open" && every > 0 {
+		eng.SendEvery = func(time.Duration) time.Duration { return every } // a fixed interval, parsed once
+		if sc.Load.SendInterval == "auto" {
+			eng.SendEvery = func(t time.Duration) time.Duration { return sc.Load.SendEvery(r.profile.RateAt(t)) }
+		}
 	}
 	ls.eng = eng
 	ls.trk = confirm.New(eng.Resolve, r.start, r.rec.NewShard())

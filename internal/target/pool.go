@@ -187,31 +187,54 @@ func (p *Pool) EndpointStats() []EndpointStat {
 // nothing is duplicated); an error after the request may have left makes
 // the answer Unacked and, when the endpoint looks gone, marks it down.
 func (p *Pool) Send(ctx context.Context, pref int, post func(ctx context.Context, i int) (Receipt, error)) Receipt {
+	var one [1]Receipt
+	p.SendMany(ctx, pref, one[:], func(ctx context.Context, i int) (int, error) {
+		r, err := post(ctx, i)
+		if err != nil {
+			return 0, err
+		}
+		one[0] = r
+		return 1, nil
+	})
+	return one[0]
+}
+
+// SendMany is Send for a batch: post sends all of out's payments to
+// endpoint i in order and fills out[:answered]. After an error the
+// unanswered ones are Unacked (they may have reached the node), unless it
+// was never delivered: then the whole batch moves to the next endpoint.
+func (p *Pool) SendMany(ctx context.Context, pref int, out []Receipt, post func(ctx context.Context, i int) (answered int, err error)) {
 	var last error
 	for try := 0; try < len(p.URLs); try++ {
 		i, _ := p.Pick(pref + try)
-		r, err := post(ctx, i)
-		if err == nil {
-			r.Endpoint = i
-			p.Count(i, r.Status)
-			return r
+		n, err := post(ctx, i)
+		if err == nil || !NeverDelivered(err) || ctx.Err() != nil {
+			if err != nil {
+				r := UnackedBy(err)
+				for k := n; k < len(out); k++ {
+					out[k] = r
+				}
+				if Broken(err) {
+					p.Down(i, err)
+					p.TransportError(i)
+				}
+			}
+			for k := range out {
+				out[k].Endpoint = i
+				p.Count(i, out[k].Status)
+			}
+			return
 		}
 		last = err
-		if !NeverDelivered(err) || ctx.Err() != nil {
-			r := UnackedBy(err)
-			r.Endpoint = i
-			if Broken(err) {
-				p.Down(i, err)
-				p.TransportError(i)
-			}
-			p.Count(i, r.Status)
-			return r
+		for range out {
+			p.Failover(i)
 		}
-		p.Failover(i)
 		p.Down(i, err)
 	}
 	// No endpoint took it: it never reached a node.
-	return Receipt{Status: Rejected, Reason: "transport_error", Detail: last.Error(), Endpoint: -1}
+	for k := range out {
+		out[k] = Receipt{Status: Rejected, Reason: "transport_error", Detail: last.Error(), Endpoint: -1}
+	}
 }
 
 // UnackedBy is the receipt of a request whose answer err lost.

@@ -23,8 +23,9 @@ func (t *Target) BatchLanes() int { return len(t.o.Endpoints) }
 
 // SubmitBatch sends txs in order as JSON-RPC batches of broadcast_tx_*
 // (at most the node's batch size each), all POSTs pipelined in one write;
-// out[k] is tx k's answer. Failover is as for Submit: a connection that
-// cannot be made moves the whole batch to the next live endpoint.
+// out[k] is tx k's answer. Failover is the pool's, as for Submit: a
+// connection that cannot be made moves the whole batch to the next live
+// endpoint.
 func (s *submitter) SubmitBatch(ctx context.Context, txs []target.Tx, out []target.Receipt) {
 	if len(txs) == 1 || !s.lean {
 		for k := range txs {
@@ -32,43 +33,9 @@ func (s *submitter) SubmitBatch(ctx context.Context, txs []target.Tx, out []targ
 		}
 		return
 	}
-	p := s.t.pool
-	for try := 0; try < len(p.URLs); try++ {
-		i, _ := p.Pick(s.pref + try)
-		n, err := s.postBatch(ctx, i, txs, out)
-		if err == nil {
-			s.count(i, out)
-			return
-		}
-		if target.NeverDelivered(err) && ctx.Err() == nil {
-			for range txs {
-				p.Failover(i)
-			}
-			p.Down(i, err)
-			continue
-		}
-		// The groups answered stand; the others may have reached the node.
-		r := target.UnackedBy(err)
-		for k := n; k < len(txs); k++ {
-			out[k] = r
-		}
-		if target.Broken(err) {
-			p.Down(i, err)
-			p.TransportError(i)
-		}
-		s.count(i, out)
-		return
-	}
-	for k := range txs {
-		out[k] = target.Receipt{Status: target.Rejected, Reason: "transport_error", Detail: "no endpoint took the batch", Endpoint: -1}
-	}
-}
-
-func (s *submitter) count(i int, out []target.Receipt) {
-	for k := range out {
-		out[k].Endpoint = i
-		s.t.pool.Count(i, out[k].Status)
-	}
+	s.t.pool.SendMany(ctx, s.pref, out, func(ctx context.Context, i int) (int, error) {
+		return s.postBatch(ctx, i, txs, out)
+	})
 }
 
 // postBatch sends txs to endpoint i; n is how many answers were read
@@ -78,8 +45,8 @@ func (s *submitter) count(i int, out []target.Receipt) {
 func (s *submitter) postBatch(ctx context.Context, i int, txs []target.Tx, out []target.Receipt) (n int, err error) {
 	for again := 0; ; again++ {
 		size := int(s.t.batch.Load())
-		s.bodies = s.bodies[:0]
-		for g := 0; g*size < len(txs); g++ {
+		groups := (len(txs) + size - 1) / size
+		for g := 0; g < groups; g++ {
 			grp := txs[g*size : min(len(txs), (g+1)*size)]
 			if g == len(s.bufs) {
 				s.bufs = append(s.bufs, nil)
@@ -93,14 +60,13 @@ func (s *submitter) postBatch(ctx context.Context, i int, txs []target.Tx, out [
 			}
 			b = append(b, ']')
 			s.bufs[g] = b
-			s.bodies = append(s.bodies, b)
 		}
 		base := s.id + 1
 		s.id += uint64(len(txs))
 		limited := 0
 		s.mu.Lock()
-		answered, err := s.conns[i].PostAll(ctx, "application/json", s.bodies, s.t.o.Timeout, func(g, status int, body []byte) {
-			lo, hi := g*size, min(len(txs), (g+1)*size)
+		answered, err := s.conns[i].PostAll(ctx, "application/json", s.bufs[:groups], s.t.o.Timeout, func(j, status int, body []byte) {
+			lo, hi := j*size, min(len(txs), (j+1)*size)
 			if !s.t.classifyBatch(status, body, base+uint64(lo), out[lo:hi]) {
 				if m := batchLimit.FindSubmatch(body); m != nil {
 					limited, _ = strconv.Atoi(string(m[1]))

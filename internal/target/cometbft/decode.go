@@ -29,7 +29,8 @@ type eventDecoder struct {
 // subscription's confirmation). The block and results are valid until the
 // next call.
 func (d *eventDecoder) decode(msg []byte) (block *RawBlock, results []ExecResult, err error) {
-	if _, ok := lookup(msg, "result"); !ok {
+	result, ok := lookup(msg, "result")
+	if !ok {
 		if raw, ok := lookup(msg, "error"); ok && raw[0] == '{' {
 			raw = raw[:valueEnd(raw)]
 			var re rpcError
@@ -38,8 +39,9 @@ func (d *eventDecoder) decode(msg []byte) (block *RawBlock, results []ExecResult
 			}
 			return nil, nil, &re
 		}
+		return nil, nil, nil
 	}
-	value, ok := lookup(msg, "result", "data", "value")
+	value, ok := lookup(result, "data", "value")
 	if !ok || value[0] != '{' {
 		return nil, nil, nil
 	}

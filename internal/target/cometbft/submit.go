@@ -17,17 +17,16 @@ import (
 )
 
 type submitter struct {
-	t      *Target
-	pref   int
-	body   []byte
-	resp   bytes.Buffer
-	rd     bytes.Reader
-	id     uint64
-	mu     sync.Mutex         // guards conns against Close at the end
-	conns  []*httpclient.Conn // per endpoint, for http:// endpoints
-	lean   bool               // every endpoint is http://: batches are pipelined
-	bufs   [][]byte           // batch bodies, reused
-	bodies [][]byte
+	t     *Target
+	pref  int
+	body  []byte
+	resp  bytes.Buffer
+	rd    bytes.Reader
+	id    uint64
+	mu    sync.Mutex         // guards conns against Close at the end
+	conns []*httpclient.Conn // per endpoint, for http:// endpoints
+	lean  bool               // every endpoint is http://: batches are pipelined
+	bufs  [][]byte           // batch bodies, reused
 }
 
 // Submitter returns submitter i, which prefers endpoint i mod the endpoint
