@@ -324,6 +324,16 @@ func (w *worker) finish(ctx context.Context, sg *sending, r target.Receipt) targ
 	return r
 }
 
+// Lanes is how many gathering lanes the open model sends batches on (one
+// per endpoint, one batch in flight each), or 0 when each payment goes
+// on its own over Connections workers.
+func (e *Engine) Lanes() int {
+	if b, ok := e.Target.(target.Batcher); ok && e.SendEvery != nil {
+		return b.BatchLanes()
+	}
+	return 0
+}
+
 // RunOpen offers arrivals from the schedule until it ends or offer ends.
 // Due payments join a backlog at their intended time (that is when they
 // count as offered) and leave it when a sender has room and its worker is
@@ -335,10 +345,7 @@ func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals,
 	if maxBacklog <= 0 {
 		maxBacklog = DefaultMaxBacklog
 	}
-	lanes := 0
-	if b, ok := e.Target.(target.Batcher); ok && e.SendEvery != nil {
-		lanes = b.BatchLanes()
-	}
+	lanes := e.Lanes()
 	if lanes > 0 {
 		n = lanes
 	}

@@ -56,7 +56,7 @@ func Hints(pass, fail *Step) []string {
 		h = append(h, fmt.Sprintf("transport: %d submissions (%.1f%%) failed with connection errors or timeouts", tr, 100*share(tr)))
 	}
 	if float64(f.ConnWaits) > 0.01*float64(f.Offered) && !f.Generator.Limited {
-		h = append(h, fmt.Sprintf("submission: %d due payments waited for a busy connection; ack p50 %.0f ms, p99 %.0f ms (the system answers submissions slower than they are offered: node RPC and CheckTx on a chain, the service on a ledger)", f.ConnWaits, f.LatencyMs.Ack.P50, f.LatencyMs.Ack.P99))
+		h = append(h, fmt.Sprintf("submission: %d due payments waited for a busy connection (or their lane's batch in flight); ack p50 %.0f ms, p99 %.0f ms (the system answers submissions slower than they are offered: node RPC and CheckTx on a chain, the service on a ledger)", f.ConnWaits, f.LatencyMs.Ack.P50, f.LatencyMs.Ack.P99))
 	}
 	if float64(f.WindowWaits) > 0.01*float64(f.Offered) {
 		h = append(h, fmt.Sprintf("commit latency: %d payments waited for room in their sender's in-flight window (commits arrive slower than payments are offered)", f.WindowWaits))

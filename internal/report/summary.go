@@ -192,7 +192,11 @@ type Generator struct {
 	Limited           bool    `json:"limited"`
 	// Starved: the generator sent late because the machine's CPU was taken
 	// by others (the system under test), not because it lacked capacity.
-	Starved bool   `json:"starved,omitempty"`
+	Starved bool `json:"starved,omitempty"`
+	// Lanes is how many gathering lanes sent batches (one per endpoint, one
+	// batch in flight each); 0 when each payment went on its own over the
+	// scenario's connections.
+	Lanes   int    `json:"lanes,omitempty"`
 	Warning string `json:"warning,omitempty"`
 }
 

@@ -54,7 +54,7 @@ func (r *run) summary() report.Summary {
 		cpu = cpuTime() - ls.cpuStart
 		loadSecs = ls.eng.Since().Seconds()
 	}
-	s.Generator = report.Generator{Cores: runtime.NumCPU(), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10}
+	s.Generator = report.Generator{Cores: runtime.NumCPU(), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10, Lanes: ls.eng.Lanes()}
 	if loadSecs > 0 {
 		s.Generator.CPUPercent = math.Round(1000*cpu.Seconds()/loadSecs) / 10
 	}
@@ -254,6 +254,8 @@ func (r *run) judgeGenerator(s *report.Summary, win float64) {
 	} else if why != "" {
 		s.Generator.Limited = true
 		s.Generator.Warning = "the load generator, not the system under test, was limiting: " + why + "; the figures understate what the system can do"
+	} else if connsBusy && g.Lanes > 0 {
+		s.Generator.Warning = fmt.Sprintf("%d due payments waited for their lane's previous batch to be answered (%d lanes, one batch in flight each; ack p50 %.0f ms): the target's RPC/CheckTx answered more slowly than payments gathered; their latencies include the wait (send_interval 0 sends each payment on its own over the connections)", st.ConnWaits, g.Lanes, s.LatencyMs.Ack.P50)
 	} else if connsBusy {
 		s.Generator.Warning = fmt.Sprintf("all %d connections were busy waiting for the target's answers for %d due payments (ack p50 %.0f ms): the target's RPC/CheckTx was the limit, not the generator; more connections may offer more", r.sc.Load.Connections, st.ConnWaits, s.LatencyMs.Ack.P50)
 	} else if windowFull {
