@@ -1,11 +1,13 @@
 package chain
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	abci "github.com/cometbft/cometbft/abci/types"
@@ -290,3 +292,39 @@ func TestDeriveKeyIsStable(t *testing.T) {
 }
 
 const pinnedAddress0 = "E2E1138ECF43253AFE70CF669EFF8EBB70BC1CA4"
+
+// A mempool that listed a sender's payments out of order (they came from two
+// peers at once) still yields a block in which all of them succeed: the
+// proposal puts each sender's payments in sequence order, in the slots that
+// sender's payments held, and leaves other senders and undecodable bytes be.
+func TestProposalOrdersEachSendersSequences(t *testing.T) {
+	f := newFixture(t, 3, 1000)
+	a0, a1, a2 := f.pay(0, 2, 1, 0), f.pay(0, 2, 1, 1), f.pay(0, 2, 1, 2)
+	b0, b1 := f.pay(1, 2, 1, 0), f.pay(1, 2, 1, 1)
+	junk := []byte("not a payment")
+	reaped := [][]byte{a2, b0, junk, a0, b1, a1}
+	res, err := f.app.PrepareProposal(context.Background(), &abci.RequestPrepareProposal{Txs: slices.Clone(reaped), MaxTxBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]byte{a0, b0, junk, a1, b1, a2}
+	if !slices.EqualFunc(res.Txs, want, bytes.Equal) {
+		t.Fatalf("proposal order wrong: got %d txs, want a0 b0 junk a1 b1 a2", len(res.Txs))
+	}
+	codes := f.block(res.Txs...)
+	for i, c := range codes {
+		if i != 2 && c != CodeOK {
+			t.Errorf("tx %d: code %d", i, c)
+		}
+	}
+	// As reaped, the out-of-order payment fails: what the proposal prevents.
+	g := newFixture(t, 3, 1000)
+	if codes := g.block(reaped...); codes[0] != CodeSequenceTooHigh {
+		t.Errorf("unordered block: first code %d, want sequence too high", codes[0])
+	}
+	// The cut at MaxTxBytes keeps a prefix of each sender's sequences.
+	res, _ = f.app.PrepareProposal(context.Background(), &abci.RequestPrepareProposal{Txs: [][]byte{a2, a0, a1}, MaxTxBytes: int64(2 * len(a0))})
+	if !slices.EqualFunc(res.Txs, [][]byte{a0, a1}, bytes.Equal) {
+		t.Errorf("cut proposal: %d txs, want a0 a1", len(res.Txs))
+	}
+}
