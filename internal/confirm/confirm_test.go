@@ -39,7 +39,7 @@ func TestBlockResolvesOursOnly(t *testing.T) {
 	if iv.Committed != 1 || iv.Failed["sequence_too_high"] != 1 || len(iv.Blocks) != 1 || iv.Blocks[0].Ours != 2 || iv.Blocks[0].OursOK != 1 || iv.Blocks[0].Txs != 3 {
 		t.Fatalf("recorded %+v blocks %+v", iv.Counts, iv.Blocks)
 	}
-	if got := iv.Commit.Max(); got < 899_000 || got > 901_000 { // µs from intended
+	if got := iv.Commit.Max(); got < 891_000 || got > 909_000 { // µs from intended; a second's histograms keep 2 digits
 		t.Errorf("commit latency %d µs, want 900 ms from the intended time", got)
 	}
 	if f.trk.Len() != 0 {

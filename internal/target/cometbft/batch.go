@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/buger/jsonparser"
-
 	"github.com/tpslab/tpslab/internal/target"
 )
 
@@ -87,7 +85,7 @@ func (s *submitter) postBatch(ctx context.Context, i int, txs []target.Tx, out [
 // not an array (the batch refused whole) is every payment's answer, and
 // ok is false.
 func (t *Target) classifyBatch(status int, body []byte, base uint64, out []target.Receipt) (ok bool) {
-	if _, typ, _, err := jsonparser.Get(body); err != nil || typ != jsonparser.Array {
+	if i := skipSpace(body, 0); i >= len(body) || body[i] != '[' {
 		r := t.classify(status, body)
 		for k := range out {
 			out[k] = r
@@ -98,14 +96,15 @@ func (t *Target) classifyBatch(status int, body []byte, base uint64, out []targe
 		out[k] = target.Receipt{Status: target.Unacked, Reason: "no_answer", Detail: "the batch's answer had no element for it"}
 	}
 	pos := 0
-	_, _ = jsonparser.ArrayEach(body, func(v []byte, _ jsonparser.ValueType, _ int, _ error) {
+	_ = eachElement(body, func(v []byte) {
+		a, _ := parseAnswer(v)
 		k := pos
-		if id, err := jsonparser.GetInt(v, "id"); err == nil && id >= int64(base) && id < int64(base)+int64(len(out)) {
-			k = int(uint64(id) - base)
+		if a.hasID && a.id >= base && a.id < base+uint64(len(out)) {
+			k = int(a.id - base)
 		}
 		pos++
 		if k < len(out) {
-			out[k] = t.classify(status, v)
+			out[k] = t.classifyAnswer(status, v, a)
 		}
 	})
 	return true

@@ -30,6 +30,11 @@ func TestClassifyNodeAnswers(t *testing.T) {
 		{200, `{"error":{"code":-32601,"message":"Method not found"}}`, target.Receipt{Status: target.Rejected, Reason: "rpc_error"}},
 		{502, `<html>bad gateway</html>`, target.Receipt{Status: target.Rejected, Reason: "http_502"}},
 		{200, `{"jsonrpc":"2.0"}`, target.Receipt{Status: target.Rejected, Reason: "rpc_error"}},
+		{200, `{"jsonrpc":"2.0","id":7,"result":{"code":0,"data":"","log":"[]","codespace":"","hash":"AB"}}`, target.Receipt{Status: target.Pending}},
+		{200, ` { "result" : { "log" : "got \"9\"", "codespace" : "tpslab", "code" : 5 } } `, target.Receipt{Status: target.Rejected, Reason: `tpslab/got "9"`, Detail: `got "9"`}},
+		{200, `{"result":{"code":12,"codespace":"sdk","log":"out of gas"},"id":3}`, target.Receipt{Status: target.Rejected, Reason: "sdk/out of gas"}},
+		{200, `{"result":"ok"}`, target.Receipt{Status: target.Rejected, Reason: "rpc_error"}},
+		{200, `{"result":{"code":0`, target.Receipt{Status: target.Rejected, Reason: "http_200"}},
 	} {
 		got := tg.classify(c.status, []byte(c.body))
 		if got.Status != c.want.Status || got.Reason != c.want.Reason || c.want.Detail != "" && got.Detail != c.want.Detail {
@@ -129,5 +134,29 @@ func TestSubmitBatch(t *testing.T) {
 	// One refused POST of 8 (it reached no mempool), then 3 of at most 3.
 	if posts.Load() != 4 || elements.Load() != 8 || tg.batch.Load() != 3 {
 		t.Errorf("%d posts, %d elements, batch size %d", posts.Load(), elements.Load(), tg.batch.Load())
+	}
+}
+
+// BenchmarkClassifyBatch reads a node's answer to a batch of ten accepted
+// payments (the lane's hot path): it should not allocate.
+func BenchmarkClassifyBatch(b *testing.B) {
+	tg, _ := New(Options{Endpoints: []string{"http://127.0.0.1:1"}})
+	var body []byte
+	body = append(body, '[')
+	for k := 0; k < 10; k++ {
+		if k > 0 {
+			body = append(body, ',')
+		}
+		body = fmt.Appendf(body, `{"jsonrpc":"2.0","id":%d,"result":{"code":0,"data":"","log":"","codespace":"","hash":"%064X"}}`, 101+k, k)
+	}
+	body = append(body, ']')
+	out := make([]target.Receipt, 10)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tg.classifyBatch(200, body, 101, out)
+	}
+	if out[9].Status != target.Pending {
+		b.Fatalf("answer 9: %+v", out[9])
 	}
 }

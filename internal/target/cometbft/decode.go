@@ -152,43 +152,102 @@ func lookup(b []byte, keys ...string) ([]byte, bool) {
 }
 
 // member is where the value of key in the JSON object obj starts.
-func member(obj []byte, key string) ([]byte, bool) {
+func member(obj []byte, key string) (found []byte, ok bool) {
+	eachMember(obj, func(name, v []byte) bool {
+		if string(name) == key {
+			found, ok = v, true
+			return false
+		}
+		return true
+	})
+	return found, ok
+}
+
+// eachMember calls f with each member's name and where its value starts
+// (running to the end of obj) until f returns false; the values f passes
+// over are measured, the one it stops at is not. It reports whether obj
+// was a well-formed object up to where it stopped.
+func eachMember(obj []byte, f func(name, v []byte) bool) bool {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return nil, false
+		return false
 	}
-	i++
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return true
+	}
 	for {
 		i = skipSpace(obj, i)
 		if i >= len(obj) || obj[i] != '"' {
-			return nil, false
+			return false
 		}
 		e := stringEnd(obj[i+1:])
 		if e < 0 {
-			return nil, false
+			return false
 		}
 		name := obj[i+1 : i+1+e]
 		i = skipSpace(obj, i+e+2)
 		if i >= len(obj) || obj[i] != ':' {
-			return nil, false
+			return false
 		}
 		i = skipSpace(obj, i+1)
 		if i >= len(obj) {
-			return nil, false
+			return false
 		}
-		if string(name) == key {
-			return obj[i:], true
+		if !f(name, obj[i:]) {
+			return true
 		}
 		n := valueEnd(obj[i:])
 		if n <= 0 {
-			return nil, false
+			return false
 		}
 		i = skipSpace(obj, i+n)
-		if i >= len(obj) || obj[i] != ',' {
-			return nil, false
+		if i >= len(obj) {
+			return false
 		}
-		i++
+		switch obj[i] {
+		case '}':
+			return true
+		case ',':
+			i++
+		default:
+			return false
+		}
 	}
+}
+
+// rpcAnswer is one JSON-RPC answer's parts; result and err run from the
+// value's start to the end of the answer.
+type rpcAnswer struct {
+	id          uint64
+	hasID       bool
+	result, err []byte
+}
+
+// parseAnswer reads an answer's id, result and error in one walk.
+func parseAnswer(b []byte) (a rpcAnswer, ok bool) {
+	ok = eachMember(b, func(name, v []byte) bool {
+		switch string(name) {
+		case "id":
+			var d int
+			a.id, d = leadingUint(v)
+			a.hasID = d > 0
+		case "result":
+			a.result = v
+		case "error":
+			a.err = v
+		}
+		return true
+	})
+	return a, ok
+}
+
+// leadingUint is the unsigned integer v starts with, and its digits.
+func leadingUint(v []byte) (n uint64, digits int) {
+	for ; digits < len(v) && digits < 19 && v[digits] >= '0' && v[digits] <= '9'; digits++ {
+		n = n*10 + uint64(v[digits]-'0')
+	}
+	return n, digits
 }
 
 // eachElement calls f with each element of the JSON array arr.
@@ -293,12 +352,9 @@ func leadingCode(v []byte) (uint32, bool) {
 	if !bytes.HasPrefix(v, []byte(pre)) {
 		return 0, false
 	}
-	var c uint64
-	i := len(pre)
-	for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
-		c = c*10 + uint64(v[i]-'0')
-	}
-	if i == len(pre) || i >= len(v) || (v[i] != ',' && v[i] != '}') || c > 1<<32-1 {
+	c, d := leadingUint(v[len(pre):])
+	i := len(pre) + d
+	if d == 0 || i >= len(v) || (v[i] != ',' && v[i] != '}') || c > 1<<32-1 {
 		return 0, false
 	}
 	return uint32(c), true

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/buger/jsonparser"
-
 	"github.com/tpslab/tpslab/internal/target"
 	"github.com/tpslab/tpslab/internal/target/httpclient"
 )
@@ -111,12 +109,26 @@ func (s *submitter) post(ctx context.Context, i int) (target.Receipt, error) {
 
 // classify turns an RPC answer into a receipt; rejections by the
 // application are named by the Reason function, CometBFT's own mempool
-// errors by name. It reads the few fields it needs with jsonparser, which
-// neither allocates nor checks the rest (one answer per payment).
+// errors by name. An accepted payment's answer is read by the hand walk
+// (decode.go) without allocating; only rejections are decoded whole.
 func (t *Target) classify(status int, body []byte) target.Receipt {
-	if e, typ, _, err := jsonparser.Get(body, "error"); err == nil && typ == jsonparser.Object {
+	a, _ := parseAnswer(body)
+	return t.classifyAnswer(status, body, a)
+}
+
+// unreadable is the answer to a body that carries no usable result: not
+// JSON at all (a proxy's error page) is named by its HTTP status.
+func unreadable(status int, body []byte) target.Receipt {
+	if !json.Valid(body) {
+		return target.Receipt{Status: target.Rejected, Reason: "http_" + strconv.Itoa(status), Detail: clip(body, 200)}
+	}
+	return target.Receipt{Status: target.Rejected, Reason: "rpc_error", Detail: clip(body, 200)}
+}
+
+func (t *Target) classifyAnswer(status int, body []byte, a rpcAnswer) target.Receipt {
+	if len(a.err) > 0 && a.err[0] == '{' {
 		var re rpcError
-		_ = json.Unmarshal(e, &re)
+		_ = json.Unmarshal(a.err[:valueEnd(a.err)], &re)
 		d := re.Data
 		switch {
 		case strings.Contains(d, "mempool is full"):
@@ -128,17 +140,22 @@ func (t *Target) classify(status int, body []byte) target.Receipt {
 		}
 		return target.Receipt{Status: target.Rejected, Reason: "rpc_error", Detail: re.Error()}
 	}
-	res, typ, _, err := jsonparser.Get(body, "result")
-	if err != nil || typ != jsonparser.Object {
-		if !json.Valid(body) {
-			return target.Receipt{Status: target.Rejected, Reason: "http_" + strconv.Itoa(status), Detail: clip(body, 200)}
-		}
-		return target.Receipt{Status: target.Rejected, Reason: "rpc_error", Detail: clip(body, 200)}
+	if len(a.result) == 0 || a.result[0] != '{' {
+		return unreadable(status, body)
 	}
-	if code, _ := jsonparser.GetInt(res, "code"); code != 0 {
-		log, _ := jsonparser.GetString(res, "log")
-		space, _ := jsonparser.GetString(res, "codespace")
-		return target.Receipt{Status: target.Rejected, Reason: t.o.Reason(space, uint32(code), log), Detail: log}
+	if code, ok := leadingCode(a.result); ok && code == 0 {
+		return target.Receipt{Status: target.Pending}
+	}
+	var res struct {
+		Code      uint32 `json:"code"`
+		Log       string `json:"log"`
+		Codespace string `json:"codespace"`
+	}
+	if err := json.Unmarshal(a.result[:valueEnd(a.result)], &res); err != nil {
+		return unreadable(status, body)
+	}
+	if res.Code != 0 {
+		return target.Receipt{Status: target.Rejected, Reason: t.o.Reason(res.Codespace, res.Code, res.Log), Detail: res.Log}
 	}
 	return target.Receipt{Status: target.Pending}
 }
