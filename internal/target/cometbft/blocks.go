@@ -1,6 +1,7 @@
 package cometbft
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -196,8 +197,9 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 		}
 	}()
 	var dec eventDecoder
+	var buf bytes.Buffer
 	for {
-		_, msg, err := conn.ReadMessage()
+		msg, err := readMessage(conn, &buf)
 		if err != nil {
 			if ctx.Err() != nil {
 				return delivered, nil
@@ -230,6 +232,19 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev target.Ev
 		setNext(next, h+1)
 		delivered = true
 	}
+}
+
+// readMessage reads the next message into buf, reused from message to
+// message: ReadMessage allocates every block event anew, growing it from
+// 512 bytes (the decoder keeps nothing of a message past its block).
+func readMessage(conn *websocket.Conn, buf *bytes.Buffer) ([]byte, error) {
+	_, r, err := conn.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	buf.Reset()
+	_, err = buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // next is written by the reading goroutine and read by the watchdog.
