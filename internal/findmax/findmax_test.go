@@ -120,3 +120,36 @@ func TestHintsNameTheNodes(t *testing.T) {
 		t.Errorf("the heavy chain's cap is not named:\n%s", h)
 	}
 }
+
+// Sequence mismatches that make up most failures are named; committed
+// sequence_too_high failures get their likely cause (a proposer's list out
+// of order), sequence rejections alone do not.
+func TestHintsNameSequenceMismatches(t *testing.T) {
+	step := func(failed int64) *Step {
+		r := &report.Result{}
+		s := &r.Summary
+		s.Sent = 1000
+		s.Rejected = map[string]int64{"sequence_too_high": 40}
+		s.RejectedTotal = 40
+		if failed > 0 {
+			s.Failed = map[string]int64{"sequence_too_high": failed}
+			s.FailedTotal = failed
+		}
+		s.Resyncs = 3
+		return &Step{Rate: 100, Result: r}
+	}
+	find := func(h []string) string {
+		for _, x := range h {
+			if strings.HasPrefix(x, "nonce handling:") {
+				return x
+			}
+		}
+		return ""
+	}
+	if x := find(Hints(nil, step(2))); !strings.Contains(x, "42 of 42") || !strings.Contains(x, "2 committed with sequence_too_high") {
+		t.Errorf("with committed failures: %q", x)
+	}
+	if x := find(Hints(nil, step(0))); x == "" || strings.Contains(x, "committed with") {
+		t.Errorf("rejections only: %q", x)
+	}
+}

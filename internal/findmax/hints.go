@@ -44,7 +44,11 @@ func Hints(pass, fail *Step) []string {
 	}
 	seq := f.Rejected["sequence_too_low"] + f.Rejected["sequence_too_high"] + f.Failed["sequence_too_low"] + f.Failed["sequence_too_high"]
 	if rej := f.RejectedTotal + f.FailedTotal; share(seq) > 0.01 && float64(seq) > 0.5*float64(rej) {
-		h = append(h, fmt.Sprintf("nonce handling: %d of %d rejections and failures were sequence mismatches (%d resyncs)", seq, rej, f.Resyncs))
+		why := ""
+		if n := f.Failed["sequence_too_high"]; n > 0 {
+			why = fmt.Sprintf("; %d committed with sequence_too_high: a proposer listed a sender's payments out of order (CometBFT's mempool can, when they reach a node from several peers at once, unless the application orders its proposals; docs/ledger.md)", n)
+		}
+		h = append(h, fmt.Sprintf("nonce handling: %d of %d rejections and failures were sequence mismatches (%d resyncs)%s", seq, rej, f.Resyncs, why))
 	}
 	if pass != nil && pass.Result != nil {
 		p := pass.Result.Summary
