@@ -8,16 +8,15 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/buger/jsonparser"
 )
 
 // eventDecoder reads the NewBlock events of a subscription: the height,
 // time and transactions of the block and each transaction's code (and,
 // when it failed, codespace and log). encoding/json would scan and check
-// every event of every transaction result, which tpslab never reads;
-// jsonparser skips them without allocating, and the decoder reuses its
-// buffers from block to block (this is the confirmer's hot path).
+// every event of every transaction result, which tpslab never reads; the
+// walk below skips them without allocating (a failed result alone is
+// decoded whole), and the decoder reuses its buffers from block to block
+// (this is the confirmer's hot path).
 type eventDecoder struct {
 	blk  RawBlock
 	res  []ExecResult
@@ -101,16 +100,7 @@ func (d *eventDecoder) decode(msg []byte) (block *RawBlock, results []ExecResult
 	d.res = d.res[:0]
 	if resJSON, ok := lookup(value, "result_finalize_block", "tx_results"); ok && resJSON[0] != 'n' {
 		err = eachElement(resJSON, func(v []byte) {
-			var r ExecResult
-			if c, ok := leadingCode(v); ok {
-				r.Code = c
-			} else if c, e := jsonparser.GetInt(v, "code"); e == nil {
-				r.Code = uint32(c)
-			}
-			if r.Code != 0 {
-				r.Codespace, _ = jsonparser.GetString(v, "codespace")
-				r.Log, _ = jsonparser.GetString(v, "log")
-			}
+			r, _ := readResult(v)
 			d.res = append(d.res, r)
 		})
 	}
@@ -343,6 +333,19 @@ func stringEnd(b []byte) int {
 		}
 		i++
 	}
+}
+
+// readResult reads a transaction result v (one whole JSON value): its code
+// and, when it failed, its codespace and log. CometBFT writes the code
+// first, so a success is read from its first bytes without allocating;
+// anything else is decoded whole. ok is false when v does not decode.
+func readResult(v []byte) (ExecResult, bool) {
+	if c, ok := leadingCode(v); ok && c == 0 {
+		return ExecResult{}, true
+	}
+	var r ExecResult // escapes to the heap: only on this path
+	err := json.Unmarshal(v, &r)
+	return r, err == nil
 }
 
 // leadingCode reads a result code written first, as CometBFT writes it:

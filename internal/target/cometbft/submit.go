@@ -143,15 +143,8 @@ func (t *Target) classifyAnswer(status int, body []byte, a rpcAnswer) target.Rec
 	if len(a.result) == 0 || a.result[0] != '{' {
 		return unreadable(status, body)
 	}
-	if code, ok := leadingCode(a.result); ok && code == 0 {
-		return target.Receipt{Status: target.Pending}
-	}
-	var res struct {
-		Code      uint32 `json:"code"`
-		Log       string `json:"log"`
-		Codespace string `json:"codespace"`
-	}
-	if err := json.Unmarshal(a.result[:valueEnd(a.result)], &res); err != nil {
+	res, ok := readResult(a.result[:valueEnd(a.result)])
+	if !ok {
 		return unreadable(status, body)
 	}
 	if res.Code != 0 {
