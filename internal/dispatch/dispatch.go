@@ -517,10 +517,7 @@ func (l *lane) flush() {
 	n := len(l.pending)
 	l.mu.Unlock()
 	if n > 0 {
-		select {
-		case l.kick <- struct{}{}:
-		default: // already kicked
-		}
+		l.wake()
 	}
 }
 
@@ -528,6 +525,11 @@ func (l *lane) close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
+	l.wake()
+}
+
+// wake kicks the lane unless a kick is already waiting.
+func (l *lane) wake() {
 	select {
 	case l.kick <- struct{}{}:
 	default:
