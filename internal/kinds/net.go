@@ -77,22 +77,22 @@ func Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 		return testnet.Up(ctx, opts)
 	case "cosmos", "cosmos-evm":
 		isEVM := o.Kind == "cosmos-evm"
+		chainID, build, what := "tpslab-cosmos", sdknet.Tpsd, "SDK chain"
+		if isEVM {
+			chainID, build, what = "tpslab-evm", sdknet.Tpsevmd, "Cosmos EVM chain"
+			if o.Balance == 0 {
+				o.Balance = evmWalletBalance
+			}
+		}
 		if o.ChainID == "" {
-			o.ChainID = map[bool]string{false: "tpslab-cosmos", true: "tpslab-evm"}[isEVM]
+			o.ChainID = chainID
 		}
 		bin := o.Binary
 		if bin == "" {
-			build, what := sdknet.Tpsd, "SDK chain"
-			if isEVM {
-				build, what = sdknet.Tpsevmd, "Cosmos EVM chain"
-			}
 			var err error
 			if bin, err = build(o.Log); err != nil {
 				return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("tpslab's %s: %w", what, err))
 			}
-		}
-		if isEVM && o.Balance == 0 {
-			o.Balance = evmWalletBalance
 		}
 		so := sdknet.Options{Binary: bin, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID, Denom: o.Denom, Prefix: o.Prefix,
 			WalletSeed: o.Seed, Wallets: int(o.Accounts), Balance: o.Balance, Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log,
