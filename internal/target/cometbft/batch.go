@@ -2,6 +2,7 @@ package cometbft
 
 import (
 	"context"
+	"github.com/tpslab/tpslab/internal/target/jsonrpc"
 	"regexp"
 	"strconv"
 
@@ -25,7 +26,7 @@ func (t *Target) BatchLanes() int { return len(t.o.Endpoints) }
 // connection that cannot be made moves the whole batch to the next live
 // endpoint.
 func (s *submitter) SubmitBatch(ctx context.Context, txs []target.Tx, out []target.Receipt) {
-	if len(txs) == 1 || !s.lean {
+	if len(txs) == 1 || !s.conns.All() {
 		for k := range txs {
 			out[k] = s.Submit(ctx, txs[k])
 		}
@@ -62,8 +63,7 @@ func (s *submitter) postBatch(ctx context.Context, i int, txs []target.Tx, out [
 		base := s.id + 1
 		s.id += uint64(len(txs))
 		limited := 0
-		s.mu.Lock()
-		answered, err := s.conns[i].PostAll(ctx, "application/json", s.bufs[:groups], s.t.o.Timeout, func(j, status int, body []byte) {
+		answered, err := s.conns.PostAll(ctx, i, "application/json", s.bufs[:groups], s.t.o.Timeout, func(j, status int, body []byte) {
 			lo, hi := j*size, min(len(txs), (j+1)*size)
 			if !s.t.classifyBatch(status, body, base+uint64(lo), out[lo:hi]) {
 				if m := batchLimit.FindSubmatch(body); m != nil {
@@ -71,7 +71,6 @@ func (s *submitter) postBatch(ctx context.Context, i int, txs []target.Tx, out [
 				}
 			}
 		})
-		s.mu.Unlock()
 		if limited > 0 && limited < size && again == 0 {
 			s.t.batch.Store(int32(limited))
 			continue
@@ -80,32 +79,21 @@ func (s *submitter) postBatch(ctx context.Context, i int, txs []target.Tx, out [
 	}
 }
 
-// classifyBatch fills out from a batch's answer: each element by its id
-// (base is the first's), in order when ids do not match; an answer that is
-// not an array (the batch refused whole) is every payment's answer, and
-// ok is false.
+// classifyBatch fills out from a batch's answer, each element by its id
+// (base is the first's); an answer that is not an array (the batch refused
+// whole) is every payment's answer, and ok is false.
 func (t *Target) classifyBatch(status int, body []byte, base uint64, out []target.Receipt) (ok bool) {
-	if i := skipSpace(body, 0); i >= len(body) || body[i] != '[' {
+	for k := range out {
+		out[k] = target.Receipt{Status: target.Unacked, Reason: "no_answer", Detail: "the batch's answer had no element for it"}
+	}
+	if !jsonrpc.EachAnswer(body, base, len(out), func(k int, v []byte, a jsonrpc.Answer) {
+		out[k] = t.classifyAnswer(status, v, a)
+	}) {
 		r := t.classify(status, body)
 		for k := range out {
 			out[k] = r
 		}
 		return false
 	}
-	for k := range out {
-		out[k] = target.Receipt{Status: target.Unacked, Reason: "no_answer", Detail: "the batch's answer had no element for it"}
-	}
-	pos := 0
-	_ = eachElement(body, func(v []byte) {
-		a, _ := parseAnswer(v)
-		k := pos
-		if a.hasID && a.id >= base && a.id < base+uint64(len(out)) {
-			k = int(a.id - base)
-		}
-		pos++
-		if k < len(out) {
-			out[k] = t.classifyAnswer(status, v, a)
-		}
-	})
 	return true
 }

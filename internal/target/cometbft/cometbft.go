@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/target/httpclient"
 	"net"
 	"net/http"
 	"strconv"
@@ -40,7 +41,7 @@ type Target struct {
 	http    *http.Client
 	clients []*Client
 	subMu   sync.Mutex
-	subs    []*submitter // closed with the target
+	subs    []*httpclient.Set // submitters' connections, closed with the target
 	pool    *target.Pool
 	method  string
 	evMu    sync.Mutex
@@ -119,7 +120,7 @@ func (t *Target) Close() error {
 	t.subMu.Lock()
 	defer t.subMu.Unlock()
 	for _, s := range t.subs {
-		s.closeConns()
+		s.Close()
 	}
 	t.subs = nil
 	return nil

@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/tpslab/tpslab/internal/target/jsonrpc"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/tpslab/tpslab/internal/target"
 	"github.com/tpslab/tpslab/internal/target/httpclient"
@@ -21,10 +21,8 @@ type submitter struct {
 	resp  bytes.Buffer
 	rd    bytes.Reader
 	id    uint64
-	mu    sync.Mutex         // guards conns against Close at the end
-	conns []*httpclient.Conn // per endpoint, for http:// endpoints
-	lean  bool               // every endpoint is http://: batches are pipelined
-	bufs  [][]byte           // batch bodies, reused
+	conns *httpclient.Set // per http:// endpoint; with every one, batches are pipelined
+	bufs  [][]byte        // batch bodies, reused
 }
 
 // Submitter returns submitter i, which prefers endpoint i mod the endpoint
@@ -32,26 +30,11 @@ type submitter struct {
 // lean keep-alive connection per http:// endpoint (the hot path);
 // https:// endpoints go through net/http.
 func (t *Target) Submitter(i int) target.Submitter {
-	s := &submitter{t: t, pref: i % len(t.o.Endpoints), body: make([]byte, 0, 1024), conns: make([]*httpclient.Conn, len(t.clients))}
-	s.lean = true
-	for k, c := range t.clients {
-		s.conns[k], _ = httpclient.New(c.URL) // nil for https
-		s.lean = s.lean && s.conns[k] != nil
-	}
+	s := &submitter{t: t, pref: i % len(t.o.Endpoints), body: make([]byte, 0, 1024), conns: httpclient.NewSet(t.o.Endpoints)}
 	t.subMu.Lock()
-	t.subs = append(t.subs, s)
+	t.subs = append(t.subs, s.conns)
 	t.subMu.Unlock()
 	return s
-}
-
-func (s *submitter) closeConns() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.conns {
-		if c != nil {
-			c.Close()
-		}
-	}
 }
 
 // Submit posts one transaction. The JSON-RPC body is built into a reused
@@ -76,10 +59,8 @@ func appendBroadcast(b []byte, id uint64, method string, tx []byte) []byte {
 }
 
 func (s *submitter) post(ctx context.Context, i int) (target.Receipt, error) {
-	if hc := s.conns[i]; hc != nil {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		status, body, err := hc.Post(ctx, "application/json", s.body, s.t.o.Timeout)
+	if s.conns.Has(i) {
+		status, body, err := s.conns.Post(ctx, i, "application/json", s.body, s.t.o.Timeout)
 		if err != nil {
 			return target.Receipt{}, err
 		}
@@ -112,7 +93,7 @@ func (s *submitter) post(ctx context.Context, i int) (target.Receipt, error) {
 // errors by name. An accepted payment's answer is read by the hand walk
 // (decode.go) without allocating; only rejections are decoded whole.
 func (t *Target) classify(status int, body []byte) target.Receipt {
-	a, _ := parseAnswer(body)
+	a, _ := jsonrpc.ParseAnswer(body)
 	return t.classifyAnswer(status, body, a)
 }
 
@@ -125,10 +106,10 @@ func unreadable(status int, body []byte) target.Receipt {
 	return target.Receipt{Status: target.Rejected, Reason: "rpc_error", Detail: clip(body, 200)}
 }
 
-func (t *Target) classifyAnswer(status int, body []byte, a rpcAnswer) target.Receipt {
-	if len(a.err) > 0 && a.err[0] == '{' {
+func (t *Target) classifyAnswer(status int, body []byte, a jsonrpc.Answer) target.Receipt {
+	if len(a.Err) > 0 && a.Err[0] == '{' {
 		var re rpcError
-		_ = json.Unmarshal(a.err[:valueEnd(a.err)], &re)
+		_ = json.Unmarshal(a.Err[:jsonrpc.ValueEnd(a.Err)], &re)
 		d := re.Data
 		switch {
 		case strings.Contains(d, "mempool is full"):
@@ -140,10 +121,10 @@ func (t *Target) classifyAnswer(status int, body []byte, a rpcAnswer) target.Rec
 		}
 		return target.Receipt{Status: target.Rejected, Reason: "rpc_error", Detail: re.Error()}
 	}
-	if len(a.result) == 0 || a.result[0] != '{' {
+	if len(a.Result) == 0 || a.Result[0] != '{' {
 		return unreadable(status, body)
 	}
-	res, ok := readResult(a.result[:valueEnd(a.result)])
+	res, ok := readResult(a.Result[:jsonrpc.ValueEnd(a.Result)])
 	if !ok {
 		return unreadable(status, body)
 	}

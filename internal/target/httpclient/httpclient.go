@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -265,4 +266,55 @@ func (c *Conn) readN(n int) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// Set is one submitter's connections, one per endpoint URL: a nil entry is
+// an endpoint this client does not speak (https), which the caller sends
+// through net/http. The lock lets the target close the set at the end of
+// a run while the submitter may still be using it.
+type Set struct {
+	mu    sync.Mutex
+	conns []*Conn
+	all   bool
+}
+
+// NewSet makes a connection for each http:// URL (none is dialled yet).
+func NewSet(urls []string) *Set {
+	s := &Set{conns: make([]*Conn, len(urls)), all: true}
+	for i, u := range urls {
+		s.conns[i], _ = New(u)
+		s.all = s.all && s.conns[i] != nil
+	}
+	return s
+}
+
+// All reports whether every endpoint has a connection.
+func (s *Set) All() bool { return s.all }
+
+// Has reports whether endpoint i has a connection.
+func (s *Set) Has(i int) bool { return s.conns[i] != nil }
+
+// Post is Post on endpoint i's connection.
+func (s *Set) Post(ctx context.Context, i int, contentType string, body []byte, timeout time.Duration) (status int, resp []byte, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns[i].Post(ctx, contentType, body, timeout)
+}
+
+// PostAll is PostAll on endpoint i's connection.
+func (s *Set) PostAll(ctx context.Context, i int, contentType string, bodies [][]byte, timeout time.Duration, answer func(k, status int, body []byte)) (n int, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns[i].PostAll(ctx, contentType, bodies, timeout, answer)
+}
+
+// Close closes every connection.
+func (s *Set) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		if c != nil {
+			c.Close()
+		}
+	}
 }

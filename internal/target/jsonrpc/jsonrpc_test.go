@@ -1,0 +1,63 @@
+package jsonrpc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A batch's answers are matched to requests by id, whatever their order;
+// an answer without an id of the batch takes its place in order.
+func TestEachAnswer(t *testing.T) {
+	body := []byte(` [ {"jsonrpc":"2.0","id":13,"result":"0xaa"},
+		{"jsonrpc":"2.0","id":10,"error":{"code":-32000,"message":"nonce too low: \"x\" [y]"}},
+		{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}},
+		{"jsonrpc":"2.0","id":11,"result":{"code":0,"log":"}"}} ]`)
+	var got []string
+	ok := EachAnswer(body, 10, 4, func(k int, v []byte, a Answer) {
+		if a.Err != nil {
+			got = append(got, fmt.Sprintf("%d error %s", k, a.Err[:ValueEnd(a.Err)]))
+		} else {
+			got = append(got, fmt.Sprintf("%d result %s", k, a.Result[:ValueEnd(a.Result)]))
+		}
+	})
+	want := []string{
+		`3 result "0xaa"`,
+		`0 error {"code":-32000,"message":"nonce too low: \"x\" [y]"}`,
+		`2 error {"code":-32600,"message":"bad"}`,
+		`1 result {"code":0,"log":"}"}`,
+	}
+	if !ok || !slices.Equal(got, want) {
+		t.Errorf("array %v, answers:\n%s\nwant\n%s", ok, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if EachAnswer([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}`), 1, 3, func(int, []byte, Answer) {
+		t.Error("an object was read as a batch's elements")
+	}) {
+		t.Error("an object was read as an array")
+	}
+}
+
+func TestParseAnswer(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		id     uint64
+		hasID  bool
+		result string
+		ok     bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":"0x01"}`, 7, true, `"0x01"`, true},
+		{`{"result" : [1, {"a":"b\\\"}"}] , "id":"x"}`, 0, false, `[1, {"a":"b\\\"}"}]`, true},
+		{`{"id":3,"result":`, 3, true, "", false},
+		{`not json`, 0, false, "", false},
+	} {
+		a, ok := ParseAnswer([]byte(c.in))
+		res := ""
+		if a.Result != nil {
+			res = string(a.Result[:ValueEnd(a.Result)])
+		}
+		if ok != c.ok || a.ID != c.id || a.HasID != c.hasID || res != c.result {
+			t.Errorf("%s: id %d (%v) result %q ok %v; want %d (%v) %q %v", c.in, a.ID, a.HasID, res, ok, c.id, c.hasID, c.result, c.ok)
+		}
+	}
+}
