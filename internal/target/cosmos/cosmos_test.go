@@ -348,9 +348,9 @@ func TestContractAgainstAnSDKNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wallets := cosmos.DeriveWallets(n.Cosmos.WalletSeed, 20, n.Cosmos.Prefix)
+		wallets := cosmos.DeriveWallets(n.Cosmos.WalletSeed, 30, n.Cosmos.Prefix)
 		codec := cosmos.NewCodec(n.ChainID, n.Cosmos.Denom, nil, 200_000, "contract", wallets, tgt.ABCIQuery)
-		seqs := make([]uint64, 20)
+		seqs := make([]uint64, 30)
 		for i := range seqs {
 			if seqs[i], err = codec.Nonce(context.Background(), i); err != nil {
 				t.Fatal(err)

@@ -183,6 +183,7 @@ func lossyRun(t *testing.T, rpc string) (*report.Result, int64) {
 	sc.Load.Rate = 100
 	sc.Load.Duration = scenario.Duration(20 * time.Second)
 	sc.CommitTimeout = scenario.Duration(4 * time.Second)
+	sc.Load.SendInterval = "0" // a request per transaction: the proxy loses one transaction, not a batch
 	res, err := run(t, sc)
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +236,7 @@ func TestContractAgainstGeth(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := tgt.Client().ChainID(ctx)
-	wallets := evm.DeriveWallets("it", 20)
+	wallets := evm.DeriveWallets("it", 30)
 	codec := evm.NewCodec(id, nil, 21_000, fees, wallets, tgt.Client())
 	valid := func(i int) target.Tx {
 		b := codec.Sign(nil, i, i+10, 1, 0)

@@ -1,19 +1,17 @@
 package evm
 
 import (
-	"bytes"
 	"context"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
 	"net"
 	"net/http"
-	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/target/httpclient"
 )
 
 // Options configure the target.
@@ -31,6 +29,8 @@ type Target struct {
 	http    *http.Client
 	clients []*Client
 	pool    *target.Pool
+	subMu   sync.Mutex
+	subs    []*httpclient.Set // submitters' connections, closed with the target
 }
 
 // New prepares the target; it does not contact the chain.
@@ -80,6 +80,12 @@ func (t *Target) ProbeEndpoint(ctx context.Context, i int) error {
 
 // Close releases idle connections.
 func (t *Target) Close() error {
+	t.subMu.Lock()
+	for _, s := range t.subs {
+		s.Close()
+	}
+	t.subs = nil
+	t.subMu.Unlock()
 	t.http.CloseIdleConnections()
 	return nil
 }
@@ -128,79 +134,6 @@ func (t *Target) MempoolTxs(ctx context.Context) (int, error) {
 		return 0, last
 	}
 	return max, nil
-}
-
-type submitter struct {
-	t    *Target
-	pref int
-	body []byte
-	resp bytes.Buffer
-	rd   bytes.Reader
-	id   uint64
-}
-
-// Submitter returns submitter i, preferring endpoint i mod the count.
-func (t *Target) Submitter(i int) target.Submitter {
-	return &submitter{t: t, pref: i % len(t.clients), body: make([]byte, 0, 512)}
-}
-
-// Submit posts eth_sendRawTransaction; the body is built into a reused
-// buffer.
-func (s *submitter) Submit(ctx context.Context, tx target.Tx) target.Receipt {
-	s.id++
-	b := append(s.body[:0], `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendUint(b, s.id, 10)
-	b = append(b, `,"method":"eth_sendRawTransaction","params":["0x`...)
-	b = hex.AppendEncode(b, tx.Bytes)
-	b = append(b, `"]}`...)
-	s.body = b
-	return s.t.pool.Send(ctx, s.pref, s.post)
-}
-
-func (s *submitter) post(ctx context.Context, i int) (target.Receipt, error) {
-	s.rd.Reset(s.body)
-	sctx, cancel := context.WithTimeout(ctx, s.t.o.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(sctx, http.MethodPost, s.t.clients[i].URL, &s.rd)
-	if err != nil {
-		return target.Receipt{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := s.t.http.Do(req)
-	if err != nil {
-		return target.Receipt{}, err
-	}
-	s.resp.Reset()
-	_, err = s.resp.ReadFrom(res.Body)
-	res.Body.Close()
-	if err != nil {
-		return target.Receipt{}, err
-	}
-	return classify(res.StatusCode, s.resp.Bytes()), nil
-}
-
-// classify turns an eth_sendRawTransaction answer into a receipt. A node
-// that already holds the same transaction ("already known") has it: that is
-// an acceptance.
-func classify(status int, body []byte) target.Receipt {
-	var a struct {
-		Result *string   `json:"result"`
-		Error  *rpcError `json:"error"`
-	}
-	if err := json.Unmarshal(body, &a); err != nil {
-		return target.Receipt{Status: target.Rejected, Reason: "http_" + strconv.Itoa(status), Detail: clip(string(body), 200)}
-	}
-	if a.Error != nil {
-		r := Reason(a.Error.Message)
-		if r == "already_known" {
-			return target.Receipt{Status: target.Pending, Detail: a.Error.Message}
-		}
-		return target.Receipt{Status: target.Rejected, Reason: r, Detail: a.Error.Message}
-	}
-	if a.Result == nil {
-		return target.Receipt{Status: target.Rejected, Reason: "rpc_error", Detail: clip(string(body), 200)}
-	}
-	return target.Receipt{Status: target.Pending}
 }
 
 // Fees reads what transactions should offer now: eth_gasPrice (legacy), or
