@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/tpslab/tpslab/internal/target/jsonrpc"
 )
 
 // Client is a JSON-RPC client for one Ethereum endpoint. Answers are read
@@ -30,44 +31,56 @@ func (e *rpcError) Error() string { return e.Message }
 
 // Call runs method with positional params and decodes the result into out.
 func (c *Client) Call(ctx context.Context, out any, method string, params ...any) error {
+	var buf bytes.Buffer
+	r, err := c.callRaw(ctx, &buf, method, params...)
+	if err != nil || out == nil {
+		return err
+	}
+	return json.Unmarshal(r, out)
+}
+
+// callRaw runs method and returns its result, a JSON value read into buf
+// (errNull for null). The answer around it is walked by hand: only an
+// error is decoded.
+func (c *Client) callRaw(ctx context.Context, buf *bytes.Buffer, method string, params ...any) ([]byte, error) {
 	if params == nil {
 		params = []any{}
 	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := c.HTTP.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return err
+	buf.Reset()
+	if _, err := buf.ReadFrom(res.Body); err != nil {
+		return nil, err
 	}
-	var env struct {
-		Result json.RawMessage `json:"result"`
-		Error  *rpcError       `json:"error"`
+	b := buf.Bytes()
+	a, ok := jsonrpc.ParseAnswer(b)
+	if !ok || (a.Result == nil && a.Err == nil) {
+		return nil, fmt.Errorf("%s: %s answered HTTP %d with %q", method, c.URL, res.StatusCode, clip(string(b), 120))
 	}
-	if err := json.Unmarshal(b, &env); err != nil {
-		return fmt.Errorf("%s: %s answered HTTP %d with %q", method, c.URL, res.StatusCode, clip(string(b), 120))
+	if len(a.Err) > 0 && a.Err[0] == '{' {
+		var re rpcError
+		if err := json.Unmarshal(a.Err[:jsonrpc.ValueEnd(a.Err)], &re); err != nil {
+			return nil, fmt.Errorf("%s: %s answered with an unreadable error %q", method, c.URL, clip(string(a.Err), 120))
+		}
+		return nil, fmt.Errorf("%s: %w", method, &re)
 	}
-	if env.Error != nil {
-		return fmt.Errorf("%s: %w", method, env.Error)
+	r := a.Result[:jsonrpc.ValueEnd(a.Result)]
+	if len(r) == 0 || string(r) == "null" {
+		return nil, errNull
 	}
-	if out == nil {
-		return nil
-	}
-	if string(env.Result) == "null" {
-		return errNull
-	}
-	return json.Unmarshal(env.Result, out)
+	return r, nil
 }
 
 var errNull = fmt.Errorf("no such object (null)")
@@ -123,17 +136,16 @@ func (c *Client) ChainID(ctx context.Context) (*big.Int, error) {
 
 // Header is the part of a block tpslab reads.
 type Header struct {
-	Number       Quantity `json:"number"`
-	Hash         string   `json:"hash"`
-	ParentHash   string   `json:"parentHash"`
-	Timestamp    Quantity `json:"timestamp"`
-	Size         Quantity `json:"size"`
-	GasUsed      Quantity `json:"gasUsed"`
-	BaseFee      *Big     `json:"baseFeePerGas"`
-	Transactions []string `json:"transactions"`
+	Number     Quantity `json:"number"`
+	Hash       string   `json:"hash"`
+	ParentHash string   `json:"parentHash"`
+	Timestamp  Quantity `json:"timestamp"`
+	Size       Quantity `json:"size"`
+	GasUsed    Quantity `json:"gasUsed"`
+	BaseFee    *Big     `json:"baseFeePerGas"`
 }
 
-// Block reads block n's header and transaction hashes.
+// Block reads block n's header.
 func (c *Client) Block(ctx context.Context, n int64) (Header, error) {
 	var h Header
 	err := c.Call(ctx, &h, "eth_getBlockByNumber", hexNum(uint64(n)), false)
