@@ -52,55 +52,62 @@ func Member(obj []byte, key string) (found []byte, ok bool) {
 	return found, ok
 }
 
-// EachMember calls f with each Member's name and where its value starts
+// EachMember calls f with each member's name and where its value starts
 // (running to the end of obj) until f returns false; the values f passes
 // over are measured, the one it stops at is not. It reports whether obj
 // was a well-formed object up to where it stopped.
 func EachMember(obj []byte, f func(name, v []byte) bool) bool {
+	_, ok := eachMember(obj, f)
+	return ok
+}
+
+// eachMember is EachMember that also returns the object's length when
+// the walk reached its end (0 when f stopped it or it was malformed).
+func eachMember(obj []byte, f func(name, v []byte) bool) (end int, ok bool) {
 	i := SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return false
+		return 0, false
 	}
 	i = SkipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
-		return true
+		return i + 1, true
 	}
 	for {
 		i = SkipSpace(obj, i)
 		if i >= len(obj) || obj[i] != '"' {
-			return false
+			return 0, false
 		}
 		e := StringEnd(obj[i+1:])
 		if e < 0 {
-			return false
+			return 0, false
 		}
 		name := obj[i+1 : i+1+e]
 		i = SkipSpace(obj, i+e+2)
 		if i >= len(obj) || obj[i] != ':' {
-			return false
+			return 0, false
 		}
 		i = SkipSpace(obj, i+1)
 		if i >= len(obj) {
-			return false
+			return 0, false
 		}
 		if !f(name, obj[i:]) {
-			return true
+			return 0, true
 		}
 		n := ValueEnd(obj[i:])
 		if n <= 0 {
-			return false
+			return 0, false
 		}
 		i = SkipSpace(obj, i+n)
 		if i >= len(obj) {
-			return false
+			return 0, false
 		}
 		switch obj[i] {
 		case '}':
-			return true
+			return i + 1, true
 		case ',':
 			i++
 		default:
-			return false
+			return 0, false
 		}
 	}
 }
@@ -115,7 +122,13 @@ type Answer struct {
 
 // ParseAnswer reads an answer's id, result and error in one walk.
 func ParseAnswer(b []byte) (a Answer, ok bool) {
-	ok = EachMember(b, func(name, v []byte) bool {
+	a, _, ok = parseAnswer(b)
+	return a, ok
+}
+
+// parseAnswer is ParseAnswer that also returns the answer's length.
+func parseAnswer(b []byte) (a Answer, end int, ok bool) {
+	end, ok = eachMember(b, func(name, v []byte) bool {
 		switch string(name) {
 		case "id":
 			var d int
@@ -128,7 +141,7 @@ func ParseAnswer(b []byte) (a Answer, ok bool) {
 		}
 		return true
 	})
-	return a, ok
+	return a, end, ok
 }
 
 // LeadingUint is the unsigned integer v starts with, and its digits.
@@ -245,17 +258,28 @@ func EachAnswer(body []byte, base uint64, n int, f func(k int, v []byte, a Answe
 	if i := SkipSpace(body, 0); i >= len(body) || body[i] != '[' {
 		return false
 	}
-	pos := 0
-	_ = EachElement(body, func(v []byte) {
-		a, _ := ParseAnswer(v)
+	// Each answer is walked once: its members' walk finds its end.
+	i := SkipSpace(body, SkipSpace(body, 0)+1)
+	for pos := 0; i < len(body) && body[i] != ']'; pos++ {
+		a, end, ok := parseAnswer(body[i:])
+		if !ok || end == 0 {
+			end = ValueEnd(body[i:]) // not an answer object: skipped whole
+			if end <= 0 {
+				break
+			}
+		}
 		k := pos
 		if a.HasID && a.ID >= base && a.ID < base+uint64(n) {
 			k = int(a.ID - base)
 		}
-		pos++
 		if k < n {
-			f(k, v, a)
+			f(k, body[i:i+end], a)
 		}
-	})
+		i = SkipSpace(body, i+end)
+		if i >= len(body) || body[i] != ',' {
+			break
+		}
+		i = SkipSpace(body, i+1)
+	}
 	return true
 }

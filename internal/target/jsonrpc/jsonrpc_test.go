@@ -31,6 +31,18 @@ func TestEachAnswer(t *testing.T) {
 	if !ok || !slices.Equal(got, want) {
 		t.Errorf("array %v, answers:\n%s\nwant\n%s", ok, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// An element that is no answer object keeps its place; an empty
+	// batch answer has no elements.
+	got = got[:0]
+	EachAnswer([]byte(`[5,{"id":11,"result":"0x"} ,"x"]`), 10, 3, func(k int, v []byte, a Answer) {
+		got = append(got, fmt.Sprintf("%d %s", k, v))
+	})
+	if want := []string{`0 5`, `1 {"id":11,"result":"0x"}`, `2 "x"`}; !slices.Equal(got, want) {
+		t.Errorf("answers %q, want %q", got, want)
+	}
+	if !EachAnswer([]byte(` [ ] `), 1, 1, func(int, []byte, Answer) { t.Error("an element in an empty array") }) {
+		t.Error("an empty array was not read as one")
+	}
 	if EachAnswer([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}`), 1, 3, func(int, []byte, Answer) {
 		t.Error("an object was read as a batch's elements")
 	}) {
