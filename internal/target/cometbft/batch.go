@@ -44,26 +44,13 @@ func (s *submitter) SubmitBatch(ctx context.Context, txs []target.Tx, out []targ
 func (s *submitter) postBatch(ctx context.Context, i int, txs []target.Tx, out []target.Receipt) (n int, err error) {
 	for again := 0; ; again++ {
 		size := int(s.t.batch.Load())
-		groups := (len(txs) + size - 1) / size
-		for g := 0; g < groups; g++ {
-			grp := txs[g*size : min(len(txs), (g+1)*size)]
-			if g == len(s.bufs) {
-				s.bufs = append(s.bufs, nil)
-			}
-			b := append(s.bufs[g][:0], '[')
-			for k, tx := range grp {
-				if k > 0 {
-					b = append(b, ',')
-				}
-				b = appendBroadcast(b, s.id+uint64(g*size+k)+1, s.t.method, tx.Bytes)
-			}
-			b = append(b, ']')
-			s.bufs[g] = b
-		}
+		s.bufs = jsonrpc.AppendBatches(s.bufs, len(txs), size, func(b []byte, k int) []byte {
+			return appendBroadcast(b, s.id+uint64(k)+1, s.t.method, txs[k].Bytes)
+		})
 		base := s.id + 1
 		s.id += uint64(len(txs))
 		limited := 0
-		answered, err := s.conns.PostAll(ctx, i, "application/json", s.bufs[:groups], s.t.o.Timeout, func(j, status int, body []byte) {
+		answered, err := s.conns.PostAll(ctx, i, "application/json", s.bufs, s.t.o.Timeout, func(j, status int, body []byte) {
 			lo, hi := j*size, min(len(txs), (j+1)*size)
 			if !s.t.classifyBatch(status, body, base+uint64(lo), out[lo:hi]) {
 				if m := batchLimit.FindSubmatch(body); m != nil {

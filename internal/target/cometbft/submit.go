@@ -1,12 +1,10 @@
 package cometbft
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"github.com/tpslab/tpslab/internal/target/jsonrpc"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -18,8 +16,6 @@ type submitter struct {
 	t     *Target
 	pref  int
 	body  []byte
-	resp  bytes.Buffer
-	rd    bytes.Reader
 	id    uint64
 	conns *httpclient.Set // per http:// endpoint; with every one, batches are pipelined
 	bufs  [][]byte        // batch bodies, reused
@@ -30,7 +26,7 @@ type submitter struct {
 // lean keep-alive connection per http:// endpoint (the hot path);
 // https:// endpoints go through net/http.
 func (t *Target) Submitter(i int) target.Submitter {
-	s := &submitter{t: t, pref: i % len(t.o.Endpoints), body: make([]byte, 0, 1024), conns: httpclient.NewSet(t.o.Endpoints)}
+	s := &submitter{t: t, pref: i % len(t.o.Endpoints), body: make([]byte, 0, 1024), conns: httpclient.NewSet(t.o.Endpoints, t.http)}
 	t.subMu.Lock()
 	t.subs = append(t.subs, s.conns)
 	t.subMu.Unlock()
@@ -59,33 +55,11 @@ func appendBroadcast(b []byte, id uint64, method string, tx []byte) []byte {
 }
 
 func (s *submitter) post(ctx context.Context, i int) (target.Receipt, error) {
-	if s.conns.Has(i) {
-		status, body, err := s.conns.Post(ctx, i, "application/json", s.body, s.t.o.Timeout)
-		if err != nil {
-			return target.Receipt{}, err
-		}
-		return s.t.classify(status, body), nil
-	}
-	c := s.t.clients[i]
-	s.rd.Reset(s.body)
-	sctx, cancel := context.WithTimeout(ctx, s.t.o.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(sctx, http.MethodPost, c.URL, &s.rd)
+	status, body, err := s.conns.Post(ctx, i, "application/json", s.body, s.t.o.Timeout)
 	if err != nil {
 		return target.Receipt{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := s.t.http.Do(req)
-	if err != nil {
-		return target.Receipt{}, err
-	}
-	s.resp.Reset()
-	_, err = s.resp.ReadFrom(res.Body)
-	res.Body.Close()
-	if err != nil {
-		return target.Receipt{}, err
-	}
-	return s.t.classify(res.StatusCode, s.resp.Bytes()), nil
+	return s.t.classify(status, body), nil
 }
 
 // classify turns an RPC answer into a receipt; rejections by the

@@ -1,11 +1,9 @@
 package evm
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"net/http"
 	"strconv"
 
 	"github.com/tpslab/tpslab/internal/target"
@@ -22,8 +20,6 @@ type submitter struct {
 	t     *Target
 	pref  int
 	body  []byte
-	resp  bytes.Buffer
-	rd    bytes.Reader
 	id    uint64
 	conns *httpclient.Set // per http:// endpoint; with every one, batches are pipelined
 	bufs  [][]byte        // batch bodies, reused
@@ -33,7 +29,7 @@ type submitter struct {
 // owns one lean keep-alive connection per http:// endpoint; https://
 // endpoints go through net/http.
 func (t *Target) Submitter(i int) target.Submitter {
-	s := &submitter{t: t, pref: i % len(t.clients), body: make([]byte, 0, 512), conns: httpclient.NewSet(t.o.Endpoints)}
+	s := &submitter{t: t, pref: i % len(t.clients), body: make([]byte, 0, 512), conns: httpclient.NewSet(t.o.Endpoints, t.http)}
 	t.subMu.Lock()
 	t.subs = append(t.subs, s.conns)
 	t.subMu.Unlock()
@@ -63,32 +59,11 @@ func (s *submitter) Submit(ctx context.Context, tx target.Tx) target.Receipt {
 }
 
 func (s *submitter) post(ctx context.Context, i int) (target.Receipt, error) {
-	if s.conns.Has(i) {
-		status, body, err := s.conns.Post(ctx, i, "application/json", s.body, s.t.o.Timeout)
-		if err != nil {
-			return target.Receipt{}, err
-		}
-		return classify(status, body), nil
-	}
-	s.rd.Reset(s.body)
-	sctx, cancel := context.WithTimeout(ctx, s.t.o.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(sctx, http.MethodPost, s.t.clients[i].URL, &s.rd)
+	status, body, err := s.conns.Post(ctx, i, "application/json", s.body, s.t.o.Timeout)
 	if err != nil {
 		return target.Receipt{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := s.t.http.Do(req)
-	if err != nil {
-		return target.Receipt{}, err
-	}
-	s.resp.Reset()
-	_, err = s.resp.ReadFrom(res.Body)
-	res.Body.Close()
-	if err != nil {
-		return target.Receipt{}, err
-	}
-	return classify(res.StatusCode, s.resp.Bytes()), nil
+	return classify(status, body), nil
 }
 
 // SubmitBatch sends txs in order as JSON-RPC batches of at most batchSize
@@ -109,23 +84,12 @@ func (s *submitter) SubmitBatch(ctx context.Context, txs []target.Tx, out []targ
 // postBatch sends txs to endpoint i; n is how many answers were read
 // before an error.
 func (s *submitter) postBatch(ctx context.Context, i int, txs []target.Tx, out []target.Receipt) (n int, err error) {
-	groups := (len(txs) + batchSize - 1) / batchSize
-	for len(s.bufs) < groups {
-		s.bufs = append(s.bufs, nil)
-	}
-	for g := range groups {
-		b := append(s.bufs[g][:0], '[')
-		for k := g * batchSize; k < min(len(txs), (g+1)*batchSize); k++ {
-			if k > g*batchSize {
-				b = append(b, ',')
-			}
-			b = appendSend(b, s.id+uint64(k)+1, txs[k].Bytes)
-		}
-		s.bufs[g] = append(b, ']')
-	}
+	s.bufs = jsonrpc.AppendBatches(s.bufs, len(txs), batchSize, func(b []byte, k int) []byte {
+		return appendSend(b, s.id+uint64(k)+1, txs[k].Bytes)
+	})
 	base := s.id + 1
 	s.id += uint64(len(txs))
-	answered, err := s.conns.PostAll(ctx, i, "application/json", s.bufs[:groups], s.t.o.Timeout, func(j, status int, body []byte) {
+	answered, err := s.conns.PostAll(ctx, i, "application/json", s.bufs, s.t.o.Timeout, func(j, status int, body []byte) {
 		lo, hi := j*batchSize, min(len(txs), (j+1)*batchSize)
 		classifyBatch(status, body, base+uint64(lo), out[lo:hi])
 	})

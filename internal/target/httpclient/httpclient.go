@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
@@ -268,19 +269,25 @@ func (c *Conn) readN(n int) error {
 	return err
 }
 
-// Set is one submitter's connections, one per endpoint URL: a nil entry is
-// an endpoint this client does not speak (https), which the caller sends
-// through net/http. The lock lets the target close the set at the end of
-// a run while the submitter may still be using it.
+// Set is one submitter's connections, one per endpoint URL: a lean
+// connection for each http:// endpoint; an endpoint this client does not
+// speak (https) is posted to through net/http. The lock lets the target
+// close the set at the end of a run while the submitter may still be
+// using it.
 type Set struct {
 	mu    sync.Mutex
-	conns []*Conn
+	urls  []string
+	conns []*Conn // nil for an https endpoint
 	all   bool
+	http  *http.Client
+	rd    bytes.Reader
+	resp  bytes.Buffer
 }
 
-// NewSet makes a connection for each http:// URL (none is dialled yet).
-func NewSet(urls []string) *Set {
-	s := &Set{conns: make([]*Conn, len(urls)), all: true}
+// NewSet makes a connection for each http:// URL (none is dialled yet);
+// fallback carries the others.
+func NewSet(urls []string, fallback *http.Client) *Set {
+	s := &Set{urls: urls, conns: make([]*Conn, len(urls)), all: true, http: fallback}
 	for i, u := range urls {
 		s.conns[i], _ = New(u)
 		s.all = s.all && s.conns[i] != nil
@@ -288,17 +295,37 @@ func NewSet(urls []string) *Set {
 	return s
 }
 
-// All reports whether every endpoint has a connection.
+// All reports whether every endpoint has a lean connection (batches can
+// be pipelined to any of them).
 func (s *Set) All() bool { return s.all }
 
-// Has reports whether endpoint i has a connection.
-func (s *Set) Has(i int) bool { return s.conns[i] != nil }
-
-// Post is Post on endpoint i's connection.
+// Post sends body to endpoint i and returns the answer's status and body
+// (valid until the next call), with Conn.Post's errors on a lean
+// connection and net/http's otherwise.
 func (s *Set) Post(ctx context.Context, i int, contentType string, body []byte, timeout time.Duration) (status int, resp []byte, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.conns[i].Post(ctx, contentType, body, timeout)
+	if c := s.conns[i]; c != nil {
+		return c.Post(ctx, contentType, body, timeout)
+	}
+	s.rd.Reset(body)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.urls[i], &s.rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	res, err := s.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	s.resp.Reset()
+	if _, err := s.resp.ReadFrom(res.Body); err != nil {
+		return 0, nil, err
+	}
+	return res.StatusCode, s.resp.Bytes(), nil
 }
 
 // PostAll is PostAll on endpoint i's connection.

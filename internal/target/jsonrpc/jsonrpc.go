@@ -283,3 +283,26 @@ func EachAnswer(body []byte, base uint64, n int, f func(k int, v []byte, a Answe
 	}
 	return true
 }
+
+// AppendBatches writes n requests as JSON-RPC batch bodies of at most
+// size requests each, request(b, k) appending request k to b, into bufs
+// (their buffers reused, more added as needed), and returns the bodies.
+// The returned slice is the bufs to pass next time.
+func AppendBatches(bufs [][]byte, n, size int, request func(b []byte, k int) []byte) [][]byte {
+	groups := (n + size - 1) / size
+	bufs = bufs[:cap(bufs)]
+	for len(bufs) < groups {
+		bufs = append(bufs, nil)
+	}
+	for g := range groups {
+		b := append(bufs[g][:0], '[')
+		for k := g * size; k < min(n, (g+1)*size); k++ {
+			if k > g*size {
+				b = append(b, ',')
+			}
+			b = request(b, k)
+		}
+		bufs[g] = append(b, ']')
+	}
+	return bufs[:groups]
+}

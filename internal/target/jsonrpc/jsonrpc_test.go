@@ -73,3 +73,22 @@ func TestParseAnswer(t *testing.T) {
 		}
 	}
 }
+
+// Requests are split into batches of at most size; the buffers are
+// reused from call to call, more added when needed.
+func TestAppendBatches(t *testing.T) {
+	req := func(b []byte, k int) []byte { return fmt.Appendf(b, `{"id":%d}`, k) }
+	bufs := AppendBatches(nil, 5, 2, req)
+	got := fmt.Sprintf("%s", bufs)
+	if want := `[[{"id":0},{"id":1}] [{"id":2},{"id":3}] [{"id":4}]]`; got != want {
+		t.Errorf("bodies %s, want %s", got, want)
+	}
+	first := &bufs[0][0]
+	bufs = AppendBatches(bufs, 1, 2, req)
+	if len(bufs) != 1 || string(bufs[0]) != `[{"id":0}]` || &bufs[0][0] != first {
+		t.Errorf("one request: %s (buffer reused: %v)", bufs, &bufs[0][0] == first)
+	}
+	if bufs = AppendBatches(bufs, 7, 2, req); len(bufs) != 4 || string(bufs[3]) != `[{"id":6}]` {
+		t.Errorf("seven requests: %s", bufs)
+	}
+}
