@@ -14,14 +14,7 @@ import (
 // A real CometBFT node's page (the built-in network's node0, under load): the wanted
 // families read from its kept lines are those read from the whole page.
 func TestKeepFamilies(t *testing.T) {
-	page, err := os.ReadFile("testdata/cometbft-metrics.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{}
-	for _, m := range CometBFT("n", true) {
-		want[m.Family] = true
-	}
+	page, want := nodePage(t, true)
 	parse := func(b []byte) map[string]*dto.MetricFamily {
 		fams, err := parsePage(b)
 		if err != nil {
@@ -60,14 +53,7 @@ func TestKeepFamilies(t *testing.T) {
 // The page as the sampler reads it each second: whole, and only the kept
 // lines.
 func BenchmarkParseNodePage(b *testing.B) {
-	page, err := os.ReadFile("testdata/cometbft-metrics.txt")
-	if err != nil {
-		b.Fatal(err)
-	}
-	want := map[string]bool{}
-	for _, m := range CometBFT("n", false) {
-		want[m.Family] = true
-	}
+	page, want := nodePage(b, false)
 	b.Run("whole", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -91,4 +77,19 @@ func BenchmarkParseNodePage(b *testing.B) {
 func parsePage(b []byte) (map[string]*dto.MetricFamily, error) {
 	tp := expfmt.NewTextParser(model.UTF8Validation)
 	return tp.TextToMetricFamilies(bytes.NewReader(b))
+}
+
+// nodePage is the captured node page and the families a local (or remote)
+// node's telemetry reads from it.
+func nodePage(tb testing.TB, remote bool) (page []byte, want map[string]bool) {
+	tb.Helper()
+	page, err := os.ReadFile("testdata/cometbft-metrics.txt")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	want = map[string]bool{}
+	for _, m := range CometBFT("n", remote) {
+		want[m.Family] = true
+	}
+	return page, want
 }
