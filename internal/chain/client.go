@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 )
 
 // QueryFunc runs an ABCI query against the ledger (a CometBFT target's
@@ -69,7 +69,7 @@ func (c *Client) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
 }
 
 // ID is CometBFT's transaction id: sha256 of the bytes.
-func (c *Client) ID(tx []byte) target.TxID { return sha256.Sum256(tx) }
+func (c *Client) ID(tx []byte) sut.TxID { return sha256.Sum256(tx) }
 
 // TxSize is the length of one payment.
 func (c *Client) TxSize() int { return Size(len(c.chainID), c.padding) }
@@ -82,7 +82,7 @@ func (c *Client) Nonce(ctx context.Context, from int) (uint64, error) {
 
 // Mismatch reads the ledger's sequence rejections: their log says
 // "sequence too high: got G, expected E" (or too low).
-func (c *Client) Mismatch(r target.Receipt) (bool, uint64, bool) {
+func (c *Client) Mismatch(r sut.Receipt) (bool, uint64, bool) {
 	if r.Reason != CodeName(CodeSequenceTooLow) && r.Reason != CodeName(CodeSequenceTooHigh) {
 		return false, 0, false
 	}

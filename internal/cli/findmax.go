@@ -17,7 +17,7 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
@@ -163,8 +163,8 @@ func (discardLog) Write(b []byte) (int, error) { return len(b), nil }
 
 // waitForEmptyMempool lets a backlog from the previous step clear (up to 60 s)
 // so it does not count against the next.
-func waitForEmptyMempool(ctx context.Context, tgt target.Target) {
-	t, ok := tgt.(target.Mempool)
+func waitForEmptyMempool(ctx context.Context, tgt sut.Target) {
+	t, ok := tgt.(sut.Mempool)
 	if !ok {
 		return
 	}

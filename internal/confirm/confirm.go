@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 )
 
 // Pending is a payment sent and not yet resolved.
@@ -33,7 +33,7 @@ const (
 // Resolution is passed to the tracker's callback for every resolved payment.
 type Resolution struct {
 	Pending
-	ID      target.TxID
+	ID      sut.TxID
 	Outcome Outcome
 	Reason  string // why, when FailedInBlock
 	Detail  string // the system's words for it
@@ -43,7 +43,7 @@ const shardCount = 64
 
 type shard struct {
 	mu sync.Mutex
-	m  map[target.TxID]Pending
+	m  map[sut.TxID]Pending
 }
 
 // included is a payment in a block that is not final yet (depth-k chains).
@@ -64,14 +64,14 @@ type included struct {
 const lateWindow = 100_000
 
 // Tracker holds pending payments, sharded by id to keep workers and the
-// block reader off one lock. It implements target.Events.
+// block reader off one lock. It implements sut.Events.
 type Tracker struct {
 	shards   [shardCount]shard
 	expMu    sync.Mutex
-	expired  map[target.TxID]Pending // kept to recognise late commits
-	expOld   map[target.TxID]Pending // the generation before (see lateWindow)
+	expired  map[sut.TxID]Pending // kept to recognise late commits
+	expOld   map[sut.TxID]Pending // the generation before (see lateWindow)
 	incMu    sync.Mutex
-	included map[target.TxID]included
+	included map[sut.TxID]included
 	waiting  map[int64]measure.BlockStat // blocks included, not final yet
 	resolve  func(Resolution)
 	start    time.Time
@@ -84,19 +84,19 @@ type Tracker struct {
 // New makes a tracker; resolve is called once per resolved payment, start is
 // time zero of the load, rec records blocks and commits.
 func New(resolve func(Resolution), start time.Time, rec *measure.Shard) *Tracker {
-	t := &Tracker{expired: map[target.TxID]Pending{}, included: map[target.TxID]included{}, waiting: map[int64]measure.BlockStat{},
+	t := &Tracker{expired: map[sut.TxID]Pending{}, included: map[sut.TxID]included{}, waiting: map[int64]measure.BlockStat{},
 		resolve: resolve, start: start, rec: rec}
 	for i := range t.shards {
-		t.shards[i].m = map[target.TxID]Pending{}
+		t.shards[i].m = map[sut.TxID]Pending{}
 	}
 	return t
 }
 
-func (t *Tracker) shard(id target.TxID) *shard { return &t.shards[id[0]%shardCount] }
+func (t *Tracker) shard(id sut.TxID) *shard { return &t.shards[id[0]%shardCount] }
 
 // Track registers a payment before it is submitted, so a block that commits
 // it can never arrive first.
-func (t *Tracker) Track(id target.TxID, p Pending) {
+func (t *Tracker) Track(id sut.TxID, p Pending) {
 	s := t.shard(id)
 	s.mu.Lock()
 	s.m[id] = p
@@ -104,7 +104,7 @@ func (t *Tracker) Track(id target.TxID, p Pending) {
 }
 
 // Untrack forgets a payment the system rejected.
-func (t *Tracker) Untrack(id target.TxID) {
+func (t *Tracker) Untrack(id sut.TxID) {
 	s := t.shard(id)
 	s.mu.Lock()
 	delete(s.m, id)
@@ -128,7 +128,7 @@ func (t *Tracker) Len() int {
 
 // take removes id from the pending payments, or from the expired ones (a
 // late commit); found is false when the payment is not ours.
-func (t *Tracker) take(id target.TxID) (p Pending, found, late bool) {
+func (t *Tracker) take(id sut.TxID) (p Pending, found, late bool) {
 	s := t.shard(id)
 	s.mu.Lock()
 	p, found = s.m[id]
@@ -156,7 +156,7 @@ func (t *Tracker) since(at time.Time) time.Duration { return at.Sub(t.start) }
 // when the block is final. A block that is not final yet (depth-k chains)
 // marks ours included, and is recorded whole when Final reaches it, so a
 // block's payments always count in the second its block became final.
-func (t *Tracker) Block(b *target.Block) {
+func (t *Tracker) Block(b *sut.Block) {
 	seen := t.since(b.Seen)
 	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.Txs), Bytes: b.Bytes}
 	if !t.prevTime.IsZero() {
@@ -221,7 +221,7 @@ func (t *Tracker) Final(upTo int64, at time.Time) {
 		}
 	}
 	sort.Slice(heights, func(i, j int) bool { return heights[i] < heights[j] })
-	byHeight := map[int64][]target.TxID{}
+	byHeight := map[int64][]sut.TxID{}
 	for id, in := range t.included {
 		if in.height <= upTo {
 			byHeight[in.height] = append(byHeight[in.height], id)
@@ -285,7 +285,7 @@ func (t *Tracker) Reorg(from int64, _ time.Time) {
 }
 
 // Resolved settles one payment a per-transaction confirmer followed.
-func (t *Tracker) Resolved(id target.TxID, ok bool, reason string, at time.Time) {
+func (t *Tracker) Resolved(id sut.TxID, ok bool, reason string, at time.Time) {
 	p, found, late := t.take(id)
 	if !found {
 		return
@@ -323,7 +323,7 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 		for _, r := range gone {
 			t.expired[r.ID] = r.Pending
 			if len(t.expired) >= lateWindow {
-				t.expOld, t.expired = t.expired, make(map[target.TxID]Pending)
+				t.expOld, t.expired = t.expired, make(map[sut.TxID]Pending)
 			}
 		}
 		t.expMu.Unlock()

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 )
 
-func id(s string) target.TxID { return sha256.Sum256([]byte(s)) }
+func id(s string) sut.TxID { return sha256.Sum256([]byte(s)) }
 
 type fixture struct {
 	t0       time.Time
@@ -30,8 +30,8 @@ func TestBlockResolvesOursOnly(t *testing.T) {
 	f := newFixture()
 	f.trk.Track(id("a"), Pending{Intended: 100 * time.Millisecond, Sent: 110 * time.Millisecond, Sender: 3, Nonce: 7})
 	f.trk.Track(id("b"), Pending{Intended: 200 * time.Millisecond, Sent: 200 * time.Millisecond, Sender: 4})
-	f.trk.Block(&target.Block{Height: 5, Seen: f.at(time.Second), Final: true, Bytes: 300,
-		Txs: []target.TxResult{{ID: id("a"), OK: true}, {ID: id("other"), OK: true}, {ID: id("b"), Reason: "sequence_too_high"}}})
+	f.trk.Block(&sut.Block{Height: 5, Seen: f.at(time.Second), Final: true, Bytes: 300,
+		Txs: []sut.TxResult{{ID: id("a"), OK: true}, {ID: id("other"), OK: true}, {ID: id("b"), Reason: "sequence_too_high"}}})
 	if len(f.resolved) != 2 || f.resolved[0].Outcome != Committed || f.resolved[0].Nonce != 7 || f.resolved[1].Outcome != FailedInBlock || f.resolved[1].Reason != "sequence_too_high" {
 		t.Fatalf("resolutions %+v", f.resolved)
 	}
@@ -54,7 +54,7 @@ func TestLateCommitMovesFromExpired(t *testing.T) {
 	if len(f.resolved) != 1 || f.resolved[0].Outcome != Expired {
 		t.Fatalf("not expired: %+v", f.resolved)
 	}
-	f.trk.Block(&target.Block{Height: 9, Seen: f.at(40 * time.Second), Final: true, Txs: []target.TxResult{{ID: id("a"), OK: true}}})
+	f.trk.Block(&sut.Block{Height: 9, Seen: f.at(40 * time.Second), Final: true, Txs: []sut.TxResult{{ID: id("a"), OK: true}}})
 	iv := f.rec.Collect(false)
 	if iv.Expired != 0 || iv.Committed != 1 || iv.LateCommits != 1 {
 		t.Fatalf("late commit recorded as %+v", iv.Counts)
@@ -72,7 +72,7 @@ func TestExpiredMemoryIsBounded(t *testing.T) {
 	f.trk.resolve = func(Resolution) {}
 	n := 3*lateWindow + 10
 	for i := 0; i < n; i++ {
-		var x target.TxID
+		var x sut.TxID
 		x[0], x[1], x[2] = byte(i), byte(i>>8), byte(i>>16)
 		f.trk.Track(x, Pending{Sent: time.Second})
 		if i%1000 == 999 {
@@ -83,9 +83,9 @@ func TestExpiredMemoryIsBounded(t *testing.T) {
 	if kept := len(f.trk.expired) + len(f.trk.expOld); kept > 2*lateWindow {
 		t.Fatalf("%d expired payments kept, want at most %d", kept, 2*lateWindow)
 	}
-	var last target.TxID
+	var last sut.TxID
 	last[0], last[1], last[2] = byte(n-1), byte((n-1)>>8), byte((n-1)>>16)
-	f.trk.Block(&target.Block{Height: 1, Seen: f.at(time.Minute), Final: true, Txs: []target.TxResult{{ID: last, OK: true}}})
+	f.trk.Block(&sut.Block{Height: 1, Seen: f.at(time.Minute), Final: true, Txs: []sut.TxResult{{ID: last, OK: true}}})
 	if iv := f.rec.Collect(false); iv.LateCommits != 1 {
 		t.Fatalf("the last expired payment was not recognised late: %+v", iv.Counts)
 	}
@@ -95,8 +95,8 @@ func TestDepthFinalityAndReorg(t *testing.T) {
 	f := newFixture()
 	f.trk.Track(id("a"), Pending{Intended: 0, Sender: 1})
 	f.trk.Track(id("b"), Pending{Intended: 0, Sender: 2})
-	f.trk.Block(&target.Block{Height: 10, Seen: f.at(time.Second), Txs: []target.TxResult{{ID: id("a"), OK: true}}})
-	f.trk.Block(&target.Block{Height: 11, Seen: f.at(2 * time.Second), Txs: []target.TxResult{{ID: id("b"), OK: true}}})
+	f.trk.Block(&sut.Block{Height: 10, Seen: f.at(time.Second), Txs: []sut.TxResult{{ID: id("a"), OK: true}}})
+	f.trk.Block(&sut.Block{Height: 11, Seen: f.at(2 * time.Second), Txs: []sut.TxResult{{ID: id("b"), OK: true}}})
 	if len(f.resolved) != 0 || f.trk.Len() != 2 {
 		t.Fatalf("included is not final: %+v, pending %d", f.resolved, f.trk.Len())
 	}
@@ -105,7 +105,7 @@ func TestDepthFinalityAndReorg(t *testing.T) {
 	if len(f.resolved) != 1 || f.resolved[0].ID != id("a") {
 		t.Fatalf("final: %+v", f.resolved)
 	}
-	f.trk.Block(&target.Block{Height: 11, Seen: f.at(5 * time.Second), Txs: []target.TxResult{{ID: id("b"), OK: true}}})
+	f.trk.Block(&sut.Block{Height: 11, Seen: f.at(5 * time.Second), Txs: []sut.TxResult{{ID: id("b"), OK: true}}})
 	f.trk.Final(11, f.at(6*time.Second))
 	if len(f.resolved) != 2 || f.resolved[1].ID != id("b") {
 		t.Fatalf("re-included b: %+v", f.resolved)
@@ -139,17 +139,17 @@ func BenchmarkTrackAndCommit(b *testing.B) {
 	t0 := time.Now()
 	trk := New(func(Resolution) {}, t0, rec.NewShard())
 	const per = 1000
-	ids := make([]target.TxID, per)
+	ids := make([]sut.TxID, per)
 	for i := range ids {
 		ids[i] = sha256.Sum256([]byte{byte(i), byte(i >> 8)})
 	}
-	blk := &target.Block{Final: true, Txs: make([]target.TxResult, per)}
+	blk := &sut.Block{Final: true, Txs: make([]sut.TxResult, per)}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := 0; n < b.N; n += per {
 		for i := range ids {
 			trk.Track(ids[i], Pending{Intended: time.Duration(n), Sent: time.Duration(n)})
-			blk.Txs[i] = target.TxResult{ID: ids[i], OK: true}
+			blk.Txs[i] = sut.TxResult{ID: ids[i], OK: true}
 		}
 		blk.Height++
 		blk.Seen = t0.Add(time.Duration(n))

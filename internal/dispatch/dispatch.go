@@ -12,7 +12,7 @@ import (
 	"github.com/tpslab/tpslab/internal/confirm"
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/schedule"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/workload"
 )
 
@@ -23,7 +23,7 @@ const DefaultMaxBacklog = 1 << 20
 
 // Engine drives one load phase.
 type Engine struct {
-	Target      target.Target
+	Target      sut.Target
 	Workload    workload.Workload
 	Tracker     *confirm.Tracker
 	Recorder    *measure.Recorder
@@ -37,7 +37,7 @@ type Engine struct {
 	SendEvery func(t time.Duration) time.Duration
 
 	start     time.Time
-	confirmer target.Confirmer
+	confirmer sut.Confirmer
 	users     []chan bool // closed model: a user's wait for its commit
 	samplesMu sync.Mutex
 	samples   map[string]string
@@ -144,14 +144,14 @@ type ticket struct {
 // sequence order.
 type worker struct {
 	e     *Engine
-	conn  target.Submitter
+	conn  sut.Submitter
 	build workload.Builder
 	rec   *measure.Shard
 	// a batch's payments, reused
 	arena []byte // copies of bytes the builder reuses
 	batch []sending
-	txs   []target.Tx
-	rcpts []target.Receipt
+	txs   []sut.Tx
+	rcpts []sut.Receipt
 }
 
 func (e *Engine) newWorker(i int, rec *measure.Shard) *worker {
@@ -160,7 +160,7 @@ func (e *Engine) newWorker(i int, rec *measure.Shard) *worker {
 
 // submit sends one transaction and counts the throttling its answer
 // waited out.
-func (w *worker) submit(ctx context.Context, tx target.Tx) target.Receipt {
+func (w *worker) submit(ctx context.Context, tx sut.Tx) sut.Receipt {
 	r := w.conn.Submit(ctx, tx)
 	if r.Throttled > 0 {
 		w.rec.Throttled(r.Throttled)
@@ -176,7 +176,7 @@ const maxRecoveries = 3
 type sending struct {
 	tk     ticket
 	sender int32 // -1 for senderless workloads
-	tx     target.Tx
+	tx     sut.Tx
 	nonce  uint64
 	p      confirm.Pending
 	sent   time.Duration
@@ -185,7 +185,7 @@ type sending struct {
 
 // send builds, tracks and submits one payment, recovers it from sequence
 // mismatches, and records the final answer. ctx aborts I/O.
-func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
+func (w *worker) send(ctx context.Context, tk ticket) sut.Receipt {
 	var sg sending
 	if r, ok := w.prepare(ctx, tk, &sg); !ok {
 		return r
@@ -195,7 +195,7 @@ func (w *worker) send(ctx context.Context, tk ticket) target.Receipt {
 
 // sendBatch sends tks' payments in one exchange (the target's batch), then
 // finishes each as send does.
-func (w *worker) sendBatch(ctx context.Context, bs target.BatchSubmitter, tks []ticket) {
+func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []ticket) {
 	w.batch = w.batch[:0]
 	w.txs = w.txs[:0]
 	w.arena = w.arena[:0]
@@ -219,7 +219,7 @@ func (w *worker) sendBatch(ctx context.Context, bs target.BatchSubmitter, tks []
 		return
 	}
 	if cap(w.rcpts) < len(w.txs) {
-		w.rcpts = make([]target.Receipt, len(w.txs))
+		w.rcpts = make([]sut.Receipt, len(w.txs))
 	}
 	rs := w.rcpts[:len(w.txs)]
 	bs.SubmitBatch(ctx, w.txs, rs)
@@ -233,7 +233,7 @@ func (w *worker) sendBatch(ctx context.Context, bs target.BatchSubmitter, tks []
 
 // prepare builds and tracks one payment and records it sent; a payment
 // that could not be built is answered at once (ok false).
-func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r target.Receipt, ok bool) {
+func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r sut.Receipt, ok bool) {
 	e := w.e
 	s := int(tk.sender)
 	sender := tk.sender
@@ -248,25 +248,25 @@ func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r target.
 		w.rec.Sent(e.Since() - tk.intended)
 		w.rec.Acked(false, false, "resync_failed", e.Since()-tk.intended)
 		e.Workload.Release(s)
-		return target.Receipt{Status: target.Rejected, Reason: "resync_failed", Detail: err.Error()}, false
+		return sut.Receipt{Status: sut.Rejected, Reason: "resync_failed", Detail: err.Error()}, false
 	}
 	sent := e.Since()
 	*sg = sending{tk: tk, sender: sender, tx: b.Tx, nonce: b.Nonce, sent: sent, stable: b.Stable,
 		p: confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce}}
 	e.Tracker.Track(b.Tx.ID, sg.p)
 	w.rec.Sent(sent - tk.intended)
-	return target.Receipt{}, true
+	return sut.Receipt{}, true
 }
 
 // finish takes a payment's first answer r: it recovers sequence
 // mismatches (sending again as the workload says) and records the final
 // answer.
-func (w *worker) finish(ctx context.Context, sg *sending, r target.Receipt) target.Receipt {
+func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Receipt {
 	e := w.e
 	tk, sender, tx, nonce, p, sent := sg.tk, sg.sender, sg.tx, sg.nonce, sg.p, sg.sent
 	s := int(tk.sender)
 	for try := 0; ; try++ {
-		if r.Status != target.Pending {
+		if r.Status != sut.Pending {
 			e.sample(r.Reason, r.Detail)
 		}
 		rc := w.build.Answer(ctx, s, tx, nonce, r, try < maxRecoveries)
@@ -293,20 +293,20 @@ func (w *worker) finish(ctx context.Context, sg *sending, r target.Receipt) targ
 	}
 	now := e.Since()
 	switch r.Status {
-	case target.Pending:
+	case sut.Pending:
 		w.rec.Acked(true, false, "", now-tk.intended)
 		if e.confirmer != nil {
 			e.confirmer.Watch(tx.ID)
 		}
-	case target.Unacked:
+	case sut.Unacked:
 		// Its fate is unknown: it stays tracked, and a block may commit it.
 		w.rec.Acked(false, true, r.Reason, now-tk.intended)
 		if e.confirmer != nil {
 			e.confirmer.Watch(tx.ID)
 		}
-	case target.Committed, target.Failed:
+	case sut.Committed, sut.Failed:
 		e.Tracker.Untrack(tx.ID)
-		ok := r.Status == target.Committed
+		ok := r.Status == sut.Committed
 		w.rec.Acked(true, false, "", now-tk.intended)
 		w.rec.Settled(ok, r.Reason, now-tk.intended, now-sent, false)
 		o := workload.Committed
@@ -328,7 +328,7 @@ func (w *worker) finish(ctx context.Context, sg *sending, r target.Receipt) targ
 // per endpoint, one batch in flight each), or 0 when each payment goes
 // on its own over Connections workers.
 func (e *Engine) Lanes() int {
-	if b, ok := e.Target.(target.Batcher); ok && e.SendEvery != nil {
+	if b, ok := e.Target.(sut.Batcher); ok && e.SendEvery != nil {
 		return b.BatchLanes()
 	}
 	return 0
@@ -354,7 +354,7 @@ func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals,
 	for i := range qs {
 		w := e.newWorker(i, e.Recorder.NewShard())
 		wg.Add(1)
-		if bs, ok := w.conn.(target.BatchSubmitter); ok && lanes > 0 {
+		if bs, ok := w.conn.(sut.BatchSubmitter); ok && lanes > 0 {
 			l := &lane{kick: make(chan struct{}, 1)}
 			qs[i] = l
 			go func() {
@@ -537,7 +537,7 @@ func (l *lane) wake() {
 }
 
 // run sends each gathering as one batch until the lane is closed and empty.
-func (l *lane) run(ctx context.Context, w *worker, bs target.BatchSubmitter) {
+func (l *lane) run(ctx context.Context, w *worker, bs sut.BatchSubmitter) {
 	var tks []ticket
 	for range l.kick {
 		for {
@@ -625,7 +625,7 @@ func (e *Engine) RunClosed(offer, io context.Context, c Closed) {
 				}
 				r := w.send(io, ticket{intended: intended, sender: int32(u), index: uint64(u)<<32 | i})
 				i++
-				if (r.Status == target.Pending || r.Status == target.Unacked) && c.WaitForCommit {
+				if (r.Status == sut.Pending || r.Status == sut.Unacked) && c.WaitForCommit {
 					select {
 					case <-e.users[u]:
 					case <-offer.Done():

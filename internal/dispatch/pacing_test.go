@@ -8,20 +8,20 @@ import (
 	"github.com/tpslab/tpslab/internal/confirm"
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/schedule"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/workload"
 )
 
 // instant acknowledges every submission at once.
 type instant struct{}
 
-func (instant) Probe(context.Context) (target.Info, error) { return target.Info{Height: 1}, nil }
-func (instant) Submitter(int) target.Submitter             { return instant{} }
-func (instant) Submit(context.Context, target.Tx) target.Receipt {
-	return target.Receipt{Status: target.Pending}
+func (instant) Probe(context.Context) (sut.Info, error) { return sut.Info{Height: 1}, nil }
+func (instant) Submitter(int) sut.Submitter             { return instant{} }
+func (instant) Submit(context.Context, sut.Tx) sut.Receipt {
+	return sut.Receipt{Status: sut.Pending}
 }
-func (instant) Confirmer() target.Confirmer { return nil }
-func (instant) Close() error                { return nil }
+func (instant) Confirmer() sut.Confirmer { return nil }
+func (instant) Close() error             { return nil }
 
 func runAt(rate float64, d time.Duration) (sent int64, elapsed time.Duration, lag measure.Percentiles) {
 	rec := measure.NewRecorder()

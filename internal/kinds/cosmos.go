@@ -10,8 +10,8 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/target"
-	"github.com/tpslab/tpslab/internal/target/cosmos"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/cosmos"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/workload"
 )
@@ -35,7 +35,7 @@ func (sdk) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.NetOpti
 
 // Target is the Cosmos target: blocks from the CometBFT RPC, submissions
 // where target.via says.
-func (sdk) Target(sys *runner.System, sc *scenario.Scenario) (target.Target, error) {
+func (sdk) Target(sys *runner.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
 	o := cosmos.Options{RPC: sys.Endpoints, API: t.APIEndpoints, GRPC: t.GRPCEndpoints, Via: t.Via,
 		Async: t.Broadcast == "async", Poll: t.Confirm == "poll", Connections: sc.Load.Connections}
@@ -56,7 +56,7 @@ func (sdk) Target(sys *runner.System, sc *scenario.Scenario) (target.Target, err
 // Workload derives the test wallets, checks the chain is the one described
 // (chain id, denom), funds the senders when asked, and reads their
 // accounts.
-func (sdk) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t target.Target) (workload.Workload, error) {
+func (sdk) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t sut.Target) (workload.Workload, error) {
 	tgt := t.(*cosmos.Target)
 	w := sc.Workload
 	if w.Kind != "payment" {

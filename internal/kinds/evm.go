@@ -10,8 +10,8 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/target"
-	"github.com/tpslab/tpslab/internal/target/evm"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/workload"
 )
@@ -51,7 +51,7 @@ func (e ethereum) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.
 
 // Target is the EVM target on the endpoints (and WebSocket URLs) given or
 // in net.json.
-func (ethereum) Target(sys *runner.System, sc *scenario.Scenario) (target.Target, error) {
+func (ethereum) Target(sys *runner.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
 	if t.Via != "rpc" {
 		return nil, exitcode.BadInputf("target.via: %q, expected rpc: EVM transactions go to eth_sendRawTransaction", t.Via)
@@ -77,7 +77,7 @@ func (ethereum) Target(sys *runner.System, sc *scenario.Scenario) (target.Target
 
 // Workload derives the wallets, reads the fees, deploys the token for
 // erc20, funds what the network did not, and reads the nonces.
-func (ethereum) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t target.Target) (workload.Workload, error) {
+func (ethereum) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t sut.Target) (workload.Workload, error) {
 	tgt := t.(*evm.Target)
 	w := sc.Workload
 	if w.Kind != "payment" && w.Kind != "erc20" {

@@ -12,8 +12,8 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/target"
-	"github.com/tpslab/tpslab/internal/target/httpapi"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/httpapi"
 	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/pgnet"
@@ -99,7 +99,7 @@ func decodePayment(tx []byte, f *httpapi.Fields) error {
 }
 
 // Target is the HTTP target on the endpoints.
-func (k restAPI) Target(sys *runner.System, sc *scenario.Scenario) (target.Target, error) {
+func (k restAPI) Target(sys *runner.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
 	if t.Via != "rpc" || t.Broadcast != "sync" || t.Confirm != "websocket" {
 		return nil, exitcode.BadInputf("target.via, target.broadcast and target.confirm are for chains: an HTTP API is confirmed as target.http.confirm says (sync | poll | callback)")
@@ -128,7 +128,7 @@ func (k restAPI) Target(sys *runner.System, sc *scenario.Scenario) (target.Targe
 // Workload is the reference ledger's payments: keys derived from the
 // genesis seed (the service's, or workload.genesis_seed for any API),
 // sequences read through the account path.
-func (k restAPI) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t target.Target) (workload.Workload, error) {
+func (k restAPI) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t sut.Target) (workload.Workload, error) {
 	tgt := t.(*httpapi.Target)
 	w := sc.Workload
 	if w.Kind != "payment" {

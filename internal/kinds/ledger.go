@@ -10,8 +10,8 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/target"
-	"github.com/tpslab/tpslab/internal/target/cometbft"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/cometbft"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/workload"
 )
@@ -55,7 +55,7 @@ func scenarioNet(sc *scenario.Scenario, o runner.NetOptions, kind, seed string, 
 }
 
 // Target is the CometBFT target, with results named by the ledger.
-func (l ledger) Target(sys *runner.System, sc *scenario.Scenario) (target.Target, error) {
+func (l ledger) Target(sys *runner.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
 	if t.Via != "rpc" {
 		return nil, exitcode.BadInputf("target.via: %q, expected rpc: the %s network takes transactions over its CometBFT RPC only", t.Via, sys.Kind)
@@ -70,7 +70,7 @@ func (l ledger) Target(sys *runner.System, sc *scenario.Scenario) (target.Target
 
 // Workload is the ledger's payments (or raw transactions for other
 // applications).
-func (l ledger) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t target.Target) (workload.Workload, error) {
+func (l ledger) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t sut.Target) (workload.Workload, error) {
 	tgt := t.(*cometbft.Target)
 	w := sc.Workload
 	if w.Kind == "raw" {

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
@@ -29,21 +29,21 @@ const SchemaVersion = 2
 
 // Result is result.json.
 type Result struct {
-	SchemaVersion int                   `json:"schema_version"`
-	Status        string                `json:"status"` // running | complete
-	EndedBecause  string                `json:"ended_because"`
-	PID           int                   `json:"pid,omitempty"` // the tpslab process that wrote it
-	StartedAt     time.Time             `json:"started_at"`
-	EndedAt       *time.Time            `json:"ended_at,omitempty"`
-	Scenario      any                   `json:"scenario"`
-	Environment   Environment           `json:"environment"`
-	Network       *Network              `json:"network,omitempty"`
-	Chain         Chain                 `json:"chain"`
-	Summary       Summary               `json:"summary"`
-	Events        []Event               `json:"events,omitempty"`
-	Endpoints     []target.EndpointStat `json:"endpoints,omitempty"`
-	Notes         []string              `json:"notes,omitempty"`
-	Thresholds    []ThresholdOutcome    `json:"thresholds,omitempty"`
+	SchemaVersion int                `json:"schema_version"`
+	Status        string             `json:"status"` // running | complete
+	EndedBecause  string             `json:"ended_because"`
+	PID           int                `json:"pid,omitempty"` // the tpslab process that wrote it
+	StartedAt     time.Time          `json:"started_at"`
+	EndedAt       *time.Time         `json:"ended_at,omitempty"`
+	Scenario      any                `json:"scenario"`
+	Environment   Environment        `json:"environment"`
+	Network       *Network           `json:"network,omitempty"`
+	Chain         Chain              `json:"chain"`
+	Summary       Summary            `json:"summary"`
+	Events        []Event            `json:"events,omitempty"`
+	Endpoints     []sut.EndpointStat `json:"endpoints,omitempty"`
+	Notes         []string           `json:"notes,omitempty"`
+	Thresholds    []ThresholdOutcome `json:"thresholds,omitempty"`
 	// Telemetry defines the metrics read from inside the system (the
 	// series' and the summary's telemetry), with their units.
 	Telemetry []telemetry.Metric `json:"telemetry_metrics,omitempty"`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
@@ -142,7 +143,7 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 				continue
 			}
 			r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s", nd.PID, nd.Log))
-			if p, ok := r.conn.Target.(pooled); ok {
+			if p, ok := r.conn.Target.(sut.Pooled); ok {
 				for j, u := range p.Pool().URLs {
 					if u == nd.RPC || u == nd.ClientRPC || u == nd.EthRPC {
 						p.Pool().Down(j, fmt.Errorf("%s exited", nd.Name))
@@ -154,7 +155,7 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 			ls.stop(fmt.Errorf("target_failed: every node of the network is down"))
 		}
 	}
-	if p, ok := r.conn.Target.(pooled); ok {
+	if p, ok := r.conn.Target.(sut.Pooled); ok {
 		for _, e := range p.Pool().EndpointStats() {
 			if e.Up {
 				liveEndpoints++

@@ -18,12 +18,9 @@ import (
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/schedule"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
-
-// pooled is a target that spreads submissions over an endpoint pool.
-type pooled interface{ Pool() *target.Pool }
 
 // loadState is what the load phase shares between its goroutines.
 type loadState struct {
@@ -101,8 +98,8 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	ls.trk = confirm.New(eng.Resolve, r.start, r.rec.NewShard())
 	ls.trk.OnBlock = r.onBlock
 	eng.Tracker = ls.trk
-	if ev, ok := tgt.(target.Eventer); ok {
-		ev.OnEvent(func(e target.Event) {
+	if ev, ok := tgt.(sut.Eventer); ok {
+		ev.OnEvent(func(e sut.Event) {
 			if e.Kind == "note" {
 				r.note("%s", e.Detail)
 				return
@@ -128,7 +125,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 			}
 		})
 	}
-	if p, ok := tgt.(pooled); ok {
+	if p, ok := tgt.(sut.Pooled); ok {
 		run(func() { p.Pool().Watch(observe, 500*time.Millisecond) })
 	}
 	run(func() { r.sampleMempool(observe) })
@@ -239,7 +236,7 @@ func (r *run) onBlock(st measure.BlockStat) {
 }
 
 func (r *run) sampleMempool(ctx context.Context) {
-	m, ok := r.conn.Target.(target.Mempool)
+	m, ok := r.conn.Target.(sut.Mempool)
 	if !ok {
 		return
 	}
@@ -324,7 +321,7 @@ func (r *run) fill(res *report.Result) {
 	res.Notes = append([]string(nil), r.notes...)
 	res.Events = append([]report.Event(nil), r.events...)
 	r.notesMu.Unlock()
-	if e, ok := r.conn.Target.(target.Endpoints); ok {
+	if e, ok := r.conn.Target.(sut.Endpoints); ok {
 		res.Endpoints = e.EndpointStats()
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/schedule"
+	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
@@ -270,9 +271,9 @@ func (r *run) preflight(ctx context.Context) error {
 	if err != nil {
 		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target %s does not answer: %w", strings.Join(r.sys.Endpoints, ", "), err))
 	}
-	if p, ok := tgt.(endpointProber); ok {
+	if p, ok := tgt.(sut.EndpointProber); ok {
 		urls := r.sys.Endpoints
-		if pl, ok := tgt.(pooled); ok {
+		if pl, ok := tgt.(sut.Pooled); ok {
 			urls = pl.Pool().URLs // where submissions go (REST, gRPC, or the RPC)
 		}
 		for i, e := range urls {
@@ -303,11 +304,6 @@ func (r *run) preflight(ctx context.Context) error {
 			return nil
 		}
 	}
-}
-
-// endpointProber is a target that can ask one endpoint whether it answers.
-type endpointProber interface {
-	ProbeEndpoint(ctx context.Context, i int) error
 }
 
 // presign signs the payments ahead of the load when the workload is

@@ -10,7 +10,7 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/workload"
 )
@@ -23,10 +23,10 @@ type Kind interface {
 	// StartNet starts a local network for sc.
 	StartNet(ctx context.Context, sc *scenario.Scenario, o NetOptions) (*testnet.Net, error)
 	// Target builds the target for sys; it does not contact it.
-	Target(sys *System, sc *scenario.Scenario) (target.Target, error)
+	Target(sys *System, sc *scenario.Scenario) (sut.Target, error)
 	// Workload builds the workload that drives tgt (reading what it needs
 	// from the system: accounts, sequences).
-	Workload(ctx context.Context, sys *System, sc *scenario.Scenario, tgt target.Target) (workload.Workload, error)
+	Workload(ctx context.Context, sys *System, sc *scenario.Scenario, tgt sut.Target) (workload.Workload, error)
 }
 
 // NetOptions say where and how a kind starts a local network.
@@ -39,7 +39,7 @@ type NetOptions struct {
 
 // Conn is a kind connected to a system.
 type Conn struct {
-	Target   target.Target
+	Target   sut.Target
 	Workload workload.Workload
 }
 
@@ -59,7 +59,7 @@ func Connect(ctx context.Context, k Kind, sys *System, sc *scenario.Scenario) (*
 
 // TargetFor builds the target of the system a scenario names (endpoints or
 // net_home), without a workload: for tools that only watch it.
-func TargetFor(sc *scenario.Scenario, kinds Kinds) (target.Target, error) {
+func TargetFor(sc *scenario.Scenario, kinds Kinds) (sut.Target, error) {
 	sys, k, err := findSystem(context.Background(), sc, Options{Kinds: kinds, Log: io.Discard})
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 )
 
 // Payments is the signed transfer workload: each sender is a lane of
@@ -27,7 +27,7 @@ type Payments struct {
 	senders  Chooser // dispatcher only
 	scan     int     // dispatcher only
 	recipCfg scenario.Choice
-	queue    [][]target.Tx // presigned: queue[s][k] carries sequence lanes[s].base+k
+	queue    [][]sut.Tx // presigned: queue[s][k] carries sequence lanes[s].base+k
 }
 
 // lane is one sender's sequence state. next is owned by the worker that
@@ -36,7 +36,7 @@ type lane struct {
 	base   uint64 // the sequence read at start: presigned index 0
 	next   uint64 // the sequence of the sender's next new payment
 	mu     sync.Mutex
-	held   map[uint64]target.Tx // sent, not yet final: kept for resubmission
+	held   map[uint64]sut.Tx // sent, not yet final: kept for resubmission
 	resync atomic.Bool
 	// floor is one past the highest sequence seen committed in a block: a
 	// node that expects less has not caught up (a restarted validator), so
@@ -84,7 +84,7 @@ func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments,
 				return
 			}
 			l := &p.lanes[i]
-			l.base, l.next, l.held = n, n, map[uint64]target.Tx{}
+			l.base, l.next, l.held = n, n, map[uint64]sut.Tx{}
 		}(i)
 	}
 	wg.Wait()
@@ -126,7 +126,7 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 	for _, c := range counts {
 		total += c
 	}
-	p.queue = make([][]target.Tx, len(p.lanes))
+	p.queue = make([][]sut.Tx, len(p.lanes))
 	var done atomic.Int64
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
@@ -140,12 +140,12 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 			for s := w; s < len(p.lanes) && ctx.Err() == nil; s += workers {
 				// One backing array per sender keeps the buffer compact.
 				buf := make([]byte, 0, size*counts[s])
-				q := make([]target.Tx, counts[s])
+				q := make([]sut.Tx, counts[s])
 				for k := range q {
 					start := len(buf)
 					buf = p.codec.Sign(buf, p.offset+s, recip.Pick(), p.drawAmount(r), p.lanes[s].base+uint64(k))
 					tx := buf[start:len(buf):len(buf)]
-					q[k] = target.Tx{ID: p.codec.ID(tx), Bytes: tx}
+					q[k] = sut.Tx{ID: p.codec.ID(tx), Bytes: tx}
 					if d := done.Add(1); d%2000 == 0 {
 						if ctx.Err() != nil {
 							return
@@ -223,7 +223,7 @@ func (p *Payments) Resolved(s int, nonce uint64, o Outcome, reason string) {
 	if o == Expired {
 		l.resync.Store(true)
 	} else if o == Failed {
-		if mm, _, _ := p.codec.Mismatch(target.Receipt{Status: target.Failed, Reason: reason}); mm {
+		if mm, _, _ := p.codec.Mismatch(sut.Receipt{Status: sut.Failed, Reason: reason}); mm {
 			l.resync.Store(true)
 		}
 	}
@@ -245,7 +245,7 @@ func (p *Payments) NewBuilder(seed int64) Builder {
 
 // txFor is sender s's transaction with sequence nonce: the presigned one
 // when there is one (stable bytes), else signed into the builder's buffer.
-func (b *paymentBuilder) txFor(s int, nonce uint64) (tx target.Tx, stable bool) {
+func (b *paymentBuilder) txFor(s int, nonce uint64) (tx sut.Tx, stable bool) {
 	p := b.p
 	if p.queue != nil {
 		l := &p.lanes[s]
@@ -254,7 +254,7 @@ func (b *paymentBuilder) txFor(s int, nonce uint64) (tx target.Tx, stable bool) 
 		}
 	}
 	b.buf = p.codec.Sign(b.buf[:0], p.offset+s, b.recip.Pick(), p.drawAmount(b.r), nonce)
-	return target.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, false
+	return sut.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, false
 }
 
 // Next returns sender s's next payment. When the sender was marked for a
@@ -298,11 +298,11 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, erro
 // mismatch: when the chain expects a lower sequence, the transactions in
 // between were dropped, so their original bytes are resubmitted and then
 // this one; when it expects a higher one, this payment is re-signed with it.
-func (b *paymentBuilder) Answer(ctx context.Context, s int, tx target.Tx, nonce uint64, r target.Receipt, recover bool) Recovery {
+func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uint64, r sut.Receipt, recover bool) Recovery {
 	p := b.p
 	l := &p.lanes[s]
 	switch r.Status {
-	case target.Pending, target.Unacked:
+	case sut.Pending, sut.Unacked:
 		held := tx
 		if _, stable := b.isPresigned(s, nonce, tx); !stable {
 			held.Bytes = append([]byte(nil), tx.Bytes...)
@@ -311,7 +311,7 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx target.Tx, nonce 
 		l.held[nonce] = held
 		l.mu.Unlock()
 		return Recovery{}
-	case target.Committed, target.Failed:
+	case sut.Committed, sut.Failed:
 		return Recovery{}
 	}
 	mm, e, known := p.codec.Mismatch(r)
@@ -376,7 +376,7 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx target.Tx, nonce 
 
 // isPresigned says whether tx is sender s's presigned transaction for nonce
 // (whose bytes stay valid for the whole run).
-func (b *paymentBuilder) isPresigned(s int, nonce uint64, tx target.Tx) (target.Tx, bool) {
+func (b *paymentBuilder) isPresigned(s int, nonce uint64, tx sut.Tx) (sut.Tx, bool) {
 	p := b.p
 	if p.queue == nil {
 		return tx, false
@@ -417,11 +417,11 @@ type rawBuilder struct {
 // Next makes transaction i; its id is CometBFT's (sha256).
 func (b *rawBuilder) Next(_ context.Context, _ int, i uint64) (Built, error) {
 	b.buf = b.r.build(b.buf, i)
-	return Built{Tx: target.Tx{ID: sha256.Sum256(b.buf), Bytes: b.buf}}, nil
+	return Built{Tx: sut.Tx{ID: sha256.Sum256(b.buf), Bytes: b.buf}}, nil
 }
 
 // Answer: raw transactions have no sequences to recover.
-func (b *rawBuilder) Answer(context.Context, int, target.Tx, uint64, target.Receipt, bool) Recovery {
+func (b *rawBuilder) Answer(context.Context, int, sut.Tx, uint64, sut.Receipt, bool) Recovery {
 	return Recovery{}
 }
 

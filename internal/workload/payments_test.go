@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 )
 
 // chainCodec is a codec over an in-memory "chain" of account sequences.
@@ -31,14 +31,14 @@ func (c *chainCodec) Sign(dst []byte, from, to int, amount, nonce uint64) []byte
 	}
 	return dst
 }
-func (c *chainCodec) ID(tx []byte) target.TxID { return sha256.Sum256(tx) }
+func (c *chainCodec) ID(tx []byte) sut.TxID { return sha256.Sum256(tx) }
 func (c *chainCodec) Nonce(_ context.Context, from int) (uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.queries++
 	return c.seq[from], nil
 }
-func (c *chainCodec) Mismatch(r target.Receipt) (bool, uint64, bool) {
+func (c *chainCodec) Mismatch(r sut.Receipt) (bool, uint64, bool) {
 	if r.Reason != "sequence_mismatch" {
 		return false, 0, false
 	}
@@ -50,10 +50,10 @@ func (c *chainCodec) Mismatch(r target.Receipt) (bool, uint64, bool) {
 	return true, e, err == nil
 }
 
-func nonceOf(tx target.Tx) uint64 { return binary.BigEndian.Uint64(tx.Bytes[24:]) }
+func nonceOf(tx sut.Tx) uint64 { return binary.BigEndian.Uint64(tx.Bytes[24:]) }
 
-func mismatch(expected uint64) target.Receipt {
-	return target.Receipt{Status: target.Rejected, Reason: "sequence_mismatch", Detail: fmt.Sprintf("account sequence mismatch, expected %d", expected)}
+func mismatch(expected uint64) sut.Receipt {
+	return sut.Receipt{Status: sut.Rejected, Reason: "sequence_mismatch", Detail: fmt.Sprintf("account sequence mismatch, expected %d", expected)}
 }
 
 func newPayments(t *testing.T, c *chainCodec, presigned bool) (*Payments, Builder) {
@@ -72,7 +72,7 @@ func newPayments(t *testing.T, c *chainCodec, presigned bool) (*Payments, Builde
 }
 
 // send builds sender 0's next payment and answers it with r.
-func send(t *testing.T, b Builder, r target.Receipt) (Built, Recovery) {
+func send(t *testing.T, b Builder, r sut.Receipt) (Built, Recovery) {
 	t.Helper()
 	x, err := b.Next(context.Background(), 0, 0)
 	if err != nil {
@@ -87,8 +87,8 @@ func TestChainExpectsLowerResubmitsOriginals(t *testing.T) {
 	for _, presigned := range []bool{false, true} {
 		c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 5}}
 		_, b := newPayments(t, c, presigned)
-		t0, _ := send(t, b, target.Receipt{Status: target.Pending})
-		t1, _ := send(t, b, target.Receipt{Status: target.Pending})
+		t0, _ := send(t, b, sut.Receipt{Status: sut.Pending})
+		t1, _ := send(t, b, sut.Receipt{Status: sut.Pending})
 		// 5 and 6 were dropped from the mempool; 7 is refused: expected 5.
 		t2, rc := send(t, b, mismatch(5))
 		if rc.Class != "chain_lower" || rc.Resigned || len(rc.Resubmit) != 2 {
@@ -111,7 +111,7 @@ func TestStaleNodeDoesNotRewind(t *testing.T) {
 		c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 0}}
 		p, b := newPayments(t, c, presigned)
 		for i := 0; i < 5; i++ {
-			x, _ := send(t, b, target.Receipt{Status: target.Pending})
+			x, _ := send(t, b, sut.Receipt{Status: sut.Pending})
 			p.Resolved(0, x.Nonce, Committed, "")
 		}
 		x, rc := send(t, b, mismatch(2)) // 0..4 are in blocks; this node is at 2
@@ -148,7 +148,7 @@ func TestUnknownExpectedQueriesTheChain(t *testing.T) {
 	_, b := newPayments(t, c, false)
 	c.seq[0] = 4
 	q := c.queries
-	_, rc := send(t, b, target.Receipt{Status: target.Rejected, Reason: "sequence_mismatch", Detail: "wrong sequence"})
+	_, rc := send(t, b, sut.Receipt{Status: sut.Rejected, Reason: "sequence_mismatch", Detail: "wrong sequence"})
 	if c.queries != q+1 || !rc.Resynced || rc.Class != "chain_higher" || rc.Nonce != 4 {
 		t.Fatalf("recovery %+v after %d queries", rc, c.queries-q)
 	}
@@ -158,8 +158,8 @@ func TestFinalRejectionFreesTheSequence(t *testing.T) {
 	for _, presigned := range []bool{false, true} {
 		c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 0}}
 		_, b := newPayments(t, c, presigned)
-		send(t, b, target.Receipt{Status: target.Pending})
-		x, rc := send(t, b, target.Receipt{Status: target.Rejected, Reason: "mempool_full"})
+		send(t, b, sut.Receipt{Status: sut.Pending})
+		x, rc := send(t, b, sut.Receipt{Status: sut.Rejected, Reason: "mempool_full"})
 		if rc.Class != "" || x.Nonce != 1 {
 			t.Fatalf("recovery %+v", rc)
 		}
@@ -171,7 +171,7 @@ func TestFinalRejectionFreesTheSequence(t *testing.T) {
 			t.Errorf("presigned: the refused payment's presigned bytes are not reused")
 		}
 		// Without recovery, a mismatch is final too.
-		_, rc = send(t, b, target.Receipt{Status: target.Pending})
+		_, rc = send(t, b, sut.Receipt{Status: sut.Pending})
 		x, _ = b.Next(context.Background(), 0, 0)
 		if rc := b.Answer(context.Background(), 0, x.Tx, x.Nonce, mismatch(0), false); rc.Class != "" {
 			t.Errorf("recover=false still recovers: %+v", rc)
@@ -182,8 +182,8 @@ func TestFinalRejectionFreesTheSequence(t *testing.T) {
 func TestExpiryResyncs(t *testing.T) {
 	c := &chainCodec{accounts: 10, seq: map[int]uint64{0: 0}}
 	p, b := newPayments(t, c, false)
-	t0, _ := send(t, b, target.Receipt{Status: target.Pending})
-	t1, _ := send(t, b, target.Receipt{Status: target.Pending})
+	t0, _ := send(t, b, sut.Receipt{Status: sut.Pending})
+	t1, _ := send(t, b, sut.Receipt{Status: sut.Pending})
 	// 0 and 1 are still held; the chain (its committed state) waits for 0:
 	// they may be in a mempool, so nothing is resent and signing goes on.
 	p.Resolved(0, 99, Expired, "") // some older payment expired: resync

@@ -7,7 +7,7 @@ package workload
 import (
 	"context"
 
-	"github.com/tpslab/tpslab/internal/target"
+	"github.com/tpslab/tpslab/internal/sut"
 )
 
 // Codec is one chain family's transfer.
@@ -19,12 +19,12 @@ type Codec interface {
 	// to with sequence (nonce) nonce.
 	Sign(dst []byte, from, to int, amount, nonce uint64) []byte
 	// ID is the system's id of a signed transfer.
-	ID(tx []byte) target.TxID
+	ID(tx []byte) sut.TxID
 	// Nonce reads account from's next sequence from the system.
 	Nonce(ctx context.Context, from int) (uint64, error)
 	// Mismatch says whether a rejection or failure is a sequence mismatch
 	// and, when the system said, which sequence it expected.
-	Mismatch(r target.Receipt) (mismatch bool, expected uint64, known bool)
+	Mismatch(r sut.Receipt) (mismatch bool, expected uint64, known bool)
 	// TxSize is the length of one signed transfer, for memory estimates.
 	TxSize() int
 }
@@ -53,7 +53,7 @@ type Workload interface {
 
 // Built is one payment's transaction.
 type Built struct {
-	Tx       target.Tx
+	Tx       sut.Tx
 	Nonce    uint64
 	Resynced bool // the sender's sequence was read from the system first
 	Stable   bool // Tx.Bytes outlive the next call (presigned)
@@ -61,9 +61,9 @@ type Built struct {
 
 // Recovery says how to recover a payment from a sequence mismatch.
 type Recovery struct {
-	Class    string      // chain_lower | chain_higher | unknown; "" when there is nothing to recover
-	Resubmit []target.Tx // original bytes to send again first, in order
-	Tx       target.Tx   // then this: the payment's own bytes again, or re-signed
+	Class    string   // chain_lower | chain_higher | unknown; "" when there is nothing to recover
+	Resubmit []sut.Tx // original bytes to send again first, in order
+	Tx       sut.Tx   // then this: the payment's own bytes again, or re-signed
 	Nonce    uint64
 	Resigned bool
 	Resynced bool
@@ -78,5 +78,5 @@ type Builder interface {
 	// Answer tells the builder how the system answered tx; a Recovery with
 	// a Class asks for tx to be sent again as it says. Without recover, a
 	// mismatch is final like any other rejection.
-	Answer(ctx context.Context, s int, tx target.Tx, nonce uint64, r target.Receipt, recover bool) Recovery
+	Answer(ctx context.Context, s int, tx sut.Tx, nonce uint64, r sut.Receipt, recover bool) Recovery
 }

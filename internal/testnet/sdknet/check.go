@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tpslab/tpslab/internal/target/cometbft"
-	"github.com/tpslab/tpslab/internal/target/cosmos"
+	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	"github.com/tpslab/tpslab/internal/sut/cosmos"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 

@@ -27,8 +27,8 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/tpslab/tpslab/internal/buildcache"
-	"github.com/tpslab/tpslab/internal/target/cosmos"
-	"github.com/tpslab/tpslab/internal/target/evm"
+	"github.com/tpslab/tpslab/internal/sut/cosmos"
+	"github.com/tpslab/tpslab/internal/sut/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 

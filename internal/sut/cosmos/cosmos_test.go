@@ -1,0 +1,420 @@
+package cosmos_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	"github.com/tpslab/tpslab/internal/sut/cosmos"
+	"github.com/tpslab/tpslab/internal/sut/suttest"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/sdknet"
+	"github.com/tpslab/tpslab/internal/workload"
+)
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(b []byte) (int, error) { l.t.Log(string(b)); return len(b), nil }
+
+func startChain(t *testing.T, validators int) *testnet.Net {
+	t.Helper()
+	bin, err := sdknet.Tpsd(testLog{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := sdknet.Up(context.Background(), sdknet.Options{Binary: bin, Validators: validators, Home: filepath.Join(t.TempDir(), "net"),
+		ChainID: "cosmos-it", WalletSeed: "it", Wallets: 1000, Balance: 1_000_000_000, Settings: testnet.DefaultSettings(), Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Down() })
+	return n
+}
+
+// blockCount reads blocks [from, to] and counts the transactions sent by
+// the given addresses that executed with code 0 (from block_results), and
+// the others.
+func blockCount(t *testing.T, rpc string, from, to int64, senders map[string]bool) (ok, failed int64) {
+	t.Helper()
+	cl := &cometbft.Client{URL: rpc, HTTP: http.DefaultClient}
+	for h := from; h <= to; h++ {
+		b, err := cl.Block(context.Background(), h)
+		if err != nil {
+			t.Fatalf("block %d: %v", h, err)
+		}
+		res, err := cl.BlockResults(context.Background(), h)
+		if err != nil {
+			t.Fatalf("block_results %d: %v", h, err)
+		}
+		for i, tx := range b.Data.Txs {
+			s, err := cosmos.Sender(tx)
+			if err != nil || !senders[s] {
+				continue
+			}
+			if res[i].Code == 0 {
+				ok++
+			} else {
+				failed++
+			}
+		}
+	}
+	return ok, failed
+}
+
+func senders(n *testnet.Net, count int) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range cosmos.DeriveWallets(n.Cosmos.WalletSeed, count, n.Cosmos.Prefix) {
+		m[w.Address] = true
+	}
+	return m
+}
+
+func bankScenario(t *testing.T, home, via, mode string) scenario.Scenario {
+	sc := scenario.Default()
+	sc.Target.NetHome = home
+	sc.Target.Via = via
+	sc.Load.Rate = 150
+	sc.Load.Duration = scenario.Duration(6 * time.Second)
+	sc.Load.Warmup = scenario.Duration(time.Second)
+	sc.Workload.Mode = mode
+	sc.Workload.Senders = 300
+	sc.Workload.Window = 4
+	sc.Out = filepath.Join(t.TempDir(), "run-"+via+"-"+mode)
+	return sc
+}
+
+func run(t *testing.T, sc scenario.Scenario) (*report.Result, error) {
+	return runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: kinds.All()})
+}
+
+// Bank sends through every broadcast path, on one and on four validators:
+// the committed count equals an independent count of our code-0
+// transactions in the blocks the result names, and the denom's supply is
+// conserved.
+func TestBankSendsThroughEveryPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts Cosmos SDK chains")
+	}
+	for _, validators := range []int{1, 4} {
+		n := startChain(t, validators)
+		ours := senders(n, 300)
+		for _, c := range []struct{ via, mode string }{{"rpc", "live"}, {"rest", "live"}, {"grpc", "presigned"}} {
+			sc := bankScenario(t, n.Home, c.via, c.mode)
+			res, err := run(t, sc)
+			if err != nil {
+				t.Fatalf("%d validators, %s %s: %v", validators, c.via, c.mode, err)
+			}
+			s := res.Summary
+			ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
+			t.Logf("%d validators via %s (%s): %.1f committed tx/s, p99 commit %.0f ms, %d committed, blocks hold %d", validators, c.via, c.mode, s.CommittedTPS, s.LatencyMs.Commit.P99, s.Committed, ok)
+			if s.Committed < 700 || ok != s.Committed || failed != s.FailedTotal {
+				t.Errorf("%d validators via %s: result %d committed / %d failed, blocks %d..%d hold %d / %d",
+					validators, c.via, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, failed)
+			}
+			steady, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.SteadyFirstHeight, res.Chain.SteadyLastHeight, ours)
+			if steady != s.Steady.Committed {
+				t.Errorf("steady window: result %d, blocks %d", s.Steady.Committed, steady)
+			}
+			if res.Network.Kind != "cosmos" {
+				t.Errorf("network kind %q", res.Network.Kind)
+			}
+			checkPublicFields(t, sc.Out)
+		}
+		if _, problems := sdknet.Check(context.Background(), n); len(problems) > 0 {
+			t.Errorf("%d validators: net check: %v", validators, problems)
+		}
+	}
+}
+
+// checkPublicFields reads result.json as a script would: the same public
+// keys for every kind.
+func checkPublicFields(t *testing.T, dir string) {
+	t.Helper()
+	r, err := report.ReadResult(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(r)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	for _, path := range [][]string{{"summary", "committed"}, {"summary", "committed_tps"}, {"chain", "first_height"}, {"chain", "last_height"},
+		{"summary", "latency_ms", "commit", "p99"}, {"summary", "accepted"}, {"summary", "rejected_total"}} {
+		var v any = m
+		for _, p := range path {
+			v = v.(map[string]any)[p]
+		}
+		if v == nil {
+			t.Errorf("result.json lacks %v", path)
+		}
+	}
+	if strings.Contains(string(b), `"wallet_seed":"it"`) {
+		t.Error("the wallet seed was written to the result")
+	}
+}
+
+// Both kinds of sequence mismatch, forced on a real chain, are recovered:
+// a dropped transaction (the chain expects a lower sequence) is resubmitted
+// from its original bytes, and a sequence used elsewhere (the chain expects
+// a higher one) gets the payment re-signed.
+func TestSequenceMismatchRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts a Cosmos SDK chain")
+	}
+	n := startChain(t, 1)
+	ctx := context.Background()
+	tgt, err := cosmos.New(cosmos.Options{RPC: n.RPCEndpoints(), Connections: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec := cosmos.NewCodec(n.ChainID, n.Cosmos.Denom, nil, 200_000, "", cosmos.DeriveWallets(n.Cosmos.WalletSeed, 10, n.Cosmos.Prefix), tgt.ABCIQuery)
+	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: 2, Window: 10, Amount: scenario.Amount{Min: 1, Max: 1},
+		SenderChoice: scenario.Choice{Dist: "uniform"}, RecipientChoice: scenario.Choice{Dist: "uniform"}}, codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.NewBuilder(1)
+	sub := tgt.Submitter(0)
+	copyTx := func(x sut.Tx) sut.Tx { x.Bytes = append([]byte(nil), x.Bytes...); return x }
+	waitSeq := func(s int, want uint64) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if got, err := codec.Nonce(ctx, s); err == nil && got >= want {
+				return
+			}
+		}
+		t.Fatalf("sender %d never reached sequence %d", s, want)
+	}
+
+	// Lower: payment 0 "was accepted" but never reached the chain (as if a
+	// node dropped it); payment 1 is refused, the chain expecting 0.
+	x0, _ := b.Next(ctx, 0, 0)
+	tx0 := copyTx(x0.Tx)
+	b.Answer(ctx, 0, tx0, x0.Nonce, sut.Receipt{Status: sut.Pending}, true)
+	x1, _ := b.Next(ctx, 0, 0)
+	tx1 := copyTx(x1.Tx)
+	r := sub.Submit(ctx, tx1)
+	if r.Status != sut.Rejected || r.Reason != "sequence_mismatch" {
+		t.Fatalf("a gap was not refused as a mismatch: %+v", r)
+	}
+	rc := b.Answer(ctx, 0, tx1, x1.Nonce, r, true)
+	if rc.Class != "chain_lower" || rc.Resigned || len(rc.Resubmit) != 1 || rc.Resubmit[0].ID != tx0.ID || rc.Tx.ID != tx1.ID {
+		t.Fatalf("recovery %+v", rc)
+	}
+	for _, tx := range append(rc.Resubmit, rc.Tx) {
+		if r := sub.Submit(ctx, tx); r.Status != sut.Pending {
+			t.Fatalf("resubmission refused: %+v", r)
+		}
+	}
+	waitSeq(0, x1.Nonce+1)
+
+	// Higher: sender 1's sequence is used by another client after tpslab
+	// read it.
+	stale, _ := b.Next(ctx, 1, 0)
+	staleTx := copyTx(stale.Tx)
+	other := codec.Sign(nil, 1, 3, 7, stale.Nonce)
+	if r := sub.Submit(ctx, sut.Tx{ID: codec.ID(other), Bytes: other}); r.Status != sut.Pending {
+		t.Fatalf("the other client's payment: %+v", r)
+	}
+	waitSeq(1, stale.Nonce+1)
+	r = sub.Submit(ctx, staleTx)
+	rc = b.Answer(ctx, 1, staleTx, stale.Nonce, r, true)
+	if r.Reason != "sequence_mismatch" || rc.Class != "chain_higher" || !rc.Resigned || rc.Nonce != stale.Nonce+1 {
+		t.Fatalf("answer %+v, recovery %+v", r, rc)
+	}
+	if r := sub.Submit(ctx, rc.Tx); r.Status != sut.Pending {
+		t.Fatalf("re-signed payment refused: %+v", r)
+	}
+	waitSeq(1, stale.Nonce+2)
+}
+
+// swallower forwards RPC requests to a node, but answers every k-th
+// broadcast itself with success, without forwarding it: a node that
+// accepted a transaction and lost it.
+type swallower struct {
+	proxy *httputil.ReverseProxy
+	k     int64
+	n     atomic.Int64
+	lost  atomic.Int64
+}
+
+func (s *swallower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if bytes.Contains(body, []byte(`"broadcast_tx_sync"`)) && s.n.Add(1)%s.k == 0 {
+		s.lost.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"code":0,"log":"","codespace":""}}`))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	s.proxy.ServeHTTP(w, r)
+}
+
+// In a real run, transactions lost after acceptance are recovered (the
+// next payment of the sender finds the gap) and counted by class, and the
+// committed count still equals the blocks'.
+func TestLostTransactionsRecoveredInARun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts a Cosmos SDK chain")
+	}
+	n := startChain(t, 1)
+	u, _ := url.Parse(n.Nodes[0].RPC)
+	sw := &swallower{proxy: httputil.NewSingleHostReverseProxy(u), k: 40}
+	srv := httptest.NewServer(sw)
+	defer srv.Close()
+	sc := bankScenario(t, "", "rpc", "live")
+	sc.Target.Kind = "cosmos"
+	sc.Target.Endpoints = []string{srv.URL}
+	sc.Workload.WalletSeed = "it"
+	sc.Workload.Senders = 100
+	sc.Load.Rate = 200
+	sc.Load.Duration = scenario.Duration(8 * time.Second)
+	res, err := run(t, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	t.Logf("%d lost by the proxy; mismatches %v, resubmitted %d, re-signed %d, expired %d", sw.lost.Load(), s.Mismatches, s.Resubmitted, s.Resigned, s.Expired)
+	if sw.lost.Load() == 0 || s.Mismatches["chain_lower"] == 0 || s.Resubmitted == 0 {
+		t.Fatalf("lost %d, mismatches %v, resubmitted %d: nothing recovered", sw.lost.Load(), s.Mismatches, s.Resubmitted)
+	}
+	ok, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders(n, 100))
+	if ok != s.Committed {
+		t.Errorf("committed %d, blocks hold %d", s.Committed, ok)
+	}
+	if s.Committed+s.Expired+s.FailedTotal != s.Accepted+s.UnackedTotal {
+		t.Errorf("accepted %d + unacked %d != committed %d + failed %d + expired %d", s.Accepted, s.UnackedTotal, s.Committed, s.FailedTotal, s.Expired)
+	}
+}
+
+// Senders a network did not fund are funded from a funder key by MultiSend
+// fan-out before the load; with reuse_wallets a second run skips it.
+func TestFundingFanOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts a Cosmos SDK chain")
+	}
+	n := startChain(t, 1)
+	sc := bankScenario(t, n.Home, "rpc", "live")
+	sc.Workload.WalletSeed = "fresh"
+	sc.Workload.Senders = 2000
+	sc.Workload.FunderKey = n.Cosmos.FunderKey
+	var log bytes.Buffer
+	res, err := runner.Run(context.Background(), sc, runner.Options{Log: &log, Kinds: kinds.All()})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "funded 2000 wallets") || res.Summary.Committed < 700 {
+		t.Fatalf("committed %d\n%s", res.Summary.Committed, log.String())
+	}
+	b, _ := json.Marshal(res)
+	if strings.Contains(string(b), n.Cosmos.FunderKey) {
+		t.Error("the funder key's path was written to the result")
+	}
+	sc.Out = filepath.Join(t.TempDir(), "again")
+	sc.Workload.ReuseWallets = true
+	log.Reset()
+	if _, err := runner.Run(context.Background(), sc, runner.Options{Log: &log, Kinds: kinds.All()}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "funding") {
+		t.Errorf("reuse_wallets funded again:\n%s", log.String())
+	}
+}
+
+// The Cosmos target keeps the contract on a real SDK node, through each
+// submission path; a send from an unfunded wallet is refused by name.
+func TestContractAgainstAnSDKNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts a Cosmos SDK chain")
+	}
+	n := startChain(t, 1)
+	for _, via := range []string{"rpc", "rest", "grpc"} {
+		tgt, err := cosmos.New(cosmos.Options{RPC: n.RPCEndpoints(), API: []string{n.Nodes[0].API}, GRPC: []string{n.Nodes[0].GRPC}, Via: via, Connections: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wallets := cosmos.DeriveWallets(n.Cosmos.WalletSeed, 30, n.Cosmos.Prefix)
+		codec := cosmos.NewCodec(n.ChainID, n.Cosmos.Denom, nil, 200_000, "contract", wallets, tgt.ABCIQuery)
+		seqs := make([]uint64, 30)
+		for i := range seqs {
+			if seqs[i], err = codec.Nonce(context.Background(), i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		valid := func(i int) sut.Tx {
+			b := codec.Sign(nil, i, i+10, 1, seqs[i])
+			seqs[i]++
+			return sut.Tx{ID: codec.ID(b), Bytes: b}
+		}
+		bad := codec.Sign(nil, 19, 18, 1, seqs[19]+5) // a gap: refused as sequence_mismatch
+		invalid := sut.Tx{ID: codec.ID(bad), Bytes: bad}
+		t.Run(via, func(t *testing.T) {
+			suttest.Run(t, suttest.Case{Target: tgt, Valid: valid, Invalid: &invalid, Commits: true})
+		})
+	}
+}
+
+// Two clients sending from the same accounts at once (no load lock between
+// them: they are given by endpoint) use each other's sequences: each sees
+// the chain expect higher sequences than its own, re-signs, and counts it;
+// together they commit exactly what the blocks hold.
+func TestTwoClientsShareSenders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts a Cosmos SDK chain")
+	}
+	n := startChain(t, 1)
+	results := make(chan *report.Result, 2)
+	errs := make(chan error, 2)
+	for _, name := range []string{"a", "b"} {
+		sc := bankScenario(t, "", "rpc", "live")
+		sc.Target.Kind = "cosmos"
+		sc.Target.Endpoints = n.RPCEndpoints()
+		sc.Workload.WalletSeed = "it"
+		sc.Workload.Senders = 20
+		sc.Workload.Window = 2
+		sc.Load.Rate = 60
+		sc.Seed = int64(len(name) + int(name[0]))
+		sc.Out = filepath.Join(t.TempDir(), name)
+		go func() {
+			res, err := run(t, sc)
+			results <- res
+			errs <- err
+		}()
+	}
+	var committed, higher, resigned int64
+	var first, last int64 = 1 << 62, 0
+	for i := 0; i < 2; i++ {
+		res := <-results
+		if err := <-errs; err != nil && res == nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		committed += s.Committed
+		higher += s.Mismatches["chain_higher"]
+		resigned += s.Resigned
+		first, last = min(first, res.Chain.FirstHeight), max(last, res.Chain.LastHeight)
+	}
+	t.Logf("committed %d, chain_higher %d, re-signed %d", committed, higher, resigned)
+	if higher == 0 || resigned == 0 {
+		t.Fatalf("two clients on the same senders saw no higher-sequence mismatch (%d) or re-signed nothing (%d)", higher, resigned)
+	}
+	ok, _ := blockCount(t, n.Nodes[0].RPC, first, last, senders(n, 20))
+	if ok != committed {
+		t.Errorf("the two runs committed %d together, blocks %d..%d hold %d", committed, first, last, ok)
+	}
+}

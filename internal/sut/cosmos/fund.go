@@ -1,0 +1,133 @@
+package cosmos
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/sut"
+)
+
+// FundBatch is how many wallets one MultiSend pays.
+const FundBatch = 500
+
+// gas a MultiSend needs: a base, and per output (a balance write, often a
+// new account), measured on tpsd with room to spare.
+func multiSendGas(outputs int) uint64 { return 100_000 + 40_000*uint64(outputs) }
+
+// Fund gives amount of the codec's denom to each of the wallets to, from
+// funder, in MultiSend transactions of FundBatch outputs submitted through
+// sub, and waits until all are committed. progress is told as batches are
+// accepted. The funder's key is used only to sign; it is never printed.
+func Fund(ctx context.Context, c *Codec, sub sut.Submitter, funder Wallet, to []int, amount uint64, progress func(done, total int)) error {
+	acct, err := c.Account(ctx, funder.Address)
+	if err != nil {
+		return fmt.Errorf("workload.funder_key: %w", err)
+	}
+	need := new(big.Int).Mul(new(big.Int).SetUint64(amount), big.NewInt(int64(len(to))))
+	have, err := Balance(ctx, c.query, funder.Address, c.Denom)
+	if err != nil {
+		return fmt.Errorf("workload.funder_key: read the funder's balance: %w", err)
+	}
+	if new(big.Int).SetUint64(have).Cmp(need) < 0 {
+		return fmt.Errorf("workload.funder_key: the funder %s holds %d%s, and funding %d wallets with %d%s each needs %s%s", funder.Address, have, c.Denom, len(to), amount, c.Denom, need, c.Denom)
+	}
+	seq := acct.Sequence
+	s := c.scratch.Get().(*scratch)
+	defer c.scratch.Put(s)
+	each := strconv.FormatUint(amount, 10)
+	for start := 0; start < len(to); start += FundBatch {
+		end := min(start+FundBatch, len(to))
+		total := new(big.Int).Mul(new(big.Int).SetUint64(amount), big.NewInt(int64(end-start))).String()
+		// MsgMultiSend{inputs: [Input{address, coins}], outputs: [Output{address, coins}...]}
+		s.msg = appendMessage(s.msg[:0], 1, &s.sub, func(b []byte) []byte {
+			b = appendString(b, 1, funder.Address)
+			return appendCoin(b, 2, Coin{Denom: c.Denom, Amount: total})
+		})
+		for _, w := range to[start:end] {
+			s.msg = appendMessage(s.msg, 2, &s.sub, func(b []byte) []byte {
+				b = appendString(b, 1, c.wallets[w].Address)
+				return appendCoin(b, 2, Coin{Denom: c.Denom, Amount: each})
+			})
+		}
+		gas := multiSendGas(end - start)
+		tx := c.signTx(nil, s, typeMsgMultiSend, funder, acct.Number, seq, gas, scaleFee(c.Fee, gas, c.Gas))
+		r := sub.Submit(ctx, sut.Tx{ID: c.ID(tx), Bytes: tx})
+		if r.Status != sut.Pending && r.Status != sut.Committed {
+			return fmt.Errorf("funding wallets %d..%d: %s: %s", to[start], to[end-1], r.Reason, r.Detail)
+		}
+		seq++
+		if progress != nil {
+			progress(end, len(to))
+		}
+	}
+	// Committed when the funder's sequence has moved past every batch.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		a, err := c.Account(ctx, funder.Address)
+		if err == nil && a.Sequence >= seq {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("funding: the batches were accepted but not all committed within 2 minutes (funder at sequence %d of %d)", a.Sequence, seq)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	last := to[len(to)-1]
+	if got, err := Balance(ctx, c.query, c.wallets[last].Address, c.Denom); err != nil || got < amount {
+		return fmt.Errorf("funding: wallet %d holds %d%s after funding, expected at least %d (%v)", last, got, c.Denom, amount, err)
+	}
+	return nil
+}
+
+// scaleFee is a transfer's fee scaled to gas (fees grow with gas).
+func scaleFee(fee []Coin, gas, base uint64) []Coin {
+	out := make([]Coin, len(fee))
+	for i, f := range fee {
+		v, ok := new(big.Int).SetString(f.Amount, 10)
+		if !ok {
+			out[i] = f
+			continue
+		}
+		v.Mul(v, new(big.Int).SetUint64(gas))
+		v.Add(v, new(big.Int).SetUint64(base-1))
+		v.Div(v, new(big.Int).SetUint64(base))
+		out[i] = Coin{Denom: f.Denom, Amount: v.String()}
+	}
+	return out
+}
+
+// StakingDenom reads the chain's staking (bond) denom.
+func StakingDenom(ctx context.Context, query QueryFunc) (string, error) {
+	v, err := query(ctx, "/cosmos.staking.v1beta1.Query/Params", nil)
+	if err != nil {
+		return "", err
+	}
+	fs, err := fields(v)
+	if err != nil {
+		return "", err
+	}
+	p, _ := first(fs, 1)
+	pfs, err := fields(p.bytes)
+	if err != nil {
+		return "", err
+	}
+	d, _ := first(pfs, 5)
+	return string(d.bytes), nil
+}
+
+// Bech32Prefix reads the chain's account address prefix.
+func Bech32Prefix(ctx context.Context, query QueryFunc) (string, error) {
+	v, err := query(ctx, "/cosmos.auth.v1beta1.Query/Bech32Prefix", nil)
+	if err != nil {
+		return "", err
+	}
+	fs, err := fields(v)
+	if err != nil {
+		return "", err
+	}
+	p, _ := first(fs, 1)
+	return string(p.bytes), nil
+}

@@ -1,0 +1,249 @@
+package evm_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/evm"
+	"github.com/tpslab/tpslab/internal/sut/suttest"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/gethnet"
+)
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(b []byte) (int, error) { l.t.Log(string(b)); return len(b), nil }
+
+func startGeth(t *testing.T) *testnet.Net {
+	t.Helper()
+	n, err := gethnet.Up(context.Background(), gethnet.Options{Home: filepath.Join(t.TempDir(), "geth"), WalletSeed: "it", Wallets: 600,
+		Balance: new(big.Int).Exp(big.NewInt(10), big.NewInt(21), nil), Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Down() })
+	return n
+}
+
+// count reads blocks [from, to] with their transactions and receipts, and
+// counts the transactions sent by the given addresses that succeeded
+// (status 1) and that reverted.
+func count(t *testing.T, rpc string, from, to int64, senders map[string]bool) (ok, reverted int64) {
+	t.Helper()
+	cl := &evm.Client{URL: rpc, HTTP: http.DefaultClient}
+	ctx := context.Background()
+	for h := from; h <= to; h++ {
+		var b struct {
+			Transactions []struct {
+				Hash string `json:"hash"`
+				From string `json:"from"`
+			} `json:"transactions"`
+		}
+		if err := cl.Call(ctx, &b, "eth_getBlockByNumber", "0x"+big.NewInt(h).Text(16), true); err != nil {
+			t.Fatalf("block %d: %v", h, err)
+		}
+		rs, err := cl.Receipts(ctx, h)
+		if err != nil {
+			t.Fatalf("receipts %d: %v", h, err)
+		}
+		status := map[string]uint64{}
+		for _, r := range rs {
+			status[strings.ToLower(r.TxHash)] = uint64(r.Status)
+		}
+		for _, tx := range b.Transactions {
+			if !senders[strings.ToLower(tx.From)] {
+				continue
+			}
+			if status[strings.ToLower(tx.Hash)] == 1 {
+				ok++
+			} else {
+				reverted++
+			}
+		}
+	}
+	return ok, reverted
+}
+
+func senders(n int) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range evm.DeriveWallets("it", n) {
+		m[strings.ToLower(w.Address.Hex())] = true
+	}
+	return m
+}
+
+func evmScenario(t *testing.T, home, kind, mode string) scenario.Scenario {
+	sc := scenario.Default()
+	sc.Target.NetHome = home
+	sc.Load.Rate = 150
+	sc.Load.Duration = scenario.Duration(8 * time.Second)
+	sc.Load.Warmup = scenario.Duration(2 * time.Second)
+	sc.Workload.Kind = kind
+	sc.Workload.Mode = mode
+	sc.Workload.Senders = 300
+	sc.Workload.Window = 4
+	sc.Out = filepath.Join(t.TempDir(), kind+"-"+mode)
+	return sc
+}
+
+func run(t *testing.T, sc scenario.Scenario) (*report.Result, error) {
+	return runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: kinds.All()})
+}
+
+// Native and ERC20 transfers, presigned and live, on a real geth: the
+// committed count equals an independent count of our transactions with
+// successful receipts in the blocks the result names.
+func TestTransfersOnGeth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs and starts geth")
+	}
+	transfers(t, startGeth(t))
+}
+
+// transfers runs native and ERC20 loads, live and presigned, on network n
+// and checks each count against the blocks its load endpoint serves, and
+// that the result names the network and that endpoint.
+func transfers(t *testing.T, n *testnet.Net) {
+	t.Helper()
+	ours := senders(300)
+	rpc := n.RPCEndpoints()[0]
+	for _, c := range []struct{ kind, mode string }{{"payment", "live"}, {"payment", "presigned"}, {"erc20", "live"}, {"erc20", "presigned"}} {
+		sc := evmScenario(t, n.Home, c.kind, c.mode)
+		res, err := run(t, sc)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.kind, c.mode, err)
+		}
+		s := res.Summary
+		ok, reverted := count(t, rpc, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
+		t.Logf("%s %s: %.1f committed tx/s, p99 inclusion %.0f ms, %d committed, blocks hold %d", c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Inclusion.P99, s.Committed, ok)
+		if s.Committed < 1000 || ok != s.Committed || reverted != s.FailedTotal {
+			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
+		}
+		if res.Network.Kind != n.Kind || len(res.Network.Endpoints) != 1 || res.Network.Endpoints[0] != rpc {
+			t.Errorf("network %q at %v, expected %s at %s", res.Network.Kind, res.Network.Endpoints, n.Kind, rpc)
+		}
+	}
+}
+
+// proxy forwards JSON-RPC to geth, but answers every k-th
+// eth_sendRawTransaction itself with a made-up hash, without forwarding it:
+// a transaction that was acknowledged and lost, leaving a nonce gap.
+type proxy struct {
+	rp   *httputil.ReverseProxy
+	k    int64
+	n    atomic.Int64
+	lost atomic.Int64
+}
+
+func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if bytes.Contains(body, []byte(`eth_sendRawTransaction`)) && p.n.Add(1)%p.k == 0 {
+		p.lost.Add(1)
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":"0x` + strings.Repeat("ab", 32) + `"}`))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	p.rp.ServeHTTP(w, r)
+}
+
+// lossyRun loads the node at rpc through a proxy that loses one
+// eth_sendRawTransaction in fifty (acknowledged, never forwarded), and
+// checks what any node must show: gaps happened and were recovered (a
+// resync of the sender's nonce, or the lost bytes sent again), most
+// payments still committed, and the count equals the blocks'. It returns
+// the result and how many transactions the proxy lost.
+func lossyRun(t *testing.T, rpc string) (*report.Result, int64) {
+	t.Helper()
+	u, _ := url.Parse(rpc)
+	p := &proxy{rp: httputil.NewSingleHostReverseProxy(u), k: 50}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	sc := evmScenario(t, "", "payment", "live")
+	sc.Target.Kind = "evm"
+	sc.Target.Endpoints = []string{srv.URL}
+	sc.Workload.WalletSeed = "it"
+	sc.Workload.ReuseWallets = true // funded when the network started
+	sc.Workload.Senders = 50
+	sc.Load.Rate = 100
+	sc.Load.Duration = scenario.Duration(20 * time.Second)
+	sc.CommitTimeout = scenario.Duration(4 * time.Second)
+	sc.Load.SendInterval = "0" // a request per transaction: the proxy loses one transaction, not a batch
+	res, err := run(t, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	t.Logf("lost %d; expired %d, resyncs %d, resubmitted %d, committed %d of %d accepted", p.lost.Load(), s.Expired, s.Resyncs, s.Resubmitted, s.Committed, s.Accepted)
+	if p.lost.Load() == 0 || s.Resyncs+s.Resubmitted == 0 {
+		t.Fatalf("no gap or no recovery: lost %d, resyncs %d, resubmitted %d", p.lost.Load(), s.Resyncs, s.Resubmitted)
+	}
+	if s.Committed < s.Accepted*8/10 {
+		t.Errorf("the gaps were not filled: %d of %d accepted committed", s.Committed, s.Accepted)
+	}
+	ok, _ := count(t, rpc, res.Chain.FirstHeight, res.Chain.LastHeight, senders(50))
+	if ok != s.Committed {
+		t.Errorf("committed %d, blocks hold %d", s.Committed, ok)
+	}
+	return res, p.lost.Load()
+}
+
+// Lost transactions leave nonce gaps that geth does not refuse: the later
+// transactions wait in its queue. Each gap's transaction expires, its
+// sender's nonce is read again (geth counts pending transactions), and the
+// payment after it fills the gap: the queue drains, and the count still
+// equals the blocks'.
+func TestNonceGapsRecover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs and starts geth")
+	}
+	n := startGeth(t)
+	res, lost := lossyRun(t, n.Nodes[0].RPC)
+	if res.Summary.Expired < lost {
+		t.Errorf("%d lost transactions, only %d expired: a lost payment was counted as something else", lost, res.Summary.Expired)
+	}
+}
+
+// The EVM target keeps the contract on a real geth; a transfer beyond the
+// sender's balance is refused by name.
+func TestContractAgainstGeth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs and starts geth")
+	}
+	n := startGeth(t)
+	tgt, err := evm.New(evm.Options{Endpoints: n.RPCEndpoints(), WS: []string{n.Nodes[0].WS}, Connections: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	fees, err := tgt.Fees(ctx, false, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := tgt.Client().ChainID(ctx)
+	wallets := evm.DeriveWallets("it", 30)
+	codec := evm.NewCodec(id, nil, 21_000, fees, wallets, tgt.Client())
+	valid := func(i int) sut.Tx {
+		b := codec.Sign(nil, i, i+10, 1, 0)
+		return sut.Tx{ID: codec.ID(b), Bytes: b}
+	}
+	poor := evm.DeriveWallet("nobody", 0)
+	raw, _ := codec.SignCall(poor.Key, 0, &wallets[0].Address, big.NewInt(1), nil, 21_000)
+	invalid := sut.Tx{ID: codec.ID(raw), Bytes: raw}
+	suttest.Run(t, suttest.Case{Target: tgt, Valid: valid, Invalid: &invalid, Commits: true})
+}

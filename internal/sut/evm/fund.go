@@ -1,0 +1,160 @@
+package evm
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/evm/erc20"
+)
+
+// ReadKey reads a funder's private key: from a file holding it in hex, or,
+// written "env:NAME", from the environment variable NAME. Errors name the
+// file or variable, never the key.
+func ReadKey(spec string) (Wallet, error) {
+	var text, where string
+	if name, ok := strings.CutPrefix(spec, "env:"); ok {
+		text, where = os.Getenv(name), "environment variable "+name
+		if text == "" {
+			return Wallet{}, fmt.Errorf("%s is empty", where)
+		}
+	} else {
+		b, err := os.ReadFile(spec)
+		if err != nil {
+			return Wallet{}, err
+		}
+		text, where = string(b), spec
+	}
+	raw, err := hex.DecodeString(strings.TrimPrefix(strings.TrimSpace(text), "0x"))
+	if err != nil || len(raw) != 32 {
+		return Wallet{}, fmt.Errorf("%s: expected a 64-digit hex private key", where)
+	}
+	k, err := crypto.ToECDSA(raw)
+	if err != nil {
+		return Wallet{}, fmt.Errorf("%s: not a valid secp256k1 key", where)
+	}
+	return Wallet{Key: k, Address: crypto.PubkeyToAddress(k.PublicKey)}, nil
+}
+
+// funding sends calls from one funder, nonce by nonce, and waits until all
+// are mined.
+type funding struct {
+	c      *Codec
+	sub    sut.Submitter
+	funder Wallet
+	nonce  uint64
+	last   []byte // the last transaction's hash
+}
+
+func (f *funding) send(ctx context.Context, to *common.Address, value *big.Int, data []byte, gas uint64) error {
+	raw, err := f.c.SignCall(f.funder.Key, f.nonce, to, value, data, gas)
+	if err != nil {
+		return err
+	}
+	r := f.sub.Submit(ctx, sut.Tx{ID: f.c.ID(raw), Bytes: raw})
+	if r.Status != sut.Pending {
+		return fmt.Errorf("%s: %s", r.Reason, r.Detail)
+	}
+	f.nonce++
+	f.last = crypto.Keccak256(raw)
+	return nil
+}
+
+// wait waits until the funder's last transaction is mined, and checks it
+// succeeded (a reverted deploy or transfer is an error).
+func (f *funding) wait(ctx context.Context) (*Receipt, error) {
+	deadline := time.Now().Add(3 * time.Minute)
+	hash := "0x" + hex.EncodeToString(f.last)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		r, err := f.c.rpc.Receipt(ctx, hash)
+		if err == nil && r != nil {
+			if r.Status != 1 {
+				return r, fmt.Errorf("transaction %s reverted", hash)
+			}
+			return r, nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("transaction %s not mined within 3 minutes", hash)
+}
+
+func newFunding(ctx context.Context, c *Codec, sub sut.Submitter, funder Wallet) (*funding, error) {
+	n, err := c.rpc.Nonce(ctx, funder.Address.Hex())
+	if err != nil {
+		return nil, err
+	}
+	return &funding{c: c, sub: sub, funder: funder, nonce: n}, nil
+}
+
+// Deploy deploys the ERC20 token from funder with supply (all to the
+// funder), and returns its address.
+func Deploy(ctx context.Context, c *Codec, sub sut.Submitter, funder Wallet, supply *big.Int) (common.Address, error) {
+	f, err := newFunding(ctx, c, sub, funder)
+	if err != nil {
+		return common.Address{}, err
+	}
+	args := abi.Arguments{{Type: mustType("string")}, {Type: mustType("string")}, {Type: mustType("uint256")}}
+	enc, err := args.Pack("tpslab token", "TPS", supply)
+	if err != nil {
+		return common.Address{}, err
+	}
+	addr := crypto.CreateAddress(funder.Address, f.nonce)
+	if err := f.send(ctx, nil, new(big.Int), append(erc20.Bytecode(), enc...), 2_000_000); err != nil {
+		return common.Address{}, fmt.Errorf("deploy the ERC20 token: %w", err)
+	}
+	if _, err := f.wait(ctx); err != nil {
+		return common.Address{}, fmt.Errorf("deploy the ERC20 token: %w", err)
+	}
+	return addr, nil
+}
+
+func mustType(t string) abi.Type {
+	ty, err := abi.NewType(t, "", nil)
+	if err != nil {
+		panic(err)
+	}
+	return ty
+}
+
+// Fund gives each wallet in to value wei (for gas and native transfers)
+// and, when token is set, tokens of it, from funder; it waits until all is
+// mined. The funder's key signs only; it is never printed.
+func Fund(ctx context.Context, c *Codec, sub sut.Submitter, funder Wallet, to []int, value *big.Int, token *common.Address, tokens *big.Int) error {
+	if len(to) == 0 {
+		return nil
+	}
+	have, err := c.rpc.Balance(ctx, funder.Address.Hex())
+	if err != nil {
+		return fmt.Errorf("workload.funder_key: read the funder's balance: %w", err)
+	}
+	need := new(big.Int).Mul(value, big.NewInt(int64(len(to))))
+	if have.Cmp(need) < 0 {
+		return fmt.Errorf("workload.funder_key: the funder %s holds %s wei, and funding %d wallets with %s wei each needs %s", funder.Address.Hex(), have, len(to), value, need)
+	}
+	f, err := newFunding(ctx, c, sub, funder)
+	if err != nil {
+		return err
+	}
+	for _, w := range to {
+		dest := c.wallets[w].Address
+		if err := f.send(ctx, &dest, value, nil, 21_000); err != nil {
+			return fmt.Errorf("funding wallet %d: %w", w, err)
+		}
+		if token != nil {
+			if err := f.send(ctx, token, new(big.Int), TransferData(dest, tokens), 100_000); err != nil {
+				return fmt.Errorf("funding wallet %d with tokens: %w", w, err)
+			}
+		}
+	}
+	_, err = f.wait(ctx)
+	return err
+}

@@ -1,0 +1,335 @@
+package httpapi_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/compare"
+	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/suttest"
+	"github.com/tpslab/tpslab/internal/testbin"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/pgnet"
+)
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(b []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+var genesis = chain.Genesis{Seed: "ledger-it", Accounts: 3000, Balance: 1 << 40}
+
+// startLedger starts the reference ledger service on a private PostgreSQL.
+func startLedger(t *testing.T, o pgnet.Options) *testnet.Net {
+	t.Helper()
+	o.Home, o.ChainID, o.Genesis, o.Binary, o.Log = filepath.Join(t.TempDir(), "ledger"), "ledger-it", genesis, testbin.Path(t), testLog{t}
+	def := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	if o.Processes == 0 {
+		o.Processes = 1
+	}
+	if o.Connections == 0 {
+		o.Connections = 16
+	}
+	if o.Batch == 0 {
+		o.Batch = 1
+	}
+	def(&o.SynchronousCommit, "on")
+	def(&o.Partition, "none")
+	def(&o.Isolation, "serializable")
+	n, err := pgnet.Up(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Down() })
+	return n
+}
+
+// rows counts the payment table's rows: the independent count.
+func rows(t *testing.T, n *testnet.Net) int64 {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), n.Ledger.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var c int64
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM payments`).Scan(&c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func audit(t *testing.T, n *testnet.Net) {
+	t.Helper()
+	if a := kinds.Check(context.Background(), n); len(a.Problems) > 0 {
+		t.Errorf("net check: %v", a.Problems)
+	}
+}
+
+func ledgerScenario(t *testing.T, n *testnet.Net, name string, rate float64) scenario.Scenario {
+	sc := scenario.Default()
+	sc.Target.NetHome = n.Home
+	sc.Load.Rate = rate
+	sc.Load.Duration = scenario.Duration(8 * time.Second)
+	sc.Load.Warmup = scenario.Duration(2 * time.Second)
+	sc.Workload.Senders = 1000
+	sc.Out = filepath.Join(t.TempDir(), name)
+	return sc
+}
+
+func run(t *testing.T, sc scenario.Scenario) *report.Result {
+	t.Helper()
+	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: kinds.All()})
+	if err != nil {
+		t.Fatalf("%s: %v", sc.Out, err)
+	}
+	return res
+}
+
+// The generic HTTP target keeps the target contract against the real
+// ledger service in each of its confirmation modes.
+func TestContractOnTheLedgerService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the ledger service")
+	}
+	n := startLedger(t, pgnet.Options{})
+	keys := chain.NewClient("ledger-it", genesis, 0, nil)
+	for m, mode := range []string{"sync", "poll", "callback"} {
+		sc := ledgerScenario(t, n, mode, 100)
+		sc.Target.HTTP.Confirm = mode
+		tgt, err := runner.TargetFor(&sc, kinds.All())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Fresh senders per mode, each at sequence 0.
+		valid := func(i int) sut.Tx {
+			b := keys.Sign(nil, 100*m+i, 2000+i, 5, 0)
+			return sut.Tx{ID: keys.ID(b), Bytes: b}
+		}
+		bad := keys.Sign(nil, 100*m+50, 1, 5, 0)
+		bad[len(bad)-1] ^= 1
+		suttest.Run(t, suttest.Case{Target: tgt, Valid: valid, Invalid: &sut.Tx{ID: keys.ID(bad), Bytes: bad}, Commits: true})
+	}
+	if got := rows(t, n); got != 27 {
+		t.Errorf("%d payments recorded, want 3 modes x 9", got)
+	}
+	audit(t, n)
+}
+
+// Load in each confirmation mode commits exactly what the payment table
+// holds afterwards, and the result states the ledger's settings and what
+// was read from inside it.
+func TestLedgerCountsMatchThePaymentTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the ledger service")
+	}
+	n := startLedger(t, pgnet.Options{})
+	before := rows(t, n)
+	for _, mode := range []string{"sync", "poll", "callback"} {
+		sc := ledgerScenario(t, n, mode, 200)
+		sc.Target.HTTP.Confirm = mode
+		sc.Workload.Mode = map[string]string{"sync": "presigned", "poll": "live", "callback": "presigned"}[mode]
+		res := run(t, sc)
+		s := res.Summary
+		after := rows(t, n)
+		t.Logf("%s: %.1f committed tx/s, p99 commit %.0f ms, %d committed, table +%d, %.3f db transactions per payment",
+			mode, s.CommittedTPS, s.LatencyMs.Commit.P99, s.Committed, after-before, s.Telemetry["ledger.db_transactions_per_payment"].Mean)
+		if s.Committed < 1500 || s.Committed != after-before {
+			t.Errorf("%s: result says %d committed, the payment table grew by %d", mode, s.Committed, after-before)
+		}
+		if s.RejectedTotal+s.FailedTotal+s.Expired+s.UnackedTotal > 0 {
+			t.Errorf("%s: %d rejected, %d failed, %d expired, %d unacked", mode, s.RejectedTotal, s.FailedTotal, s.Expired, s.UnackedTotal)
+		}
+		if _, ok := s.Telemetry["ledger.db_transactions"]; !ok {
+			t.Errorf("%s: no ledger telemetry in the summary: %v", mode, s.Telemetry)
+		}
+		if _, ok := s.Telemetry["postgres.cpu_percent"]; !ok {
+			t.Errorf("%s: no database process telemetry in the summary", mode)
+		}
+		if len(s.SlowestStatements) == 0 {
+			t.Errorf("%s: no slowest statements", mode)
+		}
+		onDisk, err := report.ReadResult(res.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, ok := onDisk.Network.Settings.(map[string]any); !ok || l["batch"] != float64(1) || l["isolation"] != "serializable" || l["synchronous_commit"] != "on" {
+			t.Errorf("%s: network settings %v, want the ledger's", mode, onDisk.Network.Settings)
+		}
+		before = after
+	}
+	audit(t, n)
+}
+
+// A Zipf (s = 1.1) choice of recipients makes hot accounts: at the same
+// rate as a uniform load, their transactions conflict, and compare shows
+// the serialization retries and their cost.
+func TestZipfRecipientsCauseRetries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the ledger service")
+	}
+	n := startLedger(t, pgnet.Options{})
+	var sets []compare.Set
+	for _, dist := range []string{"uniform", "zipf"} {
+		// Conflicts need overlapping transactions on the hot accounts: a
+		// rate high enough that several are in flight at once even when
+		// the machine is idle and each commits in a millisecond or two.
+		sc := ledgerScenario(t, n, dist, 1500)
+		sc.Load.Duration = scenario.Duration(10 * time.Second)
+		sc.Workload.Senders = 2000
+		sc.Workload.RecipientChoice = scenario.Choice{Dist: dist, S: 1.1}
+		res := run(t, sc)
+		onDisk, err := report.ReadResult(res.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, compare.Set{Name: dist, Runs: []*report.Result{onDisk}})
+	}
+	rows := compare.Compare(sets[0], sets[1])
+	var retries *compare.Row
+	for i, r := range rows {
+		t.Logf("%-40s %10.3f %10.3f %+8.1f%%", r.Label(), r.Base, r.Value, r.ChangePct)
+		if r.Metric == "ledger.retries" {
+			retries = &rows[i]
+		}
+	}
+	if retries == nil {
+		t.Fatal("compare has no ledger.retries row")
+	}
+	u, z := sets[0].Runs[0].Summary, sets[1].Runs[0].Summary
+	if !(retries.Value > 2*retries.Base && z.Telemetry["ledger.retries"].Mean > 1) {
+		t.Errorf("retries: uniform %.2f/s, zipf %.2f/s; want zipf's hot accounts to conflict far more", retries.Base, retries.Value)
+	}
+	if z.Committed == 0 || u.Committed == 0 {
+		t.Errorf("committed: uniform %d, zipf %d", u.Committed, z.Committed)
+	}
+	audit(t, n)
+}
+
+// Batch commit groups payments into database transactions: far fewer
+// database transactions per payment than one each.
+func TestBatchCommitCutsDatabaseTransactions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the ledger service")
+	}
+	per := map[int]float64{}
+	for _, batch := range []int{1, 25} {
+		n := startLedger(t, pgnet.Options{Batch: batch, Connections: 2, BatchWait: 10 * time.Millisecond})
+		before := rows(t, n)
+		res := run(t, ledgerScenario(t, n, "batch-"+strconv.Itoa(batch), 600))
+		s := res.Summary
+		per[batch] = s.Telemetry["ledger.db_transactions_per_payment"].Mean
+		t.Logf("batch %d: %.1f committed tx/s, p50 commit %.1f ms, %.3f database transactions per payment, %.0f WAL flushes/s",
+			batch, s.CommittedTPS, s.LatencyMs.Commit.P50, per[batch], s.Telemetry["db.wal_sync"].Mean)
+		if got := rows(t, n) - before; got != s.Committed {
+			t.Errorf("batch %d: %d committed, table grew by %d", batch, s.Committed, got)
+		}
+		audit(t, n)
+	}
+	if per[1] < 0.95 || per[1] > 1.05 || per[25] <= 0 || per[25] > 0.5 {
+		t.Errorf("database transactions per payment: batch 1 %.3f, batch 25 %.3f; want ~1 and at most 0.5", per[1], per[25])
+	}
+}
+
+// A service whose queue is full answers 429 with Retry-After: the target
+// waits it out and posts again, and the waits are counted as throttling,
+// apart from errors.
+func TestThrottlingIsWaitedOutAndCounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the ledger service")
+	}
+	n := startLedger(t, pgnet.Options{Connections: 1, MaxQueue: 2})
+	sc := ledgerScenario(t, n, "throttled", 300)
+	sc.Load.Connections = 64
+	sc.Load.Duration = scenario.Duration(4 * time.Second)
+	sc.Load.Warmup = scenario.Duration(time.Second)
+	sc.CommitTimeout = scenario.Duration(30 * time.Second)
+	sc.Load.Drain = scenario.Duration(30 * time.Second)
+	before := rows(t, n)
+	s := run(t, sc).Summary
+	t.Logf("throttled %d times; %d committed, %d rejected (%v)", s.Throttled, s.Committed, s.RejectedTotal, s.Rejected)
+	if s.Throttled == 0 {
+		t.Error("no 429 was counted as throttling")
+	}
+	if s.Telemetry["ledger.throttled"].Mean == 0 {
+		t.Error("the service's own throttled counter stayed at 0")
+	}
+	if s.Rejected["throttled"] != s.RejectedTotal {
+		t.Errorf("rejections other than throttling: %v", s.Rejected)
+	}
+	if got := rows(t, n) - before; got != s.Committed {
+		t.Errorf("%d committed, table grew by %d", s.Committed, got)
+	}
+	audit(t, n)
+}
+
+// net up --kind ledger through the command line: loopback only, status,
+// check and down; find-max on it finds a sustainable rate and names the
+// database as the limit when hot accounts make it one.
+func TestNetUpLedgerAndFindMax(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the ledger service")
+	}
+	bin := testbin.Path(t)
+	home := filepath.Join(t.TempDir(), "ledger")
+	out, err := exec.Command(bin, "net", "up", "--kind", "ledger", "--accounts", "3000", "--db-connections", "8", "--home", home).CombinedOutput()
+	if err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	n, err := testnet.Load(home)
+	if err != nil || n.Kind != "ledger" || n.Ledger == nil || n.Ledger.Connections != 8 || len(n.Nodes) != 2 {
+		t.Fatalf("net.json: %+v %v", n, err)
+	}
+	for _, nd := range n.Nodes {
+		if !strings.Contains(nd.RPC, "://127.0.0.1:") {
+			t.Errorf("%s listens on %s, not loopback", nd.Name, nd.RPC)
+		}
+	}
+	if !strings.Contains(n.Ledger.DatabaseURL, "@127.0.0.1:") {
+		t.Errorf("database on %s, not loopback", n.Ledger.DatabaseURL)
+	}
+	if out, err := exec.Command(bin, "net", "status", "--home", home).CombinedOutput(); err != nil || strings.Count(string(out), " running ") != 2 {
+		t.Errorf("net status: %v\n%s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "fm")
+	out, err = exec.Command(bin, "find-max", "--net-home", home, "--start", "400", "--factor", "2", "--tolerance", "0.25", "--max-steps", "6",
+		"--step", "8s", "--step-warmup", "2s", "--senders", "2000", "--recipient-dist", "zipf", "--set", "workload.recipient_choice.s=1.1",
+		"--slo", "p99_commit<=1s", "--out", dir).CombinedOutput()
+	t.Logf("find-max:\n%s", out)
+	if err != nil {
+		t.Fatalf("find-max: %v", err)
+	}
+	m := regexp.MustCompile(`sustainable rate: (\d+) tx/s`).FindSubmatch(out)
+	if m == nil || string(m[1]) == "0" {
+		t.Errorf("no sustainable rate found")
+	}
+	if !strings.Contains(string(out), "- database: the database limits the ledger") {
+		t.Errorf("find-max did not name the database as the limit")
+	}
+	if out, err := exec.Command(bin, "net", "check", "--home", home).CombinedOutput(); err != nil {
+		t.Errorf("net check after find-max: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "net", "down", "--home", home).CombinedOutput(); err != nil || n.Nodes[0].Alive() || n.Nodes[1].Alive() {
+		t.Errorf("net down: %v\n%s", err, out)
+	}
+}

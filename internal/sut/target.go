@@ -1,0 +1,136 @@
+// Package target is the seam between the load engine and a system under
+// test. A kind of system (a CometBFT chain, a Cosmos SDK chain, an EVM
+// chain, an HTTP ledger) implements Target: it submits transactions and
+// says what became of them, either in its answer (a synchronous ledger) or
+// through a Confirmer that follows blocks or polls. The engine knows no
+// concrete kind; see docs/architecture.md.
+package sut
+
+import (
+	"context"
+	"encoding/hex"
+	"time"
+)
+
+// TxID is a transaction's id in its own system's terms: sha256 of the bytes
+// for CometBFT and Cosmos, keccak256 for EVM, the idempotency key for an
+// HTTP ledger. The workload's codec computes it.
+type TxID [32]byte
+
+func (id TxID) String() string { return hex.EncodeToString(id[:]) }
+
+// Tx is one transaction ready to send.
+type Tx struct {
+	ID    TxID
+	Bytes []byte
+}
+
+// Status is what a submission's answer says about a transaction.
+type Status uint8
+
+const (
+	// Rejected: the system refused it; it will never commit.
+	Rejected Status = iota
+	// Pending: the system accepted it; a Confirmer will say what became of it.
+	Pending
+	// Committed: settled with success, in the answer itself (synchronous ledgers).
+	Committed
+	// Failed: settled without effect, in the answer itself.
+	Failed
+	// Unacked: the request left but its answer was lost (a connection broke
+	// after it was written, or it timed out). The system may or may not hold
+	// it, so it stays tracked: a block may still commit it.
+	Unacked
+)
+
+func (s Status) String() string {
+	switch s {
+	case Rejected:
+		return "rejected"
+	case Pending:
+		return "pending"
+	case Committed:
+		return "committed"
+	case Failed:
+		return "failed"
+	case Unacked:
+		return "unacked"
+	}
+	return "unknown"
+}
+
+// Receipt is a system's answer to one submission.
+type Receipt struct {
+	Status   Status
+	Reason   string // why Rejected, Failed or Unacked: a stable snake_case name
+	Detail   string // the system's own words, for the record
+	Endpoint int    // index of the endpoint that answered
+	// Throttled counts the answers that asked to slow down (HTTP 429)
+	// before this one; each was waited out as the system asked.
+	Throttled int
+}
+
+// Submitter sends transactions; one per worker, not safe for concurrent use.
+type Submitter interface {
+	Submit(ctx context.Context, tx Tx) Receipt
+}
+
+// TxResult is one transaction of a block.
+type TxResult struct {
+	ID     TxID
+	OK     bool   // executed with success
+	Reason string // why not OK, named by the kind's codec
+	Detail string // the system's own words, when not OK
+}
+
+// Block is a block as a block-following Confirmer reports it.
+type Block struct {
+	Height int64
+	Time   time.Time // the header's time
+	Seen   time.Time // when tpslab observed it, on its own clock
+	Txs    []TxResult
+	Bytes  int
+	// Final is set when inclusion is finality (BFT chains, or depth 0).
+	Final bool
+}
+
+// Events is what a Confirmer reports to; the engine implements it. Calls
+// come from one goroutine, in order.
+type Events interface {
+	// Block reports a block and the result of each of its transactions.
+	Block(b *Block)
+	// Final says every block up to height upTo is final (depth-k chains).
+	Final(upTo int64, seen time.Time)
+	// Reorg says the blocks from height from on were replaced: what they
+	// included is pending again.
+	Reorg(from int64, seen time.Time)
+	// Resolved settles one watched transaction (per-transaction confirmers).
+	Resolved(id TxID, ok bool, reason string, seen time.Time)
+}
+
+// Confirmer says what became of submitted transactions.
+type Confirmer interface {
+	// Watch asks for id to be followed; block followers ignore it.
+	Watch(id TxID)
+	// Run reports to ev from height from on (block followers) until ctx
+	// ends. It returns an error when the system can no longer be read.
+	Run(ctx context.Context, from int64, ev Events) error
+}
+
+// Info is what a probe learns about the system.
+type Info struct {
+	ChainID string
+	Height  int64 // latest committed height; 0 for systems without blocks
+	Version string
+}
+
+// Target is a system under test.
+type Target interface {
+	// Probe asks the system who it is; an error means it does not answer.
+	Probe(ctx context.Context) (Info, error)
+	// Submitter returns submitter i; submitters are spread over the endpoints.
+	Submitter(i int) Submitter
+	// Confirmer is nil when every answer is final (a synchronous ledger).
+	Confirmer() Confirmer
+	Close() error
+}
