@@ -124,8 +124,7 @@ func (sdk) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenar
 	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys.Log); err != nil {
 		return nil, err
 	}
-	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
-		Amount: w.Amount, SenderChoice: w.SenderChoice, RecipientChoice: w.RecipientChoice, Seed: sc.Seed}, codec)
+	p, err := workload.NewPayments(ctx, paymentsConfig(sc), codec)
 	if err != nil {
 		if strings.Contains(err.Error(), "never funded") {
 			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%v: give a funded key with --funder-key to fund the senders first", err))

@@ -165,8 +165,7 @@ func (ethereum) Workload(ctx context.Context, sys *runner.System, sc *scenario.S
 		fmt.Fprintf(sys.Log, "deployed the ERC20 token at %s and gave %d senders %d tokens each in %.1f s\n", token.Hex(), len(to), w.FundAmount, time.Since(start).Seconds())
 		codec = evm.NewCodec(chainID, &token, gas, fees, wallets, tgt.Client())
 	}
-	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
-		Amount: w.Amount, SenderChoice: w.SenderChoice, RecipientChoice: w.RecipientChoice, Seed: sc.Seed}, codec)
+	p, err := workload.NewPayments(ctx, paymentsConfig(sc), codec)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/sut/httpapi"
+	"github.com/tpslab/tpslab/internal/sut/ledgerclient"
 	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/pgnet"
@@ -166,11 +167,10 @@ func (k restAPI) Workload(ctx context.Context, sys *runner.System, sc *scenario.
 	if err := sc.CheckAccounts(g.Accounts); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
-	client := chain.NewClientNonce(chainID, g, w.Padding, func(ctx context.Context, a chain.Address) (uint64, error) {
+	client := ledgerclient.NewClientNonce(chainID, g, w.Padding, func(ctx context.Context, a chain.Address) (uint64, error) {
 		return tgt.Sequence(ctx, a[:])
 	})
-	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
-		Amount: w.Amount, SenderChoice: w.SenderChoice, RecipientChoice: w.RecipientChoice, Seed: sc.Seed}, client)
+	p, err := workload.NewPayments(ctx, paymentsConfig(sc), client)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}

@@ -5,6 +5,8 @@ package kinds
 
 import (
 	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/workload"
 )
 
 // All is every kind, by the name target.kind gives it.
@@ -19,4 +21,13 @@ func All() runner.Kinds {
 		"ledger":     restAPI{ledger: true},
 		"http":       restAPI{},
 	}
+}
+
+// paymentsConfig is the payment lanes' settings a scenario gives, for every
+// kind that sends signed payments.
+func paymentsConfig(sc *scenario.Scenario) workload.PaymentsConfig {
+	w := sc.Workload
+	return workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
+		Amount: workload.Amount(w.Amount), SenderChoice: workload.Choice(w.SenderChoice),
+		RecipientChoice: workload.Choice(w.RecipientChoice), Seed: sc.Seed}
 }

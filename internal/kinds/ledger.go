@@ -12,6 +12,7 @@ import (
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	"github.com/tpslab/tpslab/internal/sut/ledgerclient"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/workload"
 )
@@ -104,9 +105,8 @@ func (l ledger) Workload(ctx context.Context, sys *runner.System, sc *scenario.S
 	if err := sc.CheckAccounts(g.Accounts); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
-	client := chain.NewClient(chainID, g, w.Padding, tgt.ABCIQuery)
-	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
-		Amount: w.Amount, SenderChoice: w.SenderChoice, RecipientChoice: w.RecipientChoice, Seed: sc.Seed}, client)
+	client := ledgerclient.NewClient(chainID, g, w.Padding, tgt.ABCIQuery)
+	p, err := workload.NewPayments(ctx, paymentsConfig(sc), client)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}

@@ -6,9 +6,22 @@ package workload
 import (
 	"math"
 	"math/rand"
-
-	"github.com/tpslab/tpslab/internal/scenario"
 )
+
+// Choice picks accounts: uniformly (Dist "uniform"), by Zipf's law with
+// exponent S ("zipf"), or from a hot set of Hot accounts that receives
+// HotShare of the picks ("hot"). The scenario's choice converts to it.
+type Choice struct {
+	Dist     string
+	S        float64
+	Hot      int
+	HotShare float64
+}
+
+// Amount draws payment amounts uniformly from [Min, Max].
+type Amount struct {
+	Min, Max uint64
+}
 
 // Chooser draws an index in [0, n). It is bound to one goroutine's
 // generator and is not safe for concurrent use.
@@ -44,7 +57,7 @@ func (h hot) Pick() int {
 }
 
 // NewChooser builds the chooser a scenario asks for over n accounts.
-func NewChooser(c scenario.Choice, n int, r *rand.Rand) Chooser {
+func NewChooser(c Choice, n int, r *rand.Rand) Chooser {
 	switch c.Dist {
 	case "zipf":
 		if n == 1 {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 )
 
@@ -21,12 +20,12 @@ type Payments struct {
 	codec    Codec
 	offset   int // sender s is account offset+s
 	window   int32
-	amount   scenario.Amount
+	amount   Amount
 	lanes    []lane
 	inflight []atomic.Int32
 	senders  Chooser // dispatcher only
 	scan     int     // dispatcher only
-	recipCfg scenario.Choice
+	recipCfg Choice
 	queue    [][]sut.Tx // presigned: queue[s][k] carries sequence lanes[s].base+k
 }
 
@@ -50,9 +49,9 @@ type PaymentsConfig struct {
 	Senders         int
 	Offset          int // first sending account
 	Window          int
-	Amount          scenario.Amount
-	SenderChoice    scenario.Choice
-	RecipientChoice scenario.Choice
+	Amount          Amount
+	SenderChoice    Choice
+	RecipientChoice Choice
 	Seed            int64
 }
 

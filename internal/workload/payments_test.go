@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 )
 
@@ -58,8 +57,8 @@ func mismatch(expected uint64) sut.Receipt {
 
 func newPayments(t *testing.T, c *chainCodec, presigned bool) (*Payments, Builder) {
 	t.Helper()
-	p, err := NewPayments(context.Background(), PaymentsConfig{Senders: 2, Window: 100, Amount: scenario.Amount{Min: 1, Max: 1},
-		SenderChoice: scenario.Choice{Dist: "uniform"}, RecipientChoice: scenario.Choice{Dist: "uniform"}}, c)
+	p, err := NewPayments(context.Background(), PaymentsConfig{Senders: 2, Window: 100, Amount: Amount{Min: 1, Max: 1},
+		SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"}}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +202,8 @@ func TestExpiryResyncs(t *testing.T) {
 
 func TestPresignStopsOnCancel(t *testing.T) {
 	c := &chainCodec{accounts: 10, seq: map[int]uint64{}}
-	p, err := NewPayments(context.Background(), PaymentsConfig{Senders: 2, Window: 1, Amount: scenario.Amount{Min: 1, Max: 1},
-		SenderChoice: scenario.Choice{Dist: "uniform"}, RecipientChoice: scenario.Choice{Dist: "uniform"}}, c)
+	p, err := NewPayments(context.Background(), PaymentsConfig{Senders: 2, Window: 1, Amount: Amount{Min: 1, Max: 1},
+		SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"}}, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	"github.com/tpslab/tpslab/internal/sut/ledgerclient"
 	"github.com/tpslab/tpslab/internal/sut/suttest"
 	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
@@ -64,7 +65,7 @@ func TestContractAgainstTheLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := chain.NewClient("contract", g, 0, tgt.ABCIQuery)
+	client := ledgerclient.NewClient("contract", g, 0, tgt.ABCIQuery)
 	valid := func(i int) sut.Tx {
 		b := client.Sign(nil, i, (i+1)%100, 1, 0)
 		return sut.Tx{ID: client.ID(b), Bytes: b}

@@ -183,8 +183,8 @@ func TestSequenceMismatchRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	codec := cosmos.NewCodec(n.ChainID, n.Cosmos.Denom, nil, 200_000, "", cosmos.DeriveWallets(n.Cosmos.WalletSeed, 10, n.Cosmos.Prefix), tgt.ABCIQuery)
-	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: 2, Window: 10, Amount: scenario.Amount{Min: 1, Max: 1},
-		SenderChoice: scenario.Choice{Dist: "uniform"}, RecipientChoice: scenario.Choice{Dist: "uniform"}}, codec)
+	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: 2, Window: 10, Amount: workload.Amount{Min: 1, Max: 1},
+		SenderChoice: workload.Choice{Dist: "uniform"}, RecipientChoice: workload.Choice{Dist: "uniform"}}, codec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/ledgerclient"
 	"github.com/tpslab/tpslab/internal/sut/suttest"
 	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
@@ -112,7 +113,7 @@ func TestContractOnTheLedgerService(t *testing.T) {
 		t.Skip("starts PostgreSQL and the ledger service")
 	}
 	n := startLedger(t, pgnet.Options{})
-	keys := chain.NewClient("ledger-it", genesis, 0, nil)
+	keys := ledgerclient.NewClient("ledger-it", genesis, 0, nil)
 	for m, mode := range []string{"sync", "poll", "callback"} {
 		sc := ledgerScenario(t, n, mode, 100)
 		sc.Target.HTTP.Confirm = mode
