@@ -9,6 +9,7 @@ import (
 	"github.com/tpslab/tpslab/internal/cli"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/interrupt"
+	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/sysmon"
 )
 
@@ -20,7 +21,7 @@ func main() {
 		sysmon.Awake()
 	}
 	ctx, stop := interrupt.Notify(context.Background())
-	err := cli.Execute(ctx)
+	err := cli.Execute(ctx, all.Registry())
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tpslab:", err)

@@ -21,7 +21,7 @@ import (
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
-func findMaxCmd() *cobra.Command {
+func findMaxCmd(reg *kinds.Registry) *cobra.Command {
 	var so scenarioOpts
 	var slos []string
 	var minRatio, maxGrowth float64
@@ -58,10 +58,10 @@ load over the step. Each step's warm-up is excluded.`,
 				return exitcode.BadInputf("load.model: %q, expected open: find-max offers rates", sc.Load.Model)
 			}
 			obj := findmax.Objective{Thresholds: ths, MinRatio: minRatio, MaxGrowth: maxGrowth}
-			return findMax(cmd.Context(), sc, obj, opt, step, warm, strings.Join(slos, ", ")+fmt.Sprintf(", committed/offered >= %.2f, mempool growth <= %.1f s", minRatio, maxGrowth))
+			return findMax(cmd.Context(), reg, sc, obj, opt, step, warm, strings.Join(slos, ", ")+fmt.Sprintf(", committed/offered >= %.2f, mempool growth <= %.1f s", minRatio, maxGrowth))
 		},
 	}
-	so.register(c.Flags())
+	so.register(c.Flags(), reg)
 	f := c.Flags()
 	f.StringArrayVar(&slos, "slo", []string{"p99_commit<=2s"}, "objective a step must meet, repeatable (threshold syntax)")
 	f.Float64Var(&minRatio, "min-ratio", 0.99, "committed/offered a step must reach")
@@ -76,12 +76,11 @@ load over the step. Each step's warm-up is excluded.`,
 	return c
 }
 
-func findMax(ctx context.Context, sc scenario.Scenario, obj findmax.Objective, opt findmax.Options, step, warm time.Duration, objective string) error {
+func findMax(ctx context.Context, ks *kinds.Registry, sc scenario.Scenario, obj findmax.Objective, opt findmax.Options, step, warm time.Duration, objective string) error {
 	base := sc.Out
 	if base == "" {
 		base = runner.DefaultOut()
 	}
-	ks := kinds.All()
 	stop, err := runner.SharedNetwork(ctx, &sc, runner.Options{Log: os.Stderr, Kinds: ks, Command: "find-max"})
 	if err != nil {
 		return err

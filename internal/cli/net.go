@@ -76,10 +76,14 @@ type netFlags struct {
 	clientLinks bool
 }
 
-func (f *netFlags) register(fs *pflag.FlagSet) {
+func (f *netFlags) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	d := testnet.DefaultSettings()
 	g := testnet.DefaultGenesis()
-	fs.StringVar(&f.kind, "kind", "builtin", "what to run: builtin (the reference ledger) | cosmos (a Cosmos SDK chain) | evm (geth in dev mode) | cosmos-evm (tpslab's Cosmos EVM chain) | ledger (the ledger service on PostgreSQL)")
+	var what []string
+	for _, k := range reg.Networks() {
+		what = append(what, k.Info().Name)
+	}
+	fs.StringVar(&f.kind, "kind", reg.Default().Info().Name, "what to run: "+strings.Join(what, " | ")+" (`tpslab kinds` says what each is)")
 	fs.IntVar(&f.ledger.Processes, "processes", 1, "ledger: service processes")
 	fs.IntVar(&f.ledger.Connections, "db-connections", 16, "ledger: database connections per process")
 	fs.IntVar(&f.ledger.Batch, "batch", 1, "ledger: payments per database transaction (batch commit)")
@@ -117,7 +121,7 @@ func (f *netFlags) options(home string, reset bool) kinds.NetOptions {
 		Binary: f.binary, Denom: f.denom, Prefix: f.prefix, Log: os.Stderr, Topology: f.topology, RPCNodes: f.rpcNodes, ClientLinks: f.clientLinks}
 }
 
-func netCmd() *cobra.Command {
+func netCmd(reg *kinds.Registry) *cobra.Command {
 	c := &cobra.Command{Use: "net", Short: "Create, start, inspect and stop a local reference network",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -136,22 +140,17 @@ func netCmd() *cobra.Command {
 			if home == "" {
 				return exitcode.BadInputf("net up: --home is required")
 			}
-			if nf.kind == "builtin" && (nf.binary != "" || nf.denom != "" || nf.prefix != "") {
-				return exitcode.BadInputf("net up: --binary, --denom and --bech32-prefix are for --kind cosmos")
-			}
-			if nf.kind == "evm" && !cmd.Flags().Changed("validators") {
-				nf.validators = 1
-			}
-			if (nf.kind == "evm" || nf.kind == "cosmos-evm") && !cmd.Flags().Changed("balance") {
-				nf.balance = 0 // the kind's default: 1000 ether on geth, 10 on Cosmos EVM
+			o := nf.options(home, reset)
+			if err := reg.NetDefaults(&o, cmd.Flags().Changed); err != nil {
+				return err
 			}
 			start := time.Now()
-			n, err := kinds.Up(cmd.Context(), nf.options(home, reset))
+			n, err := reg.Up(cmd.Context(), o)
 			if err != nil {
 				return exitcode.Wrap(exitcode.TargetFailed, err)
 			}
 			what := "committing blocks"
-			if n.Kind == "ledger" {
+			if n.Ledger != nil {
 				what = "serving payments"
 			}
 			fmt.Fprintf(os.Stderr, "network %s %s after %.1fs\n", n.ChainID, what, time.Since(start).Seconds())
@@ -168,7 +167,7 @@ func netCmd() *cobra.Command {
 			return nil
 		},
 	}
-	nf.register(up.Flags())
+	nf.register(up.Flags(), reg)
 	up.Flags().BoolVar(&reset, "reset", false, "stop and wipe a network already in --home")
 
 	down := &cobra.Command{
@@ -193,7 +192,10 @@ func netCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st := kinds.Status(cmd.Context(), n)
+			st, err := reg.Status(cmd.Context(), n)
+			if err != nil {
+				return err
+			}
 			if asJSON {
 				return json.NewEncoder(os.Stdout).Encode(st)
 			}
@@ -219,7 +221,10 @@ func netCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a := kinds.Check(cmd.Context(), n)
+			a, err := reg.Check(cmd.Context(), n)
+			if err != nil {
+				return err
+			}
 			for _, l := range a.Lines {
 				fmt.Println(l)
 			}

@@ -8,13 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/kinds"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
 var Version = "dev"
 
-// Root builds the command tree.
-func Root() *cobra.Command {
+// Root builds the command tree over the kinds of system reg registers.
+func Root(reg *kinds.Registry) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "tpslab",
 		Short:         "Measure how many payments per second a network really settles",
@@ -26,7 +27,7 @@ func Root() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.BadInputf("%s: %v", c.CommandPath(), err)
 	})
-	root.AddCommand(netCmd(), nodeCmd(), linksCmd(), ledgerServiceCmd(), runCmd(), validateCmd(), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd())
+	root.AddCommand(netCmd(reg), nodeCmd(), linksCmd(), ledgerServiceCmd(), runCmd(reg), validateCmd(reg), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd(reg), kindsCmd(reg))
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}
@@ -35,8 +36,8 @@ func Root() *cobra.Command {
 
 // Execute runs the command line. An error cobra returns before any command
 // began (an unknown subcommand, a malformed flag) is bad input: exit 2.
-func Execute(ctx context.Context) error {
-	root := Root()
+func Execute(ctx context.Context, reg *kinds.Registry) error {
+	root := Root(reg)
 	began := false
 	root.PersistentPreRun = func(*cobra.Command, []string) { began = true }
 	err := root.ExecuteContext(ctx)

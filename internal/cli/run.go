@@ -21,7 +21,7 @@ import (
 // scenarioFlags maps named flags onto scenario fields; `--set path=value`
 // reaches every other field.
 var scenarioFlags = []struct{ flag, path, help string }{
-	{"target", "target.kind", "system kind: builtin | cometbft | cosmos | evm"},
+	{"target", "target.kind", "system kind"}, // the registered kinds are listed by register
 	{"depth", "target.depth", "evm: confirmation depth k (blocks under the head for finality)"},
 	{"tx-type", "workload.tx_type", "evm: dynamic (EIP-1559) | legacy"},
 	{"max-fee", "workload.max_fee", "evm: cap on the fee per gas, wei or e.g. 30gwei"},
@@ -79,12 +79,17 @@ type scenarioOpts struct {
 	thresholds  []string
 	faults      []string
 	fs          *pflag.FlagSet
+	kinds       *kinds.Registry
 }
 
-func (o *scenarioOpts) register(fs *pflag.FlagSet) {
-	o.fs = fs
+func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
+	o.fs, o.kinds = fs, reg
 	for _, f := range scenarioFlags {
-		fs.String(f.flag, "", f.help+" ("+f.path+")")
+		help := f.help
+		if f.flag == "target" {
+			help += ": " + strings.Join(reg.Names(), " | ") + " (default " + reg.Default().Info().Name + "; `tpslab kinds` says what each is)"
+		}
+		fs.String(f.flag, "", help+" ("+f.path+")")
 		if f.flag == "reuse-wallets" || f.flag == "client-links" {
 			fs.Lookup(f.flag).NoOptDefVal = "true" // a switch: --reuse-wallets alone means true
 		}
@@ -118,10 +123,6 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 	}
 	if len(o.endpoints) > 0 {
 		sc.Target.Endpoints = o.endpoints
-		if sc.Target.Kind == "builtin" && !o.fs.Changed("target") {
-			// Endpoints of some chain: a built-in ledger is still recognised by its queries.
-			sc.Target.Kind = "cometbft"
-		}
 	}
 	if len(o.api) > 0 {
 		sc.Target.APIEndpoints = o.api
@@ -155,7 +156,13 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 			return sc, exitcode.BadInputf("--set: %v", err)
 		}
 	}
-	if err := sc.Validate(); err != nil {
+	// Endpoints given by flag to a kind that would start a network measure
+	// them as its Remote kind (the built-in ledger's: any CometBFT chain,
+	// the ledger still recognised by its queries).
+	if err := o.kinds.Resolve(&sc, len(o.endpoints) == 0 || o.fs.Changed("target")); err != nil {
+		return sc, err
+	}
+	if err := o.kinds.Validate(&sc); err != nil {
 		return sc, exitcode.Wrap(exitcode.BadInput, err)
 	}
 	return sc, nil
@@ -166,7 +173,7 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func runCmd() *cobra.Command {
+func runCmd(reg *kinds.Registry) *cobra.Command {
 	var so scenarioOpts
 	var repeat int
 	var sameNetwork bool
@@ -191,12 +198,12 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 				}
 			}
 			if repeat > 1 {
-				return runRepeated(cmd, sc, repeat, sameNetwork)
+				return runRepeated(cmd, reg, sc, repeat, sameNetwork)
 			}
-			return runOnce(cmd, sc)
+			return runOnce(cmd, reg, sc)
 		},
 	}
-	so.register(c.Flags())
+	so.register(c.Flags(), reg)
 	c.Flags().IntVar(&repeat, "repeat", 1, "run the scenario N times (OUT/rep-1 .. rep-N), each on a fresh built-in network unless --same-network")
 	c.Flags().BoolVar(&sameNetwork, "same-network", false, "with --repeat: start the built-in network once for all repetitions")
 	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on host:port (e.g. 127.0.0.1:9464) while the run goes")
@@ -207,8 +214,8 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 var metricsAddr string
 
 // runOnce runs sc, prints its summary and writes its HTML report.
-func runOnce(cmd *cobra.Command, sc scenario.Scenario) error {
-	opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version, Kinds: kinds.All(), Command: "run"}
+func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario) error {
+	opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version, Kinds: reg, Command: "run"}
 	if isTerminal(os.Stderr) {
 		opts.Progress = os.Stderr
 	}
@@ -241,13 +248,13 @@ func runOnce(cmd *cobra.Command, sc scenario.Scenario) error {
 
 // runRepeated runs sc n times into OUT/rep-i; the first failure that is not
 // a threshold stops it, and threshold failures are reported at the end.
-func runRepeated(cmd *cobra.Command, sc scenario.Scenario, n int, sameNetwork bool) error {
+func runRepeated(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, n int, sameNetwork bool) error {
 	base := sc.Out
 	if base == "" {
 		base = runner.DefaultOut()
 	}
 	if sameNetwork {
-		stop, err := runner.SharedNetwork(cmd.Context(), &sc, runner.Options{Log: os.Stderr, Kinds: kinds.All(), Command: "run"})
+		stop, err := runner.SharedNetwork(cmd.Context(), &sc, runner.Options{Log: os.Stderr, Kinds: reg, Command: "run"})
 		if err != nil {
 			return err
 		}
@@ -258,7 +265,7 @@ func runRepeated(cmd *cobra.Command, sc scenario.Scenario, n int, sameNetwork bo
 		rc := sc
 		rc.Out = filepath.Join(base, fmt.Sprintf("rep-%d", i))
 		fmt.Fprintf(os.Stderr, "repetition %d of %d\n", i, n)
-		err := runOnce(cmd, rc)
+		err := runOnce(cmd, reg, rc)
 		if exitcode.Of(err) == exitcode.ThresholdsFailed {
 			thresholdErr = err
 			continue
@@ -271,7 +278,7 @@ func runRepeated(cmd *cobra.Command, sc scenario.Scenario, n int, sameNetwork bo
 	return thresholdErr
 }
 
-func validateCmd() *cobra.Command {
+func validateCmd(reg *kinds.Registry) *cobra.Command {
 	var so scenarioOpts
 	c := &cobra.Command{
 		Use:   "validate SCENARIO.yaml",
@@ -285,6 +292,6 @@ func validateCmd() *cobra.Command {
 			return nil
 		},
 	}
-	so.register(c.Flags())
+	so.register(c.Flags(), reg)
 	return c
 }

@@ -26,9 +26,6 @@ func Check(faults []scenario.Fault, n *testnet.Net) error {
 	if n == nil {
 		return exitcode.BadInputf("faults: need a local network (--net-home, or one tpslab starts), not remote endpoints")
 	}
-	if n.Kind != "builtin" {
-		return exitcode.BadInputf("faults: for the built-in network only, not a %s network", n.Kind)
-	}
 	for i, f := range faults {
 		for _, name := range f.Nodes() {
 			if _, ok := n.NodeIndex(name); !ok {

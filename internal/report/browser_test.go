@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/chain"
-	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -59,7 +59,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	sc.Load.Warmup = scenario.Duration(time.Second)
 	sc.Profile = []string{"cpu", "allocs"}
 	sc.Out = filepath.Join(t.TempDir(), "run")
-	if _, err := runner.Run(context.Background(), sc, runner.Options{Kinds: kinds.All()}); err != nil {
+	if _, err := runner.Run(context.Background(), sc, runner.Options{Kinds: all.Registry()}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := report.ReadResult(sc.Out)

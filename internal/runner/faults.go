@@ -8,16 +8,11 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/fault"
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
-
-// Checker is a kind that can audit a local network's state (`net check`):
-// it is run after every run with faults.
-type Checker interface {
-	Check(ctx context.Context, n *testnet.Net) (lines, problems []string)
-}
 
 // probeLinks measures each emulated link's round trip before the load.
 func (r *run) probeLinks() {
@@ -84,11 +79,11 @@ func (r *run) beginFaults() {
 
 // checkAfterFaults audits the network after a run with faults, once every
 // node answers again (a restarted one may still be starting).
-func (r *run) checkAfterFaults(k Kind) {
+func (r *run) checkAfterFaults(k kinds.Kind) {
 	if r.sched == nil || r.sys.Net == nil {
 		return
 	}
-	c, ok := k.(Checker)
+	c, ok := k.(kinds.Network)
 	if !ok {
 		return
 	}
@@ -101,7 +96,8 @@ func (r *run) checkAfterFaults(k Kind) {
 	_ = n.WaitForBlocks(context.Background(), 1, 30*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	lines, problems := c.Check(ctx, n)
+	a := c.Check(ctx, n)
+	lines, problems := a.Lines, a.Problems
 	r.netCheck = &report.NetCheck{OK: len(problems) == 0, Lines: lines, Problems: problems}
 	if len(problems) > 0 {
 		for _, p := range problems {

@@ -22,7 +22,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exporter"
-	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -79,7 +79,7 @@ func TestInsideTheNodes(t *testing.T) {
 		}
 		mid <- err
 	}()
-	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: kinds.All(), Binary: testbin.Path(t), Observers: []runner.Observer{ex}})
+	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry(), Binary: testbin.Path(t), Observers: []runner.Observer{ex}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/fault"
 	"github.com/tpslab/tpslab/internal/interrupt"
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/profiling"
 	"github.com/tpslab/tpslab/internal/report"
@@ -30,6 +31,7 @@ import (
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/workload"
 )
 
 // Options are how a run reports, not what it measures.
@@ -39,8 +41,8 @@ type Options struct {
 	Progress io.Writer // live progress once a second; nil for none
 	Log      io.Writer // what the run is doing
 	Version  string
-	Kinds    Kinds  // the kinds of system it can measure
-	Command  string // the command that runs it, recorded as owner of a network it starts
+	Kinds    *kinds.Registry // the kinds of system it can measure
+	Command  string          // the command that runs it, recorded as owner of a network it starts
 	// Observers are fed every second and the result, besides the result
 	// file, progress and thresholds (a live Prometheus endpoint).
 	Observers []Observer
@@ -84,8 +86,8 @@ func checkOut(dir string) (created bool, err error) {
 type run struct {
 	sc      scenario.Scenario
 	o       Options
-	sys     *System
-	conn    *Conn
+	sys     *kinds.System
+	conn    *kinds.Conn
 	w       *report.Writer
 	res     *report.Result
 	profile schedule.Profile
@@ -104,7 +106,7 @@ type run struct {
 	sched       *fault.Schedule    // nil: no faults
 	links       []report.LinkStat  // emulated links, probed before the load
 	netCheck    *report.NetCheck   // the audit after a run with faults
-	kind        Kind
+	kind        kinds.Kind
 	pidMu       sync.Mutex
 	pids        map[string]int // local nodes' pids as net.json says (watch)
 }
@@ -139,7 +141,13 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 	if o.Command == "" {
 		o.Command = "run"
 	}
-	if err := sc.Validate(); err != nil {
+	if o.Kinds == nil {
+		return nil, exitcode.BadInputf("runner: no kinds registered")
+	}
+	if err := o.Kinds.Resolve(&sc, true); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	if err := o.Kinds.Validate(&sc); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
 	if o.Out == "" {
@@ -173,7 +181,7 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 	}
 	if err := r.prepare(ctx); err != nil {
 		if r.sys != nil {
-			r.sys.stop(o.Log, sc.Network.Keep)
+			stopSystem(r.sys, o.Log, sc.Network.Keep)
 		}
 		if exitcode.Of(err) == exitcode.BadInput && created {
 			r.w.Close()
@@ -188,7 +196,7 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 		r.finishEarly(why)
 		return r.res, err
 	}
-	defer r.sys.stop(o.Log, sc.Network.Keep)
+	defer stopSystem(r.sys, o.Log, sc.Network.Keep)
 	defer r.conn.Target.Close()
 	if r.tel != nil {
 		defer r.tel.Close()
@@ -205,7 +213,16 @@ func (r *run) prepare(ctx context.Context) error {
 		return err
 	}
 	r.sys, r.kind = sys, kind
-	r.w.Update(func(res *report.Result) { res.Network = sys.info() })
+	r.w.Update(func(res *report.Result) { res.Network = networkInfo(sys) })
+	if len(sc.Faults) > 0 && !kind.Info().Faults && sys.Net != nil {
+		var takers []string
+		for _, k := range r.o.Kinds.All() {
+			if k.Info().Faults {
+				takers = append(takers, k.Info().Name)
+			}
+		}
+		return exitcode.BadInputf("faults: for %s networks only, not a %s network", strings.Join(takers, ", "), sys.Kind)
+	}
 	if err := fault.Check(sc.Faults, sys.Net); err != nil {
 		return err
 	}
@@ -225,7 +242,7 @@ func (r *run) prepare(ctx context.Context) error {
 		}
 		r.releaseLock = lk.Release
 	}
-	conn, err := Connect(ctx, kind, sys, sc)
+	conn, err := kinds.Connect(ctx, kind, sys, sc)
 	if err != nil {
 		return err
 	}
@@ -310,7 +327,7 @@ func (r *run) preflight(ctx context.Context) error {
 // presigned, after checking they fit in memory.
 func (r *run) presign(ctx context.Context) error {
 	sc := r.sc
-	p, ok := r.conn.Workload.(Presigner)
+	p, ok := r.conn.Workload.(workload.Presigner)
 	if sc.Workload.Mode != "presigned" || !ok {
 		return nil
 	}

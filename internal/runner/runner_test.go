@@ -14,7 +14,7 @@ import (
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 
 	"github.com/tpslab/tpslab/internal/chain"
-	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -30,7 +30,7 @@ func (l testLog) Write(b []byte) (int, error) { l.t.Log(string(b)); return len(b
 // run runs sc with every kind, logging to the test.
 func run(t *testing.T, ctx context.Context, sc scenario.Scenario) (*report.Result, error) {
 	t.Helper()
-	return runner.Run(ctx, sc, runner.Options{Log: testLog{t}, Kinds: kinds.All(), Binary: testbin.Path(t)})
+	return runner.Run(ctx, sc, runner.Options{Log: testLog{t}, Kinds: all.Registry(), Binary: testbin.Path(t)})
 }
 
 func startNet(t *testing.T, g chain.Genesis) *testnet.Net { return startLinkedNet(t, g, "") }

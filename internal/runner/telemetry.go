@@ -5,21 +5,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/profiling"
 
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
-// Telemetered is a kind that reads its system from the inside (a
-// service's metrics, its database's statistics).
-type Telemetered interface {
-	Telemetry(ctx context.Context, sys *System) ([]telemetry.Source, error)
-}
-
 // startTelemetry builds the run's sampler: every local node's process (and
 // children) from /proc, and what the kind reads.
-func (r *run) startTelemetry(ctx context.Context, k Kind) {
+func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 	var srcs []telemetry.Source
 	if n := r.sys.Net; n != nil {
 		for _, nd := range n.Nodes {
@@ -31,7 +26,7 @@ func (r *run) startTelemetry(ctx context.Context, k Kind) {
 			name := nd.Name
 			proc.PIDOf = func() int { return r.pidOf(name, proc.PID) }
 			srcs = append(srcs, proc)
-			if cometbft := n.Kind == "builtin" || n.Kind == "cosmos" || n.Kind == "cosmos-evm"; cometbft && nd.Metrics != "" {
+			if k.Info().CometBFTMetrics && nd.Metrics != "" {
 				srcs = append(srcs, telemetry.NewPrometheus([]string{nd.Metrics}, telemetry.CometBFT(nd.Name, false)))
 			}
 		}
@@ -51,7 +46,7 @@ func (r *run) startTelemetry(ctx context.Context, k Kind) {
 	for i, u := range r.sc.Target.NodeMetrics {
 		srcs = append(srcs, telemetry.NewPrometheus([]string{u}, telemetry.CometBFT(fmt.Sprintf("remote%d", i), true)))
 	}
-	if t, ok := k.(Telemetered); ok {
+	if t, ok := k.(kinds.Telemetered); ok {
 		s, err := t.Telemetry(ctx, r.sys)
 		if err != nil {
 			r.note("telemetry: %v", err)

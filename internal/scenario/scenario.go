@@ -48,7 +48,7 @@ type Scenario struct {
 
 // Target says what system is measured and how to reach it.
 type Target struct {
-	Kind      string   `yaml:"kind" json:"kind"`           // builtin | cometbft
+	Kind      string   `yaml:"kind" json:"kind"`           // a registered kind (tpslab kinds); empty: the first registered, the built-in network
 	Endpoints []string `yaml:"endpoints" json:"endpoints"` // RPC URLs; given, tpslab starts no network
 	NetHome   string   `yaml:"net_home" json:"net_home"`   // a network started by `tpslab net up`
 	Broadcast string   `yaml:"broadcast" json:"broadcast"` // sync | async
@@ -243,7 +243,7 @@ func Default() Scenario {
 	return Scenario{
 		Version: Version,
 		Name:    "default",
-		Target:  Target{Kind: "builtin", Broadcast: "sync", Confirm: "websocket", Via: "rpc", HTTP: HTTP{Confirm: "sync"}},
+		Target:  Target{Broadcast: "sync", Confirm: "websocket", Via: "rpc", HTTP: HTTP{Confirm: "sync"}},
 		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond),
 			MempoolSize: 50000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true,
 			Ledger: Ledger{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"}},

@@ -41,8 +41,6 @@ func TestBadScenarios(t *testing.T) {
 		{"hot set", "workload:\n  recipient_choice: {dist: hot, hot: 0, hot_share: 0.5}", `workload.recipient_choice.hot: 0, expected 1..`},
 		{"amount", "workload:\n  amount: {min: 5, max: 1}", `workload.amount: min 5 max 1, expected 1 <= min <= max`},
 		{"mode", "workload:\n  mode: later", `workload.mode: "later", expected one of [presigned live]`},
-		{"target kind", "target:\n  kind: bitcoin", `target.kind: "bitcoin", expected one of [builtin cometbft`},
-		{"cometbft without endpoints", "target:\n  kind: cometbft", `target.endpoints: empty, expected at least one RPC URL`},
 		{"endpoint not a URL", "target:\n  endpoints: [localhost]", `target.endpoints[0]: "localhost", expected an RPC URL`},
 		{"stage ramp", "load:\n  stages:\n    - {duration: 10s, target: 5, ramp: curvy}", `load.stages[0].ramp: "curvy", expected one of [linear step]`},
 		{"stage duration", "load:\n  stages:\n    - {duration: 0s, target: 5}", `load.stages[0].duration: 0s, expected a duration > 0`},

@@ -14,9 +14,6 @@ import (
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
-// Kinds are the kinds of system a scenario can name.
-var Kinds = []string{"builtin", "cometbft", "cosmos", "evm", "cosmos-evm", "ledger", "http"}
-
 var (
 	denomFormat = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$`)
 	feeFormat   = regexp.MustCompile(`^[0-9]+[a-zA-Z][a-zA-Z0-9/:._-]{2,127}(,[0-9]+[a-zA-Z][a-zA-Z0-9/:._-]{2,127})*$`)
@@ -65,15 +62,14 @@ func durationIn(path string, d Duration, min, max time.Duration, what string) er
 	return nil
 }
 
-// Validate checks everything that can be checked before a run starts.
+// Validate checks everything that can be checked before a run starts
+// without knowing the kind of system: the kind's own rules are checked by
+// the kind (kinds.Registry.Validate runs both).
 func (s *Scenario) Validate() error {
 	if s.Version != Version {
 		return fmt.Errorf("version: %d, expected %d", s.Version, Version)
 	}
 	t := s.Target
-	if err := oneOf("target.kind", t.Kind, Kinds...); err != nil {
-		return err
-	}
 	if err := oneOf("target.via", t.Via, "rpc", "rest", "grpc"); err != nil {
 		return err
 	}
@@ -100,36 +96,19 @@ func (s *Scenario) Validate() error {
 			return fmt.Errorf("target.ws_endpoints[%d]: %q, expected a WebSocket URL such as ws://127.0.0.1:8546", i, e)
 		}
 	}
-	if t.Via != "rpc" && t.Kind != "cosmos" && t.NetHome == "" {
-		return fmt.Errorf("target.via: %q, expected rpc: only Cosmos SDK chains (target.kind cosmos) take rest or grpc", t.Via)
-	}
 	if err := oneOf("target.broadcast", t.Broadcast, "sync", "async"); err != nil {
 		return err
 	}
 	if err := oneOf("target.confirm", t.Confirm, "websocket", "poll"); err != nil {
 		return err
 	}
-	if err := t.HTTP.validate(t.Kind); err != nil {
+	if err := oneOf("target.http.confirm", t.HTTP.Confirm, "sync", "poll", "callback"); err != nil {
 		return err
 	}
 	for i, e := range t.Endpoints {
 		u, err := url.Parse(e)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("target.endpoints[%d]: %q, expected an RPC URL such as http://127.0.0.1:26657", i, e)
-		}
-	}
-	if t.Kind == "http" && len(t.Endpoints) == 0 && t.NetHome == "" {
-		return fmt.Errorf("target.endpoints: empty, expected the API's base URL for target kind http (--endpoint)")
-	}
-	if t.Kind == "cometbft" && len(t.Endpoints) == 0 {
-		return fmt.Errorf("target.endpoints: empty, expected at least one RPC URL for target kind cometbft (--endpoint)")
-	}
-	if len(t.Endpoints) > 0 && t.Kind == "cosmos" {
-		if t.Via == "rest" && len(t.APIEndpoints) == 0 {
-			return fmt.Errorf("target.api_endpoints: empty, expected REST URLs for target.via rest (--api-endpoint)")
-		}
-		if t.Via == "grpc" && len(t.GRPCEndpoints) == 0 {
-			return fmt.Errorf("target.grpc_endpoints: empty, expected host:port addresses for target.via grpc (--grpc-endpoint)")
 		}
 	}
 	if t.NetHome != "" && len(t.Endpoints) > 0 {
@@ -156,12 +135,6 @@ func (s *Scenario) Validate() error {
 	}
 	if err := s.Workload.validate(s.Load); err != nil {
 		return err
-	}
-	if t.Kind == "builtin" && t.NetHome == "" && len(t.Endpoints) == 0 {
-		// tpslab will fund network.accounts itself: check before starting it.
-		if err := s.CheckAccounts(n.Accounts); err != nil {
-			return err
-		}
 	}
 	for i, p := range s.Profile {
 		if err := oneOf(fmt.Sprintf("profile[%d]", i), p, "cpu", "allocs"); err != nil {
@@ -216,15 +189,9 @@ func (l Ledger) validate() error {
 	return oneOf("network.ledger.isolation", l.Isolation, "serializable", "row-locks")
 }
 
-// validate checks what can be checked of an HTTP API's description before
-// it is parsed (placeholders are checked when the target is built).
-func (h HTTP) validate(kind string) error {
-	if err := oneOf("target.http.confirm", h.Confirm, "sync", "poll", "callback"); err != nil {
-		return err
-	}
-	if kind != "http" {
-		return nil
-	}
+// ValidateAPI checks what can be checked of an HTTP API's description
+// before it is parsed (placeholders are checked when the target is built).
+func (h HTTP) ValidateAPI() error {
 	if h.Path == "" {
 		return fmt.Errorf("target.http.path: empty, expected the payment request's path, e.g. /payments")
 	}

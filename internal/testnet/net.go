@@ -32,6 +32,7 @@ const NetFile = "net.json"
 
 // Options describe a network to create.
 type Options struct {
+	Kind       string // recorded in net.json: the kind that starts it (empty: the default kind)
 	Validators int
 	Home       string
 	ChainID    string
@@ -92,7 +93,7 @@ type Proxies struct {
 // Net is the content of net.json.
 type Net struct {
 	Version  int           `json:"version"`
-	Kind     string        `json:"kind"` // builtin (the reference ledger); other kinds add theirs
+	Kind     string        `json:"kind"` // the kind that started it (tpslab kinds); empty: the default
 	ChainID  string        `json:"chain_id"`
 	Genesis  chain.Genesis `json:"genesis"` // the built-in ledger's
 	Settings Settings      `json:"settings"`
@@ -219,9 +220,6 @@ func Load(home string) (*Net, error) {
 	var n Net
 	if err := json.Unmarshal(b, &n); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(home, NetFile), err)
-	}
-	if n.Kind == "" {
-		n.Kind = "builtin"
 	}
 	if len(n.Nodes) == 0 {
 		return nil, fmt.Errorf("%s: no nodes in it", filepath.Join(home, NetFile))
@@ -424,7 +422,7 @@ func generate(home string, o Options) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Net{Version: 1, Kind: "builtin", ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home, Owner: o.Owner}
+	n := &Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home, Owner: o.Owner}
 	confs := make([]*cfg.Config, total)
 	var vals []types.GenesisValidator
 	for i := 0; i < total; i++ {
@@ -693,7 +691,7 @@ func Credential(name string) (*syscall.Credential, error) {
 // tpslab afresh).
 func (n *Net) Restart(i int, binary string) error {
 	nd := n.Nodes[i]
-	if binary != "" && n.Kind == "builtin" {
+	if binary != "" && isTpslabNode(nd) {
 		nd.Command = []string{binary, "node", "--home", nd.Home}
 	}
 	pid, err := StartProcess(nd)
@@ -829,4 +827,10 @@ func (n *Net) signal(i int, s syscall.Signal) error {
 		return fmt.Errorf("%s is not running", nd.Name)
 	}
 	return syscall.Kill(nd.PID, s)
+}
+
+// isTpslabNode says the node runs `tpslab node` (the built-in ledger), whose
+// program a test may replace by a fresh build.
+func isTpslabNode(nd Node) bool {
+	return len(nd.Command) >= 2 && nd.Command[1] == "node"
 }

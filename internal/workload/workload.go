@@ -80,3 +80,10 @@ type Builder interface {
 	// mismatch is final like any other rejection.
 	Answer(ctx context.Context, s int, tx sut.Tx, nonce uint64, r sut.Receipt, recover bool) Recovery
 }
+
+// Presigner is a workload that can sign ahead of the load (an optional
+// capability: the runner presigns when a workload has it).
+type Presigner interface {
+	PresignPlan(n int) (count int, bytes float64)
+	Presign(ctx context.Context, n int, seed int64, progress func(done, total int)) (int, error)
+}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -38,7 +38,7 @@ func startChain(t *testing.T, validators int) *testnet.Net {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := sdknet.Up(context.Background(), sdknet.Options{Binary: bin, Validators: validators, Home: filepath.Join(t.TempDir(), "net"),
+	n, err := sdknet.Up(context.Background(), sdknet.Options{Kind: "cosmos", Binary: bin, Validators: validators, Home: filepath.Join(t.TempDir(), "net"),
 		ChainID: "cosmos-it", WalletSeed: "it", Wallets: 1000, Balance: 1_000_000_000, Settings: testnet.DefaultSettings(), Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func bankScenario(t *testing.T, home, via, mode string) scenario.Scenario {
 }
 
 func run(t *testing.T, sc scenario.Scenario) (*report.Result, error) {
-	return runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: kinds.All()})
+	return runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
 }
 
 // Bank sends through every broadcast path, on one and on four validators:
@@ -314,7 +314,7 @@ func TestFundingFanOut(t *testing.T) {
 	sc.Workload.Senders = 2000
 	sc.Workload.FunderKey = n.Cosmos.FunderKey
 	var log bytes.Buffer
-	res, err := runner.Run(context.Background(), sc, runner.Options{Log: &log, Kinds: kinds.All()})
+	res, err := runner.Run(context.Background(), sc, runner.Options{Log: &log, Kinds: all.Registry()})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -328,7 +328,7 @@ func TestFundingFanOut(t *testing.T) {
 	sc.Out = filepath.Join(t.TempDir(), "again")
 	sc.Workload.ReuseWallets = true
 	log.Reset()
-	if _, err := runner.Run(context.Background(), sc, runner.Options{Log: &log, Kinds: kinds.All()}); err != nil {
+	if _, err := runner.Run(context.Background(), sc, runner.Options{Log: &log, Kinds: all.Registry()}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(log.String(), "funding") {

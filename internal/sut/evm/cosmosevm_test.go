@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
@@ -21,7 +22,7 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 		t.Skip("builds and starts the Cosmos EVM chain")
 	}
 	ctx := context.Background()
-	n, err := kinds.Up(ctx, kinds.NetOptions{Kind: "cosmos-evm", Home: filepath.Join(t.TempDir(), "cevm"), Validators: 1,
+	n, err := all.Registry().Up(ctx, kinds.NetOptions{Kind: "cosmos-evm", Home: filepath.Join(t.TempDir(), "cevm"), Validators: 1,
 		Seed: "it", Accounts: 300, Settings: testnet.DefaultSettings(), Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 		t.Errorf("%d transactions lost: expected nonce_too_high refusals (samples %v) and resubmissions (%d) to close the gaps before they expire (%d)",
 			lost, s.Samples, s.Resubmitted, s.Expired)
 	}
-	if a := kinds.Check(ctx, n); len(a.Problems) > 0 {
-		t.Errorf("net check: %v", a.Problems)
+	if a, err := all.Registry().Check(ctx, n); err != nil || len(a.Problems) > 0 {
+		t.Errorf("net check: %v %v", err, a.Problems)
 	}
 }

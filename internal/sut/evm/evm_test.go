@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -32,7 +32,7 @@ func (l testLog) Write(b []byte) (int, error) { l.t.Log(string(b)); return len(b
 
 func startGeth(t *testing.T) *testnet.Net {
 	t.Helper()
-	n, err := gethnet.Up(context.Background(), gethnet.Options{Home: filepath.Join(t.TempDir(), "geth"), WalletSeed: "it", Wallets: 600,
+	n, err := gethnet.Up(context.Background(), gethnet.Options{Kind: "evm", Home: filepath.Join(t.TempDir(), "geth"), WalletSeed: "it", Wallets: 600,
 		Balance: new(big.Int).Exp(big.NewInt(10), big.NewInt(21), nil), Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func evmScenario(t *testing.T, home, kind, mode string) scenario.Scenario {
 }
 
 func run(t *testing.T, sc scenario.Scenario) (*report.Result, error) {
-	return runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: kinds.All()})
+	return runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
 }
 
 // Native and ERC20 transfers, presigned and live, on a real geth: the

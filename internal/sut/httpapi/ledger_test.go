@@ -14,7 +14,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/compare"
-	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -38,7 +38,7 @@ var genesis = chain.Genesis{Seed: "ledger-it", Accounts: 3000, Balance: 1 << 40}
 // startLedger starts the reference ledger service on a private PostgreSQL.
 func startLedger(t *testing.T, o pgnet.Options) *testnet.Net {
 	t.Helper()
-	o.Home, o.ChainID, o.Genesis, o.Binary, o.Log = filepath.Join(t.TempDir(), "ledger"), "ledger-it", genesis, testbin.Path(t), testLog{t}
+	o.Kind, o.Home, o.ChainID, o.Genesis, o.Binary, o.Log = "ledger", filepath.Join(t.TempDir(), "ledger"), "ledger-it", genesis, testbin.Path(t), testLog{t}
 	def := func(v *string, d string) {
 		if *v == "" {
 			*v = d
@@ -81,8 +81,8 @@ func rows(t *testing.T, n *testnet.Net) int64 {
 
 func audit(t *testing.T, n *testnet.Net) {
 	t.Helper()
-	if a := kinds.Check(context.Background(), n); len(a.Problems) > 0 {
-		t.Errorf("net check: %v", a.Problems)
+	if a, err := all.Registry().Check(context.Background(), n); err != nil || len(a.Problems) > 0 {
+		t.Errorf("net check: %v %v", err, a.Problems)
 	}
 }
 
@@ -99,7 +99,7 @@ func ledgerScenario(t *testing.T, n *testnet.Net, name string, rate float64) sce
 
 func run(t *testing.T, sc scenario.Scenario) *report.Result {
 	t.Helper()
-	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: kinds.All()})
+	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
 	if err != nil {
 		t.Fatalf("%s: %v", sc.Out, err)
 	}
@@ -117,7 +117,7 @@ func TestContractOnTheLedgerService(t *testing.T) {
 	for m, mode := range []string{"sync", "poll", "callback"} {
 		sc := ledgerScenario(t, n, mode, 100)
 		sc.Target.HTTP.Confirm = mode
-		tgt, err := runner.TargetFor(&sc, kinds.All())
+		tgt, err := runner.TargetFor(&sc, all.Registry())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,6 +34,7 @@ func Geth(log io.Writer) (string, error) {
 
 // Options describe a network to create.
 type Options struct {
+	Kind       string // recorded in net.json: the kind that starts it
 	Binary     string // geth; empty: installed when missing
 	Home       string
 	Period     time.Duration // block period (dev mode)
@@ -111,7 +112,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		"--authrpc.addr", o.Bind, "--nodiscover", "--maxpeers", "0", "--port", "0", "--nat", "none", "--ipcdisable",
 		"--txpool.globalslots", "100000", "--txpool.accountslots", "64", "--txpool.globalqueue", "100000",
 		"--rpc.txfeecap", "0", "--verbosity", "2"}
-	n := &testnet.Net{Version: 1, Kind: "evm", Home: home, Owner: o.Owner, Nodes: []testnet.Node{nd},
+	n := &testnet.Net{Version: 1, Kind: o.Kind, Home: home, Owner: o.Owner, Nodes: []testnet.Node{nd},
 		EVM: &testnet.EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: o.Balance.String(), FunderKey: keyFile, GasLimit: o.GasLimit}}
 	if err := n.StartAll(); err != nil {
 		return nil, err

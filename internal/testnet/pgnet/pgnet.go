@@ -27,6 +27,7 @@ import (
 
 // Options describe a ledger network.
 type Options struct {
+	Kind              string // recorded in net.json: the kind that starts it
 	Home              string
 	ChainID           string
 	Genesis           chain.Genesis
@@ -207,7 +208,7 @@ track_io_timing = on
 	dbURL := fmt.Sprintf("postgres://tpslab@%s:%d/ledger?sslmode=disable", o.Bind, ports[0])
 	pg := testnet.Node{Name: "postgres", Home: pgHome, RPC: fmt.Sprintf("postgres://%s:%d", o.Bind, ports[0]), Log: filepath.Join(pgHome, "postgres.log"),
 		Command: []string{filepath.Join(bin, "postgres"), "-D", data}, User: "postgres", Role: "database"}
-	n := &testnet.Net{Version: 1, Kind: "ledger", ChainID: o.ChainID, Genesis: o.Genesis, Home: home, Owner: o.Owner,
+	n := &testnet.Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Genesis: o.Genesis, Home: home, Owner: o.Owner,
 		Ledger: &testnet.Ledger{DatabaseURL: dbURL, Processes: o.Processes, Connections: o.Connections, Batch: o.Batch,
 			SynchronousCommit: o.SynchronousCommit, Partition: o.Partition, Isolation: o.Isolation, MaxQueue: o.MaxQueue, BatchWait: o.BatchWait.String()}}
 	n.Nodes = append(n.Nodes, pg)

@@ -34,6 +34,7 @@ import (
 
 // Options describe a network to create.
 type Options struct {
+	Kind       string // recorded in net.json: the kind that starts it
 	Binary     string // the SDK daemon
 	Validators int
 	Home       string
@@ -109,11 +110,10 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &testnet.Net{Version: 1, Kind: "cosmos", ChainID: o.ChainID, Settings: o.Settings, Home: home, Owner: o.Owner,
+	n := &testnet.Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Settings: o.Settings, Home: home, Owner: o.Owner,
 		Cosmos: &testnet.Cosmos{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: o.Balance}}
 	per := 7
 	if o.EVM {
-		n.Kind = "cosmos-evm"
 		n.EVM = &testnet.EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: strconv.FormatUint(o.Balance, 10)}
 		per = 11 // and the JSON-RPC's HTTP, WebSocket and two metrics listeners
 	}

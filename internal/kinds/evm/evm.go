@@ -1,4 +1,9 @@
-package kinds
+// Package evm is the kind of EVM chains: a geth dev node tpslab starts, a
+// network `net up --kind evm` started, or any EVM chain by endpoint.
+// Payments are native value transfers, or ERC20 transfers (workload.kind
+// erc20) of a token deployed at setup. The Cosmos EVM kind reuses its
+// target and workload.
+package evm
 
 import (
 	"context"
@@ -8,55 +13,103 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
-	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/evm"
+	eth "github.com/tpslab/tpslab/internal/sut/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 	"github.com/tpslab/tpslab/internal/workload"
 )
 
-// ethereum is an EVM chain: a geth dev node tpslab starts, a network `net
-// up --kind evm` started, or any EVM chain by endpoint. Payments are native
-// value transfers, or ERC20 transfers (workload.kind erc20) of a token
-// deployed at setup.
-type ethereum struct {
-	cosmos bool // tpslab's Cosmos EVM chain (tpsevmd) instead of geth
-}
+// Kind is an EVM chain.
+type Kind struct{}
 
 // walletWei is what each test wallet of a network tpslab starts holds: 10^21
 // wei (1000 ether), plenty for gas and native transfers.
 var walletWei = new(big.Int).Exp(big.NewInt(10), big.NewInt(21), nil)
 
-// evmWalletBalance is what each test wallet of a Cosmos EVM network holds:
-// 10^19 atps (wei), within a genesis balance's uint64 here, enough for
-// ~450,000 native transfers at a 1 gwei base fee.
-const evmWalletBalance = 10_000_000_000_000_000_000
+// Info names the kind.
+func (Kind) Info() kinds.Info {
+	return kinds.Info{Name: "evm", About: "an EVM chain: geth in dev mode tpslab starts, or endpoints; native or ERC20 transfers, final k blocks deep"}
+}
 
-// StartNet starts a geth dev node, or a Cosmos EVM network.
-func (e ethereum) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.NetOptions) (*testnet.Net, error) {
-	wallets := max(sc.Network.Accounts, uint64(sc.Workload.SendersOffset+sc.Workload.Senders))
-	seed := sc.Workload.WalletSeed
-	if seed == "" {
-		seed = "tpslab"
-	}
-	kind := "evm"
-	if e.cosmos {
-		kind = "cosmos-evm"
-	}
-	no := scenarioNet(sc, o, kind, seed, wallets, 0)
+// Validate: EVM transactions go to eth_sendRawTransaction.
+func (Kind) Validate(sc *scenario.Scenario) error { return kinds.ViaRPC(sc, "evm") }
+
+// StartNet starts a geth dev node.
+func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {
+	no := kinds.FromScenario(sc, o, "evm", WalletSeed(sc), Wallets(sc), 0)
 	no.Binary = ""
-	return Up(ctx, no)
+	return k.Up(ctx, no)
+}
+
+// WalletSeed is the seed of the test wallets a network tpslab starts funds.
+func WalletSeed(sc *scenario.Scenario) string {
+	if sc.Workload.WalletSeed != "" {
+		return sc.Workload.WalletSeed
+	}
+	return "tpslab"
+}
+
+// Wallets is how many test wallets a network tpslab starts funds.
+func Wallets(sc *scenario.Scenario) uint64 {
+	return max(sc.Network.Accounts, uint64(sc.Workload.SendersOffset+sc.Workload.Senders))
+}
+
+// NetDefaults: one node (dev mode), and the kind's balance (1000 ether)
+// unless set.
+func (Kind) NetDefaults(o *kinds.NetOptions, changed func(string) bool) error {
+	if !changed("validators") {
+		o.Validators = 1
+	}
+	if !changed("balance") {
+		o.Balance = 0
+	}
+	return nil
+}
+
+// Up starts geth in dev mode.
+func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
+	if o.Validators != 1 {
+		return nil, exitcode.BadInputf("--validators: %d, expected 1: geth's dev mode is a single block-producing node", o.Validators)
+	}
+	balance := walletWei
+	if o.Balance > 0 {
+		balance = new(big.Int).SetUint64(o.Balance)
+	}
+	gas := uint64(150_000_000)
+	if o.Settings.MaxBlockGas > 0 {
+		gas = uint64(o.Settings.MaxBlockGas)
+	}
+	period := o.Settings.TimeoutCommit
+	if period < time.Second {
+		period = time.Second // dev mode's period is whole seconds
+	}
+	fmt.Fprintf(o.Log, "starting geth %s in dev mode in %s (a block every %s, block gas limit %d)\n", gethnet.Version, o.Home, period, gas)
+	return gethnet.Up(ctx, gethnet.Options{Kind: o.Kind, Binary: o.Binary, Home: o.Home, Period: period, GasLimit: gas, WalletSeed: o.Seed,
+		Wallets: int(o.Accounts), Balance: balance, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
+}
+
+// Status asks the node for its head.
+func (Kind) Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
+	return gethnet.Status(ctx, n)
+}
+
+// Check: the node commits and its blocks link.
+func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
+	lines, problems := gethnet.Check(ctx, n)
+	return kinds.Audit{Lines: lines, Problems: problems, OK: "ok: the node commits and its blocks link"}
 }
 
 // Target is the EVM target on the endpoints (and WebSocket URLs) given or
 // in net.json.
-func (ethereum) Target(sys *runner.System, sc *scenario.Scenario) (sut.Target, error) {
+func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
 	if t.Via != "rpc" {
 		return nil, exitcode.BadInputf("target.via: %q, expected rpc: EVM transactions go to eth_sendRawTransaction", t.Via)
 	}
-	o := evm.Options{Endpoints: sys.Endpoints, WS: t.WSEndpoints, Depth: t.Depth, Connections: sc.Load.Connections}
+	o := eth.Options{Endpoints: sys.Endpoints, WS: t.WSEndpoints, Depth: t.Depth, Connections: sc.Load.Connections}
 	if n := sys.Net; n != nil {
 		o.WS = nil
 		for _, nd := range n.Nodes {
@@ -68,7 +121,7 @@ func (ethereum) Target(sys *runner.System, sc *scenario.Scenario) (sut.Target, e
 	if t.Confirm == "poll" {
 		o.WS = nil
 	}
-	tgt, err := evm.New(o)
+	tgt, err := eth.New(o)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
@@ -77,8 +130,8 @@ func (ethereum) Target(sys *runner.System, sc *scenario.Scenario) (sut.Target, e
 
 // Workload derives the wallets, reads the fees, deploys the token for
 // erc20, funds what the network did not, and reads the nonces.
-func (ethereum) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t sut.Target) (workload.Workload, error) {
-	tgt := t.(*evm.Target)
+func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, t sut.Target) (workload.Workload, error) {
+	tgt := t.(*eth.Target)
 	w := sc.Workload
 	if w.Kind != "payment" && w.Kind != "erc20" {
 		return nil, exitcode.BadInputf("workload.kind: %q, expected payment (native transfers) or erc20 for an EVM chain", w.Kind)
@@ -128,16 +181,16 @@ func (ethereum) Workload(ctx context.Context, sys *runner.System, sc *scenario.S
 			gas = 100_000
 		}
 	}
-	wallets := evm.DeriveWallets(seed, count)
-	codec := evm.NewCodec(chainID, nil, gas, fees, wallets, tgt.Client())
+	wallets := eth.DeriveWallets(seed, count)
+	codec := eth.NewCodec(chainID, nil, gas, fees, wallets, tgt.Client())
 	first, last := w.SendersOffset, w.SendersOffset+w.Senders-1
-	var funder evm.Wallet
+	var funder eth.Wallet
 	needNative := last >= funded && !(w.ReuseWallets && holds(ctx, tgt, wallets, first, last, new(big.Int).SetUint64(w.FundAmount/2)))
 	if w.Kind == "erc20" || needNative {
 		if funderKey == "" {
 			return nil, exitcode.BadInputf("workload.funder_key: empty, expected a funded key (a file with a hex key, or env:NAME) to %s", map[bool]string{true: "deploy the ERC20 token", false: "fund the senders"}[w.Kind == "erc20"])
 		}
-		if funder, err = evm.ReadKey(funderKey); err != nil {
+		if funder, err = eth.ReadKey(funderKey); err != nil {
 			return nil, exitcode.BadInputf("workload.funder_key: %v", err)
 		}
 	}
@@ -148,24 +201,24 @@ func (ethereum) Workload(ctx context.Context, sys *runner.System, sc *scenario.S
 	}
 	if needNative {
 		fmt.Fprintf(sys.Log, "funding %d wallets with %d wei each from %s\n", len(to), w.FundAmount, funder.Address.Hex())
-		if err := evm.Fund(ctx, codec, sub, funder, to, new(big.Int).SetUint64(w.FundAmount), nil, nil); err != nil {
+		if err := eth.Fund(ctx, codec, sub, funder, to, new(big.Int).SetUint64(w.FundAmount), nil, nil); err != nil {
 			return nil, fundErr(err)
 		}
 	}
 	if w.Kind == "erc20" {
 		supply := new(big.Int).Mul(big.NewInt(int64(w.Senders)), new(big.Int).SetUint64(w.FundAmount))
 		start := time.Now()
-		token, err := evm.Deploy(ctx, codec, sub, funder, supply)
+		token, err := eth.Deploy(ctx, codec, sub, funder, supply)
 		if err != nil {
 			return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 		}
-		if err := evm.Fund(ctx, codec, sub, funder, to, new(big.Int), &token, new(big.Int).SetUint64(w.FundAmount)); err != nil {
+		if err := eth.Fund(ctx, codec, sub, funder, to, new(big.Int), &token, new(big.Int).SetUint64(w.FundAmount)); err != nil {
 			return nil, fundErr(err)
 		}
 		fmt.Fprintf(sys.Log, "deployed the ERC20 token at %s and gave %d senders %d tokens each in %.1f s\n", token.Hex(), len(to), w.FundAmount, time.Since(start).Seconds())
-		codec = evm.NewCodec(chainID, &token, gas, fees, wallets, tgt.Client())
+		codec = eth.NewCodec(chainID, &token, gas, fees, wallets, tgt.Client())
 	}
-	p, err := workload.NewPayments(ctx, paymentsConfig(sc), codec)
+	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), codec)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
@@ -180,7 +233,7 @@ func fundErr(err error) error {
 }
 
 // holds says wallets first and last hold at least min wei.
-func holds(ctx context.Context, tgt *evm.Target, wallets []evm.Wallet, first, last int, min *big.Int) bool {
+func holds(ctx context.Context, tgt *eth.Target, wallets []eth.Wallet, first, last int, min *big.Int) bool {
 	for _, i := range []int{first, last} {
 		b, err := tgt.Client().Balance(ctx, wallets[i].Address.Hex())
 		if err != nil || b.Cmp(min) < 0 {

@@ -1,4 +1,9 @@
-package kinds
+// Package ledger is the kind of tpslab's reference ledger service: payments
+// over its REST API (the HTTP kind, with the service's request shape) into
+// PostgreSQL with double entry; tpslab starts it on a private database or
+// takes its URLs. It reads the service's counters and the database's
+// statistics.
+package ledger
 
 import (
 	"context"
@@ -10,39 +15,83 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
-	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/kinds"
+	httpkind "github.com/tpslab/tpslab/internal/kinds/http"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/httpapi"
-	"github.com/tpslab/tpslab/internal/sut/ledgerclient"
 	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/pgnet"
 	"github.com/tpslab/tpslab/internal/workload"
 )
 
-// restAPI is a payment system behind a REST API, measured through the
-// generic HTTP target: tpslab's reference ledger service (kind ledger:
-// tpslab starts it, or its URLs are given, and the request is the
-// service's) or any API target.http describes (kind http). Payments are
-// the reference ledger's signed payments, in whatever form the request
-// template gives them.
-type restAPI struct{ ledger bool }
+// Kind is the ledger service.
+type Kind struct{}
+
+// api is the HTTP kind's target and workload with the service's shape.
+var api = httpkind.API{Defaults: ledgerAPI, Genesis: serviceGenesis}
+
+// Info names the kind.
+func (Kind) Info() kinds.Info {
+	return kinds.Info{Name: "ledger", About: "tpslab's ledger service on a private PostgreSQL (double entry, batch commit), or its URLs"}
+}
+
+// Validate: the service takes payments over its REST API only.
+func (Kind) Validate(sc *scenario.Scenario) error { return kinds.ViaRPC(sc, "ledger") }
+
+// Target is the HTTP target with the service's request and answers.
+func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
+	return api.Target(sys, sc)
+}
+
+// Workload is the ledger's payments, keys from the service's genesis.
+func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, t sut.Target) (workload.Workload, error) {
+	return api.Workload(ctx, sys, sc, t)
+}
 
 // StartNet starts the ledger service on a private PostgreSQL.
-func (k restAPI) StartNet(ctx context.Context, sc *scenario.Scenario, o runner.NetOptions) (*testnet.Net, error) {
-	if !k.ledger {
-		return nil, exitcode.BadInputf("target.kind: http: tpslab does not start such a service, expected target.endpoints (--endpoint)")
-	}
+func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {
 	if err := sc.CheckAccounts(sc.Network.Accounts); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
 	g := testnet.DefaultGenesis()
-	no := scenarioNet(sc, o, "ledger", g.Seed, sc.Network.Accounts, g.Balance)
+	no := kinds.FromScenario(sc, o, "ledger", g.Seed, sc.Network.Accounts, g.Balance)
 	l := sc.Network.Ledger
 	no.Ledger = pgnet.Options{Processes: l.Processes, Connections: l.DBConnections, Batch: l.Batch,
 		SynchronousCommit: l.SynchronousCommit, Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D()}
-	return Up(ctx, no)
+	return k.Up(ctx, no)
+}
+
+// NetDefaults: every `net up` option applies.
+func (Kind) NetDefaults(*kinds.NetOptions, func(string) bool) error { return nil }
+
+// Up starts the service's processes on a private PostgreSQL.
+func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
+	if o.ChainID == "" {
+		o.ChainID = "tpslab"
+	}
+	lo := o.Ledger
+	lo.Kind = o.Kind
+	lo.Home, lo.ChainID, lo.Genesis, lo.Binary, lo.Bind, lo.Reset, lo.Owner, lo.Log = o.Home, o.ChainID,
+		chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance}, o.Binary, o.Bind, o.Reset, o.Owner, o.Log
+	if err := lo.Validate(); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	fmt.Fprintf(o.Log, "starting the ledger service in %s: %d process(es), %d database connections each, batch %d, synchronous_commit %s, partition %s, isolation %s\n",
+		o.Home, lo.Processes, lo.Connections, lo.Batch, lo.SynchronousCommit, lo.Partition, lo.Isolation)
+	return pgnet.Up(ctx, lo)
+}
+
+// Status: the database's payment count as HEIGHT, its open connections as
+// PEERS.
+func (Kind) Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
+	return pgnet.Status(ctx, n)
+}
+
+// Check audits the double entry in the database.
+func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
+	lines, problems := pgnet.Check(ctx, n)
+	return kinds.Audit{Lines: lines, Problems: problems, OK: "ok: supply conserved, every payment recorded once with a matching debit and credit, sequences gap-free"}
 }
 
 // ledgerAPI is how the reference ledger service takes payments
@@ -86,97 +135,6 @@ func ledgerAPI(h scenario.HTTP) scenario.HTTP {
 	return h
 }
 
-// decodePayment reads the reference ledger's payment for the templates.
-func decodePayment(tx []byte, f *httpapi.Fields) error {
-	p, err := chain.Decode(tx)
-	if err != nil {
-		return err
-	}
-	a := chain.AddressOf(p.Sender)
-	f.ChainID, f.SenderPub, f.Recipient = p.ChainID, p.Sender, append(f.Recipient[:0], p.Recipient[:]...)
-	f.Sender = append(f.Sender[:0], a[:]...)
-	f.Amount, f.Sequence, f.Signature = p.Amount, p.Sequence, p.Signature
-	return nil
-}
-
-// Target is the HTTP target on the endpoints.
-func (k restAPI) Target(sys *runner.System, sc *scenario.Scenario) (sut.Target, error) {
-	t := sc.Target
-	if t.Via != "rpc" || t.Broadcast != "sync" || t.Confirm != "websocket" {
-		return nil, exitcode.BadInputf("target.via, target.broadcast and target.confirm are for chains: an HTTP API is confirmed as target.http.confirm says (sync | poll | callback)")
-	}
-	h := t.HTTP
-	if k.ledger {
-		h = ledgerAPI(h)
-	}
-	chainID := sc.Workload.ChainID
-	if sys.Net != nil && chainID == "" {
-		chainID = sys.Net.ChainID
-	}
-	tgt, err := httpapi.New(httpapi.Options{Endpoints: append([]string(nil), sys.Endpoints...), ChainID: chainID,
-		Method: h.Method, Path: h.Path, Headers: h.Headers, Body: h.Body, Accept: h.Accept,
-		StatusField: h.StatusField, Committed: h.Committed, Failed: h.Failed, ReasonField: h.ReasonField, DetailField: h.DetailField,
-		IDField: h.IDField, Confirm: h.Confirm, PollPath: h.PollPath, PollInterval: h.PollInterval.D(), GiveUp: sc.CommitTimeout.D(),
-		CallbackListen: h.CallbackListen, HealthPath: h.HealthPath, AccountPath: h.AccountPath, SequenceField: h.SequenceField,
-		ThrottleRetries: h.ThrottleRetries, MaxRetryAfter: h.MaxRetryAfter.D(), Timeout: h.Timeout.D(),
-		Connections: sc.Load.Connections, Decode: decodePayment})
-	if err != nil {
-		return nil, exitcode.Wrap(exitcode.BadInput, err)
-	}
-	return tgt, nil
-}
-
-// Workload is the reference ledger's payments: keys derived from the
-// genesis seed (the service's, or workload.genesis_seed for any API),
-// sequences read through the account path.
-func (k restAPI) Workload(ctx context.Context, sys *runner.System, sc *scenario.Scenario, t sut.Target) (workload.Workload, error) {
-	tgt := t.(*httpapi.Target)
-	w := sc.Workload
-	if w.Kind != "payment" {
-		return nil, exitcode.BadInputf("workload.kind: %q, expected payment for an HTTP payment API", w.Kind)
-	}
-	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := tgt.Probe(qctx); err != nil {
-		return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target %s does not answer: %w", strings.Join(sys.Endpoints, ", "), err))
-	}
-	var chainID string
-	var g chain.Genesis
-	switch {
-	case sys.Net != nil:
-		chainID, g = sys.Net.ChainID, sys.Net.Genesis
-	case k.ledger:
-		var err error
-		if chainID, g, err = serviceGenesis(qctx, sys.Endpoints[0]); err != nil {
-			return nil, exitcode.Wrap(exitcode.TargetFailed, err)
-		}
-	default:
-		if w.ChainID == "" || w.GenesisSeed == "" || w.Accounts == 0 {
-			return nil, exitcode.BadInputf("workload.chain_id, workload.genesis_seed and workload.accounts: expected all three for target kind http (the payments are signed with keys derived from the seed)")
-		}
-	}
-	if w.ChainID != "" {
-		chainID = w.ChainID
-	}
-	if w.GenesisSeed != "" {
-		g.Seed = w.GenesisSeed
-	}
-	if w.Accounts != 0 {
-		g.Accounts = w.Accounts
-	}
-	if err := sc.CheckAccounts(g.Accounts); err != nil {
-		return nil, exitcode.Wrap(exitcode.BadInput, err)
-	}
-	client := ledgerclient.NewClientNonce(chainID, g, w.Padding, func(ctx context.Context, a chain.Address) (uint64, error) {
-		return tgt.Sequence(ctx, a[:])
-	})
-	p, err := workload.NewPayments(ctx, paymentsConfig(sc), client)
-	if err != nil {
-		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
-	}
-	return p, nil
-}
-
 // serviceGenesis asks a ledger service which ledger it keeps.
 func serviceGenesis(ctx context.Context, endpoint string) (string, chain.Genesis, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(endpoint, "/")+"/genesis", nil)
@@ -210,10 +168,7 @@ var ledgerMetrics = []telemetry.PromMetric{
 
 // Telemetry reads the ledger service's counters and, for a local ledger,
 // its PostgreSQL's statistics.
-func (k restAPI) Telemetry(ctx context.Context, sys *runner.System) ([]telemetry.Source, error) {
-	if !k.ledger {
-		return nil, nil
-	}
+func (Kind) Telemetry(ctx context.Context, sys *kinds.System) ([]telemetry.Source, error) {
 	var urls []string
 	if n := sys.Net; n != nil {
 		for _, nd := range n.Nodes {

@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tpslab/tpslab/internal/kinds"
+)
+
+// kindsCmd lists the registered kinds and what each declares.
+func kindsCmd(reg *kinds.Registry) *cobra.Command {
+	return &cobra.Command{
+		Use: "kinds", Short: "List the kinds of system tpslab measures and what each can do", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KIND\tSTARTS\tNET\tLINKS\tFAULTS\tABOUT")
+			yes := func(b bool) string {
+				if b {
+					return "yes"
+				}
+				return "-"
+			}
+			for _, k := range reg.All() {
+				in := k.Info()
+				_, starts := k.(kinds.Starter)
+				_, net := k.(kinds.Network)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, yes(starts), yes(net), yes(in.Links), yes(in.Faults), in.About)
+			}
+			return tw.Flush()
+		},
+	}
+}

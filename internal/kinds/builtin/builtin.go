@@ -1,0 +1,101 @@
+// Package builtin is the kind of tpslab's built-in reference network: real
+// CometBFT validators running the ledger application (package chain), which
+// tpslab starts, stops, emulates links for and injects faults into. Its
+// target and workload are the CometBFT kind's.
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/kinds/cometbft"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// Kind is the built-in network.
+type Kind struct{ cometbft.Kind }
+
+// Info: links, faults, CometBFT's node metrics; given endpoints, it is
+// measured as any CometBFT chain.
+func (Kind) Info() kinds.Info {
+	return kinds.Info{Name: "builtin", About: "the built-in reference ledger on CometBFT validators tpslab starts (the default)",
+		Links: true, Faults: true, CometBFTMetrics: true, Remote: cometbft.Kind{}}
+}
+
+// Validate checks, for a network tpslab will start and fund, that the
+// senders fit in network.accounts.
+func (Kind) Validate(sc *scenario.Scenario) error {
+	if err := kinds.ViaRPC(sc, "builtin"); err != nil {
+		return err
+	}
+	if sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
+		return sc.CheckAccounts(sc.Network.Accounts)
+	}
+	return nil
+}
+
+// StartNet starts the built-in network the scenario describes.
+func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {
+	g := testnet.DefaultGenesis()
+	return k.Up(ctx, kinds.FromScenario(sc, o, "builtin", g.Seed, sc.Network.Accounts, g.Balance))
+}
+
+// NetDefaults refuses the options of SDK daemons: the built-in network's
+// nodes are tpslab itself.
+func (Kind) NetDefaults(o *kinds.NetOptions, changed func(string) bool) error {
+	if o.Binary != "" || o.Denom != "" || o.Prefix != "" {
+		return exitcode.BadInputf("net up: --binary, --denom and --bech32-prefix are for SDK daemons, not --kind builtin (its nodes run tpslab itself)")
+	}
+	return nil
+}
+
+// Up creates and starts the validators (and RPC nodes, links).
+func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
+	if o.ChainID == "" {
+		o.ChainID = "tpslab"
+	}
+	opts := testnet.Options{Kind: o.Kind, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID,
+		Genesis:  chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance},
+		Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Binary: o.Binary, Owner: o.Owner,
+		Topology: o.Topology, RPCNodes: o.RPCNodes, ClientLinks: o.ClientLinks}
+	if err := opts.Validate(); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	fmt.Fprintf(o.Log, "starting %d validators of the built-in ledger in %s\nsettings: %s\n", o.Validators, o.Home, o.Settings)
+	if o.RPCNodes > 0 {
+		fmt.Fprintf(o.Log, "and %d RPC nodes (full nodes that do not validate) that take the load\n", o.RPCNodes)
+	}
+	if o.Topology != "" {
+		fmt.Fprintf(o.Log, "every P2P connection through an emulated link: topology %s\n", o.Topology)
+	}
+	if o.ClientLinks {
+		fmt.Fprintln(o.Log, "and the load generator's connections to the nodes too")
+	}
+	return testnet.Up(ctx, opts)
+}
+
+// Status reads each node's CometBFT status.
+func (Kind) Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus { return n.Status(ctx) }
+
+// Check audits supply, balances and app hashes on every node.
+func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
+	r := n.Check(ctx)
+	var a kinds.Audit
+	names := make([]string, 0, len(r.Audits))
+	for name := range r.Audits {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		x := r.Audits[name]
+		a.Lines = append(a.Lines, fmt.Sprintf("%s: height %d app_hash %s accounts %d supply %s", name, x.Height, x.AppHash, x.Accounts, x.Supply))
+	}
+	a.Problems, a.OK = r.Problems, "ok: supply conserved, balances in range, app hashes agree"
+	return a
+}
+

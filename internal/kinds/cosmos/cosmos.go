@@ -1,0 +1,247 @@
+// Package cosmos is the kind of Cosmos SDK chains: tpslab's own (tpsd), a
+// network `net up --kind cosmos` started (tpsd or the user's daemon), or any
+// SDK chain given by endpoint. Payments are x/bank MsgSends between test
+// wallets. The Cosmos EVM kind starts its networks through UpSDK too.
+package cosmos
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sut"
+	sdk "github.com/tpslab/tpslab/internal/sut/cosmos"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/sdknet"
+	"github.com/tpslab/tpslab/internal/workload"
+)
+
+// Kind is a Cosmos SDK chain.
+type Kind struct{}
+
+// Info: its nodes are CometBFT nodes, with CometBFT's metrics page.
+func (Kind) Info() kinds.Info {
+	return kinds.Info{Name: "cosmos", About: "a Cosmos SDK chain: tpslab's tpsd, your daemon (--binary gaiad), or endpoints; bank sends over RPC, REST or gRPC",
+		CometBFTMetrics: true}
+}
+
+// Validate: rest and grpc need their endpoints when endpoints are given.
+func (Kind) Validate(sc *scenario.Scenario) error {
+	if t := sc.Target; len(t.Endpoints) > 0 {
+		if t.Via == "rest" && len(t.APIEndpoints) == 0 {
+			return fmt.Errorf("target.api_endpoints: empty, expected REST URLs for target.via rest (--api-endpoint)")
+		}
+		if t.Via == "grpc" && len(t.GRPCEndpoints) == 0 {
+			return fmt.Errorf("target.grpc_endpoints: empty, expected host:port addresses for target.via grpc (--grpc-endpoint)")
+		}
+	}
+	return nil
+}
+
+// StartNet starts a network of tpslab's SDK chain.
+func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {
+	wallets := max(sc.Network.Accounts, uint64(sc.Workload.SendersOffset+sc.Workload.Senders))
+	seed := sc.Workload.WalletSeed
+	if seed == "" {
+		seed = "tpslab"
+	}
+	no := kinds.FromScenario(sc, o, "cosmos", seed, wallets, 1_000_000_000_000)
+	no.Binary = "" // tpsd, not tpslab
+	return k.Up(ctx, no)
+}
+
+// NetDefaults: every `net up` option applies.
+func (Kind) NetDefaults(*kinds.NetOptions, func(string) bool) error { return nil }
+
+// Up starts validators of tpsd (built when missing) or o.Binary.
+func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
+	return UpSDK(ctx, o, "tpslab-cosmos", sdknet.Tpsd, "SDK chain", false)
+}
+
+// UpSDK starts validators of an SDK daemon: o.Binary, or tpslab's own
+// chain (built when missing); evm for a Cosmos EVM chain.
+func UpSDK(ctx context.Context, o kinds.NetOptions, chainID string, build func(io.Writer) (string, error), what string, evm bool) (*testnet.Net, error) {
+	if o.ChainID == "" {
+		o.ChainID = chainID
+	}
+	bin := o.Binary
+	if bin == "" {
+		var err error
+		if bin, err = build(o.Log); err != nil {
+			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("tpslab's %s: %w", what, err))
+		}
+	}
+	so := sdknet.Options{Kind: o.Kind, Binary: bin, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID, Denom: o.Denom, Prefix: o.Prefix,
+		WalletSeed: o.Seed, Wallets: int(o.Accounts), Balance: o.Balance, Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log,
+		EVM: evm}
+	if err := so.Validate(); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	fmt.Fprintf(o.Log, "starting %d validators of %s in %s\nsettings: %s\n", o.Validators, bin, o.Home, o.Settings)
+	return sdknet.Up(ctx, so)
+}
+
+// Status reads each node's CometBFT status.
+func (Kind) Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus { return n.Status(ctx) }
+
+// Check audits supply and app hashes.
+func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit { return CheckSDK(ctx, n) }
+
+// CheckSDK audits an SDK network: the supply of its denom conserved, app
+// hashes agreeing.
+func CheckSDK(ctx context.Context, n *testnet.Net) kinds.Audit {
+	audits, problems := sdknet.Check(ctx, n)
+	var a kinds.Audit
+	for _, nd := range n.Nodes {
+		if x, ok := audits[nd.Name]; ok {
+			a.Lines = append(a.Lines, fmt.Sprintf("%s: height %d app_hash %s supply %s%s", nd.Name, x.Height, x.AppHash, x.Supply, n.Cosmos.Denom))
+		}
+	}
+	a.Problems, a.OK = problems, "ok: supply of "+n.Cosmos.Denom+" conserved, app hashes agree"
+	return a
+}
+
+// Target is the Cosmos target: blocks from the CometBFT RPC, submissions
+// where target.via says.
+func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
+	t := sc.Target
+	o := sdk.Options{RPC: sys.Endpoints, API: t.APIEndpoints, GRPC: t.GRPCEndpoints, Via: t.Via,
+		Async: t.Broadcast == "async", Poll: t.Confirm == "poll", Connections: sc.Load.Connections}
+	if n := sys.Net; n != nil {
+		o.API, o.GRPC = nil, nil
+		for _, nd := range n.Nodes {
+			o.API = append(o.API, nd.API)
+			o.GRPC = append(o.GRPC, nd.GRPC)
+		}
+	}
+	tgt, err := sdk.New(o)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	return tgt, nil
+}
+
+// Workload derives the test wallets, checks the chain is the one described
+// (chain id, denom), funds the senders when asked, and reads their
+// accounts.
+func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, t sut.Target) (workload.Workload, error) {
+	tgt := t.(*sdk.Target)
+	w := sc.Workload
+	if w.Kind != "payment" {
+		return nil, exitcode.BadInputf("workload.kind: %q, expected payment (bank sends) for a Cosmos SDK chain", w.Kind)
+	}
+	qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	info, err := tgt.Probe(qctx)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target %s does not answer: %w", strings.Join(sys.Endpoints, ", "), err))
+	}
+	if w.ChainID != "" && w.ChainID != info.ChainID {
+		return nil, exitcode.BadInputf("workload.chain_id: %q, but the node at %s is on chain %q", w.ChainID, sys.Endpoints[0], info.ChainID)
+	}
+	seed, count, denom, prefix := w.WalletSeed, int(w.Accounts), w.Denom, w.Prefix
+	genesisFunded := 0
+	if n := sys.Net; n != nil && n.Cosmos != nil {
+		if seed == "" || seed == n.Cosmos.WalletSeed {
+			seed, genesisFunded = n.Cosmos.WalletSeed, n.Cosmos.Wallets
+			if count == 0 {
+				count = n.Cosmos.Wallets
+			}
+		}
+		if denom == "" {
+			denom = n.Cosmos.Denom
+		}
+		if prefix == "" {
+			prefix = n.Cosmos.Prefix
+		}
+	}
+	if seed == "" {
+		seed = "tpslab"
+	}
+	if count == 0 {
+		count = max(w.SendersOffset+w.Senders, 2)
+	}
+	if denom == "" {
+		if denom, err = sdk.StakingDenom(qctx, tgt.ABCIQuery); err != nil || denom == "" {
+			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the chain's staking denom (give workload.denom): %v", err))
+		}
+	}
+	if supply, err := sdk.Supply(qctx, tgt.ABCIQuery, denom); err != nil {
+		return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the supply of %s: %w", denom, err))
+	} else if supply == "0" {
+		staking, _ := sdk.StakingDenom(qctx, tgt.ABCIQuery)
+		return nil, exitcode.BadInputf("workload.denom: %q does not exist on chain %s (no supply); its staking denom is %q", denom, info.ChainID, staking)
+	}
+	if prefix == "" {
+		if prefix, err = sdk.Bech32Prefix(qctx, tgt.ABCIQuery); err != nil || prefix == "" {
+			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the chain's address prefix (give workload.bech32_prefix): %v", err))
+		}
+	}
+	if err := sc.CheckAccounts(uint64(count)); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	fee, err := sdk.ParseCoins(w.Fee)
+	if err != nil {
+		return nil, exitcode.BadInputf("workload.fee: %v", err)
+	}
+	gas := w.Gas
+	if gas == 0 {
+		gas = 200_000
+	}
+	codec := sdk.NewCodec(info.ChainID, denom, fee, gas, w.Memo, sdk.DeriveWallets(seed, count, prefix), tgt.ABCIQuery)
+	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys.Log); err != nil {
+		return nil, err
+	}
+	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), codec)
+	if err != nil {
+		if strings.Contains(err.Error(), "never funded") {
+			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%v: give a funded key with --funder-key to fund the senders first", err))
+		}
+		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
+	}
+	return p, nil
+}
+
+// fund gives the senders their funds from workload.funder_key, unless the
+// network's genesis funded them, or they hold funds and reuse_wallets is set.
+func fund(ctx context.Context, sc *scenario.Scenario, tgt *sdk.Target, codec *sdk.Codec, prefix string, genesisFunded int, log io.Writer) error {
+	w := sc.Workload
+	first, last := w.SendersOffset, w.SendersOffset+w.Senders-1
+	if w.FunderKey == "" || last < genesisFunded {
+		return nil
+	}
+	if w.ReuseWallets {
+		funded := true
+		for _, i := range []int{first, last} {
+			b, err := sdk.Balance(ctx, tgt.ABCIQuery, codec.Wallet(i).Address, codec.Denom)
+			funded = funded && err == nil && b >= w.FundAmount/2
+		}
+		if funded {
+			return nil
+		}
+	}
+	funder, err := sdk.ReadKeyFile(w.FunderKey, prefix)
+	if err != nil {
+		return exitcode.BadInputf("workload.funder_key: %v", err)
+	}
+	to := make([]int, 0, w.Senders)
+	for i := first; i <= last; i++ {
+		to = append(to, i)
+	}
+	start := time.Now()
+	fmt.Fprintf(log, "funding %d wallets with %d%s each from %s\n", len(to), w.FundAmount, codec.Denom, funder.Address)
+	err = sdk.Fund(ctx, codec, tgt.Target.Submitter(0), funder, to, w.FundAmount, nil)
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "workload.funder_key") {
+			return exitcode.Wrap(exitcode.BadInput, err)
+		}
+		return exitcode.Wrap(exitcode.TargetFailed, err)
+	}
+	fmt.Fprintf(log, "funded %d wallets in %.1f s\n", len(to), time.Since(start).Seconds())
+	return nil
+}

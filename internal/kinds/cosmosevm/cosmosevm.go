@@ -1,0 +1,61 @@
+// Package cosmosevm is the kind of tpslab's Cosmos EVM chain (tpsevmd: x/vm
+// on CometBFT): started as an SDK network, measured through its JSON-RPC
+// with the EVM kind's target and workload.
+package cosmosevm
+
+import (
+	"context"
+
+	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/kinds/cosmos"
+	"github.com/tpslab/tpslab/internal/kinds/evm"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/sdknet"
+)
+
+// Kind is a Cosmos EVM chain.
+type Kind struct{ evm.Kind }
+
+// walletBalance is what each test wallet of a Cosmos EVM network holds:
+// 10^19 atps (wei), within a genesis balance's uint64 here, enough for
+// ~450,000 native transfers at a 1 gwei base fee.
+const walletBalance = 10_000_000_000_000_000_000
+
+// Info: its nodes are CometBFT nodes, with CometBFT's metrics page.
+func (Kind) Info() kinds.Info {
+	return kinds.Info{Name: "cosmos-evm", About: "tpslab's Cosmos EVM chain (x/vm on CometBFT); its JSON-RPC takes the load",
+		CometBFTMetrics: true}
+}
+
+// Validate: EVM transactions go to eth_sendRawTransaction.
+func (Kind) Validate(sc *scenario.Scenario) error { return kinds.ViaRPC(sc, "cosmos-evm") }
+
+// StartNet starts a Cosmos EVM network.
+func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {
+	no := kinds.FromScenario(sc, o, "cosmos-evm", evm.WalletSeed(sc), evm.Wallets(sc), 0)
+	no.Binary = ""
+	return k.Up(ctx, no)
+}
+
+// NetDefaults: the kind's balance unless set.
+func (Kind) NetDefaults(o *kinds.NetOptions, changed func(string) bool) error {
+	if !changed("balance") {
+		o.Balance = 0
+	}
+	return nil
+}
+
+// Up starts validators of tpsevmd (built when missing) or o.Binary.
+func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
+	if o.Balance == 0 {
+		o.Balance = walletBalance
+	}
+	return cosmos.UpSDK(ctx, o, "tpslab-evm", sdknet.Tpsevmd, "Cosmos EVM chain", true)
+}
+
+// Status reads each node's CometBFT status.
+func (Kind) Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus { return n.Status(ctx) }
+
+// Check audits supply and app hashes.
+func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit { return cosmos.CheckSDK(ctx, n) }

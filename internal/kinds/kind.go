@@ -1,0 +1,124 @@
+// Package kinds is the seam between tpslab and the kinds of system it
+// measures: a Kind connects a target and a workload to a system, and
+// declares, in this file, every optional capability the rest of tpslab
+// looks for. Each kind lives in a folder of its own below this one and is
+// named in one place only: the registration list in kinds/all.
+package kinds
+
+import (
+	"context"
+	"io"
+
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/telemetry"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/workload"
+)
+
+// Kind is one kind of system under test.
+type Kind interface {
+	// Info names the kind and says what it can do.
+	Info() Info
+	// Validate checks what the scenario says for this kind, once the
+	// scenario's own checks passed: a one-line error naming the field.
+	Validate(sc *scenario.Scenario) error
+	// Target builds the target for sys; it does not contact it.
+	Target(sys *System, sc *scenario.Scenario) (sut.Target, error)
+	// Workload builds the workload that drives tgt (reading what it needs
+	// from the system: accounts, sequences).
+	Workload(ctx context.Context, sys *System, sc *scenario.Scenario, tgt sut.Target) (workload.Workload, error)
+}
+
+// Info is a kind's name and the features it declares.
+type Info struct {
+	Name  string // as target.kind and net.json give it
+	About string // one line, for --help and the docs' tables
+	// Links: its local networks take emulated topologies, RPC nodes and
+	// client links (network.topology, --rpc-nodes, --client-links).
+	Links bool
+	// Faults: its local networks take scheduled faults (crash, partition, ...).
+	Faults bool
+	// CometBFTMetrics: its nodes serve CometBFT's Prometheus page, read as
+	// node telemetry.
+	CometBFTMetrics bool
+	// Remote, when set, is the kind the scenario is measured as when it
+	// names endpoints instead of a network to start (the built-in ledger's
+	// endpoints are a CometBFT chain's).
+	Remote Kind
+}
+
+// Optional capabilities, found by type assertion.
+
+// Starter is a kind tpslab can start a fresh local network of, for a run
+// that names no endpoints and no net_home.
+type Starter interface {
+	StartNet(ctx context.Context, sc *scenario.Scenario, o StartOptions) (*testnet.Net, error)
+}
+
+// Network is a kind whose local networks `tpslab net` starts, inspects and
+// audits.
+type Network interface {
+	// NetDefaults adjusts the `net up` options the user did not set
+	// (changed tells which were set), and refuses those the kind does not
+	// take.
+	NetDefaults(o *NetOptions, changed func(option string) bool) error
+	// Up creates and starts a local network.
+	Up(ctx context.Context, o NetOptions) (*testnet.Net, error)
+	// Status asks every node for its state the way the kind allows.
+	Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus
+	// Check audits the network's state (`net check`, and after a run with
+	// faults).
+	Check(ctx context.Context, n *testnet.Net) Audit
+}
+
+// Telemetered is a kind that reads its system from the inside (a
+// database's statistics, a service's own counters) beyond the node
+// processes and CometBFT pages every run reads.
+type Telemetered interface {
+	Telemetry(ctx context.Context, sys *System) ([]telemetry.Source, error)
+}
+
+// System is the system under test as the runner found or started it.
+type System struct {
+	Kind      string
+	Endpoints []string
+	Net       *testnet.Net // a local network (net.json), or nil for remote endpoints
+	Started   bool         // tpslab started it and stops it
+	Log       io.Writer    // where a kind reports setting up (funding, ...)
+}
+
+// StartOptions say where and how a kind starts a fresh network for a run.
+type StartOptions struct {
+	Home   string
+	Binary string         // the tpslab executable, for kinds whose nodes are tpslab
+	Owner  *testnet.Owner // the process that will stop it
+	Log    io.Writer
+}
+
+// Audit is what `net check` found: a line per node, and the problems.
+type Audit struct {
+	Lines    []string
+	Problems []string
+	OK       string // what a clean check means, for this kind
+}
+
+// Conn is a kind connected to a system.
+type Conn struct {
+	Target   sut.Target
+	Workload workload.Workload
+}
+
+// Connect builds kind's target and workload for sys.
+func Connect(ctx context.Context, k Kind, sys *System, sc *scenario.Scenario) (*Conn, error) {
+	tgt, err := k.Target(sys, sc)
+	if err != nil {
+		return nil, err
+	}
+	wl, err := k.Workload(ctx, sys, sc, tgt)
+	if err != nil {
+		tgt.Close()
+		return nil, err
+	}
+	return &Conn{Target: tgt, Workload: wl}, nil
+}

@@ -1,0 +1,168 @@
+package kinds
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// Registry is the kinds a tpslab binary measures, in registration order;
+// the first is the default (a scenario that names no kind).
+type Registry struct {
+	list   []Kind
+	byName map[string]Kind
+}
+
+// NewRegistry registers ks. Two kinds of one name are a programming error.
+func NewRegistry(ks ...Kind) *Registry {
+	r := &Registry{byName: map[string]Kind{}}
+	for _, k := range ks {
+		r.Add(k)
+	}
+	return r
+}
+
+// Add registers one more kind (a test's throw-away kind, say).
+func (r *Registry) Add(k Kind) {
+	name := k.Info().Name
+	if name == "" || r.byName[name] != nil {
+		panic(fmt.Sprintf("kinds: kind %q registered twice or without a name", name))
+	}
+	r.list = append(r.list, k)
+	r.byName[name] = k
+}
+
+// Names lists the kinds in registration order.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.list))
+	for i, k := range r.list {
+		out[i] = k.Info().Name
+	}
+	return out
+}
+
+// All is every kind, in registration order.
+func (r *Registry) All() []Kind { return r.list }
+
+// Default is the kind a scenario that names none is measured as.
+func (r *Registry) Default() Kind { return r.list[0] }
+
+// Lookup finds a kind by name; "" is the default.
+func (r *Registry) Lookup(name string) (Kind, error) {
+	if name == "" {
+		return r.Default(), nil
+	}
+	if k, ok := r.byName[name]; ok {
+		return k, nil
+	}
+	return nil, exitcode.BadInputf("target.kind: %q, expected one of %v", name, r.Names())
+}
+
+// Resolve names the kind a scenario will be measured as: the default when
+// it names none; for endpoints instead of a network to start, the kind's
+// Remote (unless keepKind: the user named the kind on purpose).
+func (r *Registry) Resolve(sc *scenario.Scenario, keepKind bool) error {
+	k, err := r.Lookup(sc.Target.Kind)
+	if err != nil {
+		return err
+	}
+	if rk := k.Info().Remote; rk != nil && len(sc.Target.Endpoints) > 0 && !keepKind {
+		k = rk
+	}
+	sc.Target.Kind = k.Info().Name
+	return nil
+}
+
+// Validate checks a scenario: the kind it names, the scenario's own rules,
+// then the kind's.
+func (r *Registry) Validate(sc *scenario.Scenario) error {
+	k, err := r.Lookup(sc.Target.Kind)
+	if err != nil {
+		return err
+	}
+	if err := sc.Validate(); err != nil {
+		return err
+	}
+	return k.Validate(sc)
+}
+
+// Networks are the kinds `tpslab net up` starts.
+func (r *Registry) Networks() []Kind {
+	var out []Kind
+	for _, k := range r.list {
+		if _, ok := k.(Network); ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// network finds the Network of a kind by name, for `net` commands.
+func (r *Registry) network(name, field string) (Kind, Network, error) {
+	k, err := r.Lookup(name)
+	if err == nil {
+		if nw, ok := k.(Network); ok {
+			return k, nw, nil
+		}
+	}
+	var names []string
+	for _, k := range r.Networks() {
+		names = append(names, k.Info().Name)
+	}
+	return nil, nil, exitcode.BadInputf("%s: %q, expected one of %v", field, name, names)
+}
+
+// NetDefaults lets o.Kind adjust the `net up` options the user did not set.
+func (r *Registry) NetDefaults(o *NetOptions, changed func(option string) bool) error {
+	_, nw, err := r.network(o.Kind, "--kind")
+	if err != nil {
+		return err
+	}
+	return nw.NetDefaults(o, changed)
+}
+
+// Up creates and starts a local network of o.Kind.
+func (r *Registry) Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
+	k, nw, err := r.network(o.Kind, "--kind")
+	if err != nil {
+		return nil, err
+	}
+	o.Kind = k.Info().Name
+	if !k.Info().Links && (o.Topology != "" || o.RPCNodes > 0 || o.ClientLinks) {
+		return nil, exitcode.BadInputf("--topology and --rpc-nodes: for --kind %s only (not %s)", strings.Join(r.withLinks(), ", "), o.Kind)
+	}
+	return nw.Up(ctx, o.withLog())
+}
+
+func (r *Registry) withLinks() []string {
+	var out []string
+	for _, k := range r.list {
+		if k.Info().Links {
+			out = append(out, k.Info().Name)
+		}
+	}
+	return out
+}
+
+// Status asks every node of a network for its state the way its kind
+// allows.
+func (r *Registry) Status(ctx context.Context, n *testnet.Net) ([]testnet.NodeStatus, error) {
+	_, nw, err := r.network(n.Kind, n.Home+"/"+testnet.NetFile+": kind")
+	if err != nil {
+		return nil, err
+	}
+	return nw.Status(ctx, n), nil
+}
+
+// Check audits a network's state the way its kind allows.
+func (r *Registry) Check(ctx context.Context, n *testnet.Net) (Audit, error) {
+	_, nw, err := r.network(n.Kind, n.Home+"/"+testnet.NetFile+": kind")
+	if err != nil {
+		return Audit{}, err
+	}
+	return nw.Check(ctx, n), nil
+}

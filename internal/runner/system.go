@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// TargetFor builds the target of the system a scenario names (endpoints or
+// net_home), without a workload: for tools that only watch it.
+func TargetFor(sc *scenario.Scenario, reg *kinds.Registry) (sut.Target, error) {
+	sys, k, err := findSystem(context.Background(), sc, Options{Kinds: reg, Log: io.Discard})
+	if err != nil {
+		return nil, err
+	}
+	return k.Target(sys, sc)
+}
+
+// stopSystem stops a network tpslab started (unless keep).
+func stopSystem(s *kinds.System, log io.Writer, keep bool) {
+	if !s.Started || s.Net == nil {
+		return
+	}
+	if keep {
+		s.Net.Disown() // left running on purpose: not an orphan
+		fmt.Fprintf(log, "network left running in %s (stop it with `tpslab net down --home %s`)\n", s.Net.Home, s.Net.Home)
+		return
+	}
+	if err := s.Net.Down(); err != nil {
+		fmt.Fprintf(log, "stopping the network: %v\n", err)
+	}
+	os.RemoveAll(s.Net.Home)
+}
+
+// networkInfo is what result.json says of the system.
+func networkInfo(s *kinds.System) *report.Network {
+	if s.Net == nil {
+		return &report.Network{Kind: s.Kind, Endpoints: s.Endpoints}
+	}
+	n := s.Net
+	if n.Ledger != nil {
+		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Ledger}
+	}
+	nw := &report.Network{Kind: s.Kind, Started: s.Started, Validators: n.Validators(), ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Settings,
+		RPCNodes: len(n.Nodes) - n.Validators()}
+	if n.Links != nil {
+		nw.Topology = n.Links.Topology
+	}
+	return nw
+}
+
+// findSystem finds the endpoints: given ones, a network in net_home, or a
+// fresh local network in a temporary home.
+func findSystem(ctx context.Context, sc *scenario.Scenario, o Options) (*kinds.System, kinds.Kind, error) {
+	t := sc.Target
+	switch {
+	case len(t.Endpoints) > 0:
+		k, err := o.Kinds.Lookup(t.Kind)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &kinds.System{Kind: k.Info().Name, Endpoints: t.Endpoints, Log: o.Log}, k, nil
+	case t.NetHome != "":
+		n, err := testnet.Load(t.NetHome)
+		if err != nil {
+			return nil, nil, exitcode.Wrap(exitcode.BadInput, fmt.Errorf("target.net_home: %w", err))
+		}
+		k, err := o.Kinds.Lookup(n.Kind)
+		if err != nil {
+			return nil, nil, exitcode.Wrap(exitcode.BadInput, fmt.Errorf("target.net_home: %s: %w", n.Home, err))
+		}
+		return &kinds.System{Kind: k.Info().Name, Endpoints: n.RPCEndpoints(), Net: n, Log: o.Log}, k, nil
+	}
+	k, err := o.Kinds.Lookup(t.Kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := k.Info().Name
+	st, ok := k.(kinds.Starter)
+	if !ok {
+		return nil, nil, exitcode.BadInputf("target.kind: %s: tpslab does not start such a system, expected target.endpoints (--endpoint)", name)
+	}
+	home, err := os.MkdirTemp("", testnet.TempPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := st.StartNet(ctx, sc, kinds.StartOptions{Home: home, Binary: o.Binary, Owner: testnet.Me(o.Command), Log: o.Log})
+	if err != nil {
+		os.RemoveAll(home)
+		if ctx.Err() != nil {
+			return nil, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("interrupted while starting the network"))
+		}
+		return nil, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("start a %s network: %w", name, err))
+	}
+	return &kinds.System{Kind: name, Endpoints: n.RPCEndpoints(), Net: n, Started: true, Log: o.Log}, k, nil
+}
+
+// SharedNetwork starts the local network a scenario describes, when it names
+// no endpoints and no net_home, and points the scenario at it, so that
+// several runs (repetitions, find-max steps) use one network. stop ends it.
+func SharedNetwork(ctx context.Context, sc *scenario.Scenario, o Options) (stop func(), err error) {
+	if sc.Target.NetHome != "" || len(sc.Target.Endpoints) > 0 {
+		return func() {}, nil
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	s, _, err := findSystem(ctx, sc, o)
+	if err != nil {
+		return nil, err
+	}
+	sc.Target.NetHome = s.Net.Home
+	return func() { stopSystem(s, o.Log, false) }, nil
+}
