@@ -98,4 +98,3 @@ func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 	a.Problems, a.OK = r.Problems, "ok: supply conserved, balances in range, app hashes agree"
 	return a
 }
-
