@@ -83,7 +83,7 @@ func (f *netFlags) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	for _, k := range reg.Networks() {
 		what = append(what, k.Info().Name)
 	}
-	fs.StringVar(&f.kind, "kind", reg.Default().Info().Name, "what to run: "+strings.Join(what, " | ")+" (`tpslab kinds` says what each is)")
+	fs.StringVar(&f.kind, "kind", reg.Default().Info().Name, "what to run: "+strings.Join(what, " | ")+" (tpslab kinds says what each is)")
 	fs.IntVar(&f.ledger.Processes, "processes", 1, "ledger: service processes")
 	fs.IntVar(&f.ledger.Connections, "db-connections", 16, "ledger: database connections per process")
 	fs.IntVar(&f.ledger.Batch, "batch", 1, "ledger: payments per database transaction (batch commit)")

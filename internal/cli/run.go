@@ -87,7 +87,7 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	for _, f := range scenarioFlags {
 		help := f.help
 		if f.flag == "target" {
-			help += ": " + strings.Join(reg.Names(), " | ") + " (default " + reg.Default().Info().Name + "; `tpslab kinds` says what each is)"
+			help += ": " + strings.Join(reg.Names(), " | ") + " (default " + reg.Default().Info().Name + "; tpslab kinds says what each is)"
 		}
 		fs.String(f.flag, "", help+" ("+f.path+")")
 		if f.flag == "reuse-wallets" || f.flag == "client-links" {

@@ -3,9 +3,17 @@
 package layering
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tpslab/tpslab/internal/kinds/all"
 )
 
 const mod = "github.com/tpslab/tpslab/internal/"
@@ -49,4 +57,74 @@ func TestLedgerAppImportsNoSeam(t *testing.T) {
 			t.Errorf("the ledger application (chain) depends on %s", d)
 		}
 	}
+}
+
+// Outside each kind's own folder, no Go code names a kind: the registration
+// list in kinds/all names them by package. The allowed strings below equal
+// a kind's name by coincidence (a URL scheme, a directory, a binary).
+func TestKindNamesOnlyInTheirFolders(t *testing.T) {
+	allowed := map[string]string{
+		"testnet/node.go:ledger":            "the ledger application's database directory",
+		"testnet/net.go:http":               "a URL scheme",
+		"scenario/validate.go:http":         "a URL scheme",
+		"sut/httpclient/httpclient.go:http": "a URL scheme",
+		"sut/httpapi/target.go:http":        "a URL scheme",
+		"ledgersvc/service.go:http":         "a URL scheme",
+		"testbin/testbin.go:cometbft":       "CometBFT's own binary",
+	}
+	names := map[string]bool{}
+	for _, n := range all.Registry().Names() {
+		names[n] = true
+	}
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			// A kind's own folder may name it (and kinds/all is names-free).
+			if parts := strings.Split(rel, "/"); len(parts) == 2 && parts[0] == "kinds" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if fl, ok := n.(*ast.Field); ok {
+				// Struct tags are not names (yaml:"http" is a field).
+				if fl.Type != nil {
+					ast.Inspect(fl.Type, func(m ast.Node) bool { return check(t, m, rel, names, allowed) })
+				}
+				return false
+			}
+			return check(t, n, rel, names, allowed)
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func check(t *testing.T, n ast.Node, rel string, names map[string]bool, allowed map[string]string) bool {
+	lit, ok := n.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return true
+	}
+	v, err := strconv.Unquote(lit.Value)
+	if err != nil || !names[v] {
+		return true
+	}
+	if _, ok := allowed[rel+":"+v]; !ok {
+		t.Errorf("%s names the kind %q outside its folder: a kind's name belongs to internal/kinds/<kind>/ (declare a feature in kinds.Info instead)", rel, v)
+	}
+	return true
 }
