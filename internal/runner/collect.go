@@ -100,7 +100,7 @@ func (r *run) tick(final bool) {
 	}
 	if err := r.w.Err(); err != nil && !final {
 		fmt.Fprintf(r.o.Log, "WARNING: %v; stopping the run\n", err)
-		ls.stop(fmt.Errorf("disk_full: %v", err))
+		ls.stop(endf(DiskFull, "%v", err))
 	}
 }
 
@@ -152,7 +152,7 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 			}
 		}
 		if liveNodes == 0 && !final {
-			ls.stop(fmt.Errorf("target_failed: every node of the network is down"))
+			ls.stop(End{Kind: TargetFailed, Detail: "every node of the network is down"})
 		}
 	}
 	if p, ok := r.conn.Target.(sut.Pooled); ok {
@@ -167,7 +167,7 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 		case ls.downSince == 0:
 			ls.downSince = now
 		case now-ls.downSince >= 5*time.Second && !final:
-			ls.stop(fmt.Errorf("target_failed: no endpoint answers: all %d endpoint(s) down for %.0f s", len(p.Pool().URLs), (now - ls.downSince).Seconds()))
+			ls.stop(endf(TargetFailed, "no endpoint answers: all %d endpoint(s) down for %.0f s", len(p.Pool().URLs), (now - ls.downSince).Seconds()))
 		}
 	}
 	if ls.hasBlock && !final {
@@ -175,7 +175,7 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 		last := ls.lastSeen
 		ls.mu.Unlock()
 		if timeout := r.sc.CommitTimeout.D(); now-last >= timeout {
-			ls.stop(fmt.Errorf("chain_halted: no block for %.0f s from t=%.1f s", (now - last).Seconds(), last.Seconds()))
+			ls.stop(endf(ChainHalted, "no block for %.0f s from t=%.1f s", (now - last).Seconds(), last.Seconds()))
 		}
 	}
 	return liveNodes, liveEndpoints

@@ -80,7 +80,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 
 	info, err := tgt.Probe(observe)
 	if err != nil {
-		r.finishEarly("failed before the load: target does not answer: " + err.Error())
+		r.finishEarly(End{Kind: FailedEarly, Detail: "target does not answer: " + err.Error()})
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
 	ls := &loadState{stop: stopOffer, hasBlock: info.Height > 0, firstH: info.Height + 1,
@@ -157,19 +157,19 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	}
 
 	// Why offering ended, before anything else cancels.
-	ended := "completed"
-	if cause := context.Cause(offer); cause != nil {
-		ended = cause.Error()
+	ended := End{Kind: Completed}
+	if e, ok := endOf(offer); ok {
+		ended = e
 		if ctx.Err() != nil {
-			ended = "interrupted"
+			ended = End{Kind: Interrupted}
 		}
 	}
 	drained := r.drain(offer, hard, ended)
-	if cause := context.Cause(offer); ended == "completed" && cause != nil && ctx.Err() == nil {
-		ended = cause.Error() // the chain halted during the drain
+	if e, ok := endOf(offer); ended.Kind == Completed && ok && ctx.Err() == nil {
+		ended = e // the chain halted during the drain
 	}
-	if ended == "interrupted" {
-		ended = fmt.Sprintf("interrupted (stopped offering at %.1f s; %s)", time.Duration(ls.loadEnd.Load()).Seconds(), drained)
+	if ended.Kind == Interrupted {
+		ended.Detail = fmt.Sprintf("stopped offering at %.1f s; %s", time.Duration(ls.loadEnd.Load()).Seconds(), drained)
 	}
 	stopObserving()
 	<-collectorDone
@@ -193,15 +193,15 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 // payments are counted as what they became. It does not wait when nothing
 // can commit any more (the chain halted, no endpoint answers), and a second
 // interruption ends it.
-func (r *run) drain(offer, hard context.Context, ended string) string {
+func (r *run) drain(offer, hard context.Context, ended End) string {
 	ls := r.ls
 	start := ls.eng.Since()
 	until := start + r.sc.Load.Drain.D()
 	hopeless := func() bool {
-		c := context.Cause(offer)
-		return c != nil && (strings.HasPrefix(c.Error(), "chain_halted") || strings.HasPrefix(c.Error(), "target_failed"))
+		e, ok := endOf(offer)
+		return ok && e.hopeless()
 	}
-	if strings.HasPrefix(ended, "chain_halted") || strings.HasPrefix(ended, "target_failed") {
+	if ended.hopeless() {
 		return "no drain: nothing can commit"
 	}
 	for ls.trk.Len() > 0 && ls.eng.Since() < until && hard.Err() == nil && !hopeless() {
@@ -271,12 +271,12 @@ func (r *run) expire(ctx context.Context) {
 }
 
 // finish writes the final result and decides the exit code.
-func (r *run) finish(ended string) (*report.Result, error) {
+func (r *run) finish(ended End) (*report.Result, error) {
 	end := time.Now().UTC()
 	var failed []string
 	var sum report.Summary
 	r.snapshot(true, func(res *report.Result) {
-		res.Status, res.EndedBecause, res.EndedAt = "complete", ended, &end
+		res.Status, res.EndedBecause, res.EndedAt = "complete", ended.String(), &end
 	})
 	r.w.Update(func(res *report.Result) {
 		sum = res.Summary
@@ -292,13 +292,13 @@ func (r *run) finish(ended string) (*report.Result, error) {
 	if err := r.w.Close(); err != nil {
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("the final result could not be written: %v", err))
 	}
-	if err := r.w.Err(); err != nil && !strings.HasPrefix(ended, "disk_full") {
+	if err := r.w.Err(); err != nil && ended.Kind != DiskFull {
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("part of the result could not be written: %v", err))
 	}
 	switch {
-	case strings.HasPrefix(ended, "interrupted"):
+	case ended.Kind == Interrupted:
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, errors.New("run interrupted; partial result written"))
-	case ended != "completed":
+	case ended.Kind != Completed:
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("run ended early: %s; partial result written", ended))
 	case sum.Halted != "":
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("the chain stopped committing: %s", sum.Halted))

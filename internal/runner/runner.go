@@ -188,9 +188,9 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 			os.RemoveAll(o.Out) // nothing ran: leave nothing behind
 			return nil, err
 		}
-		why := "failed before the load: " + err.Error()
+		why := End{Kind: FailedEarly, Detail: err.Error()}
 		if ctx.Err() != nil {
-			why = "interrupted before the load: " + err.Error()
+			why.Kind = InterruptedEarly
 			err = exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("interrupted before the load (%v); result written", err))
 		}
 		r.finishEarly(why)
@@ -359,10 +359,10 @@ func (r *run) presign(ctx context.Context) error {
 }
 
 // finishEarly completes a result for a run that ended before its load.
-func (r *run) finishEarly(why string) {
+func (r *run) finishEarly(why End) {
 	end := time.Now().UTC()
 	r.w.Update(func(res *report.Result) {
-		res.Status, res.EndedBecause, res.EndedAt = "complete", why, &end
+		res.Status, res.EndedBecause, res.EndedAt = "complete", why.String(), &end
 		res.Notes = r.notes
 	})
 	if r.releaseLock != nil {
