@@ -34,7 +34,7 @@ var scenarioFlags = []struct{ flag, path, help string }{
 	{"funder-key", "workload.funder_key", "file with a funded key (hex or mnemonic) that funds the senders first; never printed"},
 	{"reuse-wallets", "workload.reuse_wallets", "skip funding when the wallets already hold funds"},
 	{"senders-offset", "workload.senders_offset", "first sending account (runs with disjoint senders can share a network)"},
-	{"net-home", "target.net_home", "use the network a `tpslab net up --home DIR` started"},
+	{"net-home", "target.net_home", "use the network that tpslab net up --home DIR started"},
 	{"broadcast", "target.broadcast", "broadcast_tx_ mode: sync | async"},
 	{"confirm", "target.confirm", "how commits are read: websocket | poll"},
 	{"validators", "network.validators", "validators of the built-in network tpslab starts"},
@@ -84,12 +84,23 @@ type scenarioOpts struct {
 
 func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	o.fs, o.kinds = fs, reg
+	def := scenario.Default()
+	if err := reg.Resolve(&def, true); err != nil {
+		panic(err) // the registry is empty: a programming error
+	}
 	for _, f := range scenarioFlags {
 		help := f.help
 		if f.flag == "target" {
-			help += ": " + strings.Join(reg.Names(), " | ") + " (default " + reg.Default().Info().Name + "; tpslab kinds says what each is)"
+			help += ": " + strings.Join(reg.Names(), " | ") + " (tpslab kinds says what each is)"
 		}
-		fs.String(f.flag, "", help+" ("+f.path+")")
+		v, typ, err := scenario.Get(&def, f.path)
+		if err != nil {
+			panic(fmt.Sprintf("flag --%s: %v", f.flag, err)) // a flag mapped to no field: a programming error
+		}
+		fs.Var(&scenarioValue{typ: typ, v: v}, f.flag, help+" ("+f.path+")")
+		if v == "0" || v == "0s" || v == "false" || v == "[]" {
+			fs.Lookup(f.flag).DefValue = "" // --help shows no default for a zero value
+		}
 		if f.flag == "reuse-wallets" || f.flag == "client-links" {
 			fs.Lookup(f.flag).NoOptDefVal = "true" // a switch: --reuse-wallets alone means true
 		}
@@ -167,6 +178,15 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 	}
 	return sc, nil
 }
+
+// scenarioValue is a flag that sets one scenario field: its type and
+// default are the field's (shown by --help); the text given is applied
+// with scenario.Set, over the scenario file, when the flag was set.
+type scenarioValue struct{ typ, v string }
+
+func (s *scenarioValue) String() string     { return s.v }
+func (s *scenarioValue) Set(v string) error { s.v = v; return nil }
+func (s *scenarioValue) Type() string       { return s.typ }
 
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()

@@ -62,6 +62,49 @@ func Set(s *Scenario, path, value string) error {
 	if err := yaml.Unmarshal([]byte(value), &node); err != nil {
 		return fmt.Errorf("%s: %q is not a valid value: %s", path, value, firstLine(err.Error()))
 	}
+	v, err := field(s, path)
+	if err != nil {
+		return err
+	}
+	if node.Kind == 0 {
+		node = yaml.Node{Kind: yaml.ScalarNode, Value: ""}
+	}
+	return decode(&node, v, path)
+}
+
+// Get reads one field by its dotted path, written as Set takes it, and
+// names its type as a flag's help shows it (int, float, duration, bool,
+// string, list).
+func Get(s *Scenario, path string) (value, typ string, err error) {
+	v, err := field(s, path)
+	if err != nil {
+		return "", "", err
+	}
+	switch {
+	case v.Type() == reflect.TypeOf(Duration(0)):
+		return v.Interface().(Duration).D().String(), "duration", nil
+	case v.Kind() == reflect.Bool:
+		return strconv.FormatBool(v.Bool()), "bool", nil
+	case v.CanInt():
+		return strconv.FormatInt(v.Int(), 10), "int", nil
+	case v.CanUint():
+		return strconv.FormatUint(v.Uint(), 10), "int", nil
+	case v.CanFloat():
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64), "float", nil
+	case v.Kind() == reflect.String:
+		return v.String(), "string", nil
+	case v.Kind() == reflect.Slice:
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = fmt.Sprint(v.Index(i).Interface())
+		}
+		return "[" + strings.Join(parts, ", ") + "]", "list", nil
+	}
+	return fmt.Sprint(v.Interface()), "value", nil
+}
+
+// field finds the field at a dotted path.
+func field(s *Scenario, path string) (reflect.Value, error) {
 	v := reflect.ValueOf(s).Elem()
 	for _, part := range strings.Split(path, ".") {
 		if v.Kind() == reflect.Ptr {
@@ -71,19 +114,16 @@ func Set(s *Scenario, path, value string) error {
 			v = v.Elem()
 		}
 		if v.Kind() != reflect.Struct {
-			return fmt.Errorf("%s: no such field", path)
+			return v, fmt.Errorf("%s: no such field", path)
 		}
 		idx, names := fieldIndex(v.Type())
 		i, ok := idx[part]
 		if !ok {
-			return fmt.Errorf("%s: unknown field %q, expected one of %s", path, part, strings.Join(names, ", "))
+			return v, fmt.Errorf("%s: unknown field %q, expected one of %s", path, part, strings.Join(names, ", "))
 		}
 		v = v.Field(i)
 	}
-	if node.Kind == 0 {
-		node = yaml.Node{Kind: yaml.ScalarNode, Value: ""}
-	}
-	return decode(&node, v, path)
+	return v, nil
 }
 
 func firstLine(s string) string {
