@@ -57,8 +57,30 @@ func Load(dir string) (Set, error) {
 		if r.Summary.Steady.DurationS == 0 {
 			return s, fmt.Errorf("%s: no steady data to compare (the run ended: %s; its load had no whole second past the warm-up)", r.Dir, r.EndedBecause)
 		}
+		if err := steadySeries(r); err != nil {
+			return s, err
+		}
 	}
 	return s, nil
+}
+
+// steadySeries refuses a run whose per-second series (series.jsonl, schema
+// 2) is gone or holds no steady second: compare's figures come from it, and
+// reading it as empty would show zeros and a false verdict.
+func steadySeries(r *report.Result) error {
+	if r.SchemaVersion < 2 {
+		return nil
+	}
+	path := filepath.Join(r.Dir, "series.jsonl")
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s: missing, expected the run's per-second series (compare needs it)", path)
+	}
+	for _, sec := range r.Series {
+		if sec.Phase == "steady" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no steady second in it, though the summary has %.0f s: the series is damaged", path, r.Summary.Steady.DurationS)
 }
 
 // headline is how many of the registry's first metrics compare always

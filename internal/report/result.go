@@ -407,7 +407,10 @@ func readLines[T any](path string) ([]T, error) {
 		}
 		out = append(out, v)
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: line %d: %v", path, n+1, err)
+	}
+	return out, nil
 }
 
 // Incomplete says why a result has no final summary, or "" when it has one.
