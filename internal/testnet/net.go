@@ -425,10 +425,11 @@ func generate(home string, o Options) (*Net, error) {
 	n := &Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home, Owner: o.Owner}
 	confs := make([]*cfg.Config, total)
 	var vals []types.GenesisValidator
+	names := PlannedNames(o.Validators, o.RPCNodes)
 	for i := 0; i < total; i++ {
-		name, role := "node"+strconv.Itoa(i), ""
+		name, role := names[i], ""
 		if i >= o.Validators {
-			name, role = "rpc"+strconv.Itoa(i-o.Validators), "rpc"
+			role = "rpc"
 		}
 		nh := filepath.Join(home, name)
 		conf := nodeConfig(nh, o.Settings)
@@ -833,4 +834,18 @@ func (n *Net) signal(i int, s syscall.Signal) error {
 // program a test may replace by a fresh build.
 func isTpslabNode(nd Node) bool {
 	return len(nd.Command) >= 2 && nd.Command[1] == "node"
+}
+
+// PlannedNames are the names Up gives the nodes of a network of validators
+// and rpcNodes: node0.., then rpc0.. (so faults can be checked before the
+// network starts).
+func PlannedNames(validators, rpcNodes int) []string {
+	names := make([]string, 0, validators+rpcNodes)
+	for i := 0; i < validators; i++ {
+		names = append(names, "node"+strconv.Itoa(i))
+	}
+	for i := 0; i < rpcNodes; i++ {
+		names = append(names, "rpc"+strconv.Itoa(i))
+	}
+	return names
 }

@@ -20,6 +20,8 @@ func TestValidateKinds(t *testing.T) {
 		{"rest for evm", "target:\n  kind: evm\n  via: rest", `target.via: "rest", expected rpc: target kind evm`},
 		{"cosmos rest without api", "target:\n  kind: cosmos\n  via: rest\n  endpoints: [http://127.0.0.1:1]", `target.api_endpoints: empty`},
 		{"builtin senders beyond accounts", "network:\n  accounts: 10\nworkload:\n  senders: 20", `workload.senders: 20, expected at most the 10 funded accounts`},
+		{"fault on a node the network will not have", "network:\n  validators: 4\nfaults:\n  - {at: 5s, action: crash, target: node9, for: 5s}", `faults[0].target: "node9" is not a node of the network, expected one of node0, node1, node2, node3`},
+		{"partition of every node", "network:\n  validators: 2\nfaults:\n  - {at: 5s, action: partition, target: node0+node1, for: 5s}", `faults[0].target: "node0+node1" is every node`},
 		{"scenario rule still checked", "target:\n  kind: cosmos\nload:\n  rate: -5", `load.rate: -5`},
 	}
 	dir := t.TempDir()

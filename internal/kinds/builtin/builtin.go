@@ -11,6 +11,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/fault"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/kinds/cometbft"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -34,9 +35,27 @@ func (Kind) Validate(sc *scenario.Scenario) error {
 		return err
 	}
 	if sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
-		return sc.CheckAccounts(sc.Network.Accounts)
+		if err := sc.CheckAccounts(sc.Network.Accounts); err != nil {
+			return err
+		}
+		return fault.Check(sc.Faults, planned(sc))
+	}
+	if sc.Target.NetHome != "" && len(sc.Faults) > 0 {
+		if n, err := testnet.Load(sc.Target.NetHome); err == nil {
+			return fault.Check(sc.Faults, n)
+		} // else: the run says what is wrong with net_home
 	}
 	return nil
+}
+
+// planned is the network tpslab will start for sc, as far as faults need
+// it: node names, and links (tpslab adds them when a fault needs them).
+func planned(sc *scenario.Scenario) *testnet.Net {
+	n := &testnet.Net{Home: "the network tpslab starts", Links: &testnet.Proxies{}}
+	for _, name := range testnet.PlannedNames(sc.Network.Validators, sc.Network.RPCNodes) {
+		n.Nodes = append(n.Nodes, testnet.Node{Name: name})
+	}
+	return n
 }
 
 // StartNet starts the built-in network the scenario describes.
