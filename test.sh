@@ -17,6 +17,8 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 go mod download
+# go.mod must be tidy: a go command would otherwise rewrite it.
+if ! go mod tidy -diff >/dev/null; then echo "go.mod is not tidy: run go mod tidy"; go mod tidy -diff; exit 1; fi
 gofmt_out=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$gofmt_out" ]; then echo "gofmt needed: $gofmt_out"; exit 1; fi
 go vet ./...
