@@ -37,6 +37,8 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 	empty := result("empty", `{}`)
 	broken := result("broken", `{"schema_version": 2, "status": "comp`)
 	existing := writeResult(t, filepath.Join(dir, "existing"), "complete", 10, 5000)
+	noSeries := writeResult(t, filepath.Join(dir, "noseries"), "complete", 10, 5000)
+	os.Remove(filepath.Join(noSeries, "series.jsonl"))
 	cases := []struct {
 		args []string
 		want string
@@ -80,6 +82,10 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"compare", good, v99}, `schema_version 99`},
 		{[]string{"compare", good, broken}, `not valid JSON`},
 		{[]string{"runs", "--dir", dir}, `result(s) in`},
+		// Issue 23: a missing series, and faults that cannot apply, before anything starts.
+		{[]string{"compare", good, noSeries}, `series.jsonl: missing`},
+		{[]string{"export", noSeries, "--csv"}, `has no per-second series`},
+		{[]string{"run", "--fault", "5s:crash:node9:3s"}, `"node9" is not a node of the network`},
 		{[]string{"run", "--out", "/proc/tpslab-cannot-write"}, `out: `},
 		{[]string{"run", "--out", existing}, `already holds a run (result.json)`},
 	}

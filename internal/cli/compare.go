@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,9 @@ seconds (weaker evidence, and the output says so).`,
 			}
 			res := compare.Run(sets)
 			res.Print(os.Stdout)
+			if out == "" {
+				out = filepath.Join(args[len(args)-1], "compare.html") // beside the newest run, not in the working directory
+			}
 			f, err := os.Create(out)
 			if err != nil {
 				return exitcode.BadInputf("--out: %v", err)
@@ -48,6 +52,6 @@ seconds (weaker evidence, and the output says so).`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&out, "out", "compare.html", "where to write the HTML comparison")
+	c.Flags().StringVar(&out, "out", "", "where to write the HTML comparison (default: compare.html in the last run's directory)")
 	return c
 }

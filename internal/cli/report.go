@@ -60,6 +60,9 @@ func exportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if len(r.Series) == 0 {
+				return exitcode.BadInputf("export: %s has no per-second series (series.jsonl missing or empty), expected a run that ran its load", args[0])
+			}
 			return report.WriteCSV(os.Stdout, r)
 		},
 	}
