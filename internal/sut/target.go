@@ -9,6 +9,7 @@ package sut
 import (
 	"context"
 	"encoding/hex"
+	"strconv"
 	"time"
 )
 
@@ -133,4 +134,21 @@ type Target interface {
 	// Confirmer is nil when every answer is final (a synchronous ledger).
 	Confirmer() Confirmer
 	Close() error
+}
+
+// Unreadable is the receipt for an answer that says nothing readable about
+// the transaction: a gateway's error page, a body without a result. A
+// gateway in front of a node (nginx, a load balancer, an RPC provider) may
+// have forwarded it before answering 502 or 504, or an unreadable 200, so
+// it stays tracked (Unacked) and counts if a block commits it; any other
+// status means it was not taken. Every kind's target reads answers by this
+// one rule.
+func Unreadable(status int, detail string) Receipt {
+	switch {
+	case status == 502 || status == 504:
+		return Receipt{Status: Unacked, Reason: "http_" + strconv.Itoa(status), Detail: detail}
+	case status >= 200 && status < 300:
+		return Receipt{Status: Unacked, Reason: "unreadable_answer", Detail: detail}
+	}
+	return Receipt{Status: Rejected, Reason: "http_" + strconv.Itoa(status), Detail: detail}
 }

@@ -28,13 +28,17 @@ func TestClassifyNodeAnswers(t *testing.T) {
 		{200, `{"error":{"code":-32603,"message":"Internal error","data":"tx already exists in cache"}}`, sut.Receipt{Status: sut.Rejected, Reason: "duplicate"}},
 		{200, `{"error":{"code":-32603,"message":"Internal error","data":"Tx too large. Max size is 1048576, but got 2000000"}}`, sut.Receipt{Status: sut.Rejected, Reason: "tx_too_large"}},
 		{200, `{"error":{"code":-32601,"message":"Method not found"}}`, sut.Receipt{Status: sut.Rejected, Reason: "rpc_error"}},
-		{502, `<html>bad gateway</html>`, sut.Receipt{Status: sut.Rejected, Reason: "http_502"}},
-		{200, `{"jsonrpc":"2.0"}`, sut.Receipt{Status: sut.Rejected, Reason: "rpc_error"}},
+		// A gateway may have forwarded what it answers 502, 504 or an
+		// unreadable 200 for (issue 23): tracked, not refused.
+		{502, `<html>bad gateway</html>`, sut.Receipt{Status: sut.Unacked, Reason: "http_502"}},
+		{504, `<html>gateway timeout</html>`, sut.Receipt{Status: sut.Unacked, Reason: "http_504"}},
+		{429, `<html>too many requests</html>`, sut.Receipt{Status: sut.Rejected, Reason: "http_429"}},
+		{200, `{"jsonrpc":"2.0"}`, sut.Receipt{Status: sut.Unacked, Reason: "unreadable_answer"}},
 		{200, `{"jsonrpc":"2.0","id":7,"result":{"code":0,"data":"","log":"[]","codespace":"","hash":"AB"}}`, sut.Receipt{Status: sut.Pending}},
 		{200, ` { "result" : { "log" : "got \"9\"", "codespace" : "tpslab", "code" : 5 } } `, sut.Receipt{Status: sut.Rejected, Reason: `tpslab/got "9"`, Detail: `got "9"`}},
 		{200, `{"result":{"code":12,"codespace":"sdk","log":"out of gas"},"id":3}`, sut.Receipt{Status: sut.Rejected, Reason: "sdk/out of gas"}},
-		{200, `{"result":"ok"}`, sut.Receipt{Status: sut.Rejected, Reason: "rpc_error"}},
-		{200, `{"result":{"code":0`, sut.Receipt{Status: sut.Rejected, Reason: "http_200"}},
+		{200, `{"result":"ok"}`, sut.Receipt{Status: sut.Unacked, Reason: "unreadable_answer"}},
+		{200, `{"result":{"code":0`, sut.Receipt{Status: sut.Unacked, Reason: "unreadable_answer"}},
 	} {
 		got := tg.classify(c.status, []byte(c.body))
 		if got.Status != c.want.Status || got.Reason != c.want.Reason || c.want.Detail != "" && got.Detail != c.want.Detail {

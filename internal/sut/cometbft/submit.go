@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/tpslab/tpslab/internal/sut/jsonrpc"
 	"strconv"
 	"strings"
+
+	"github.com/tpslab/tpslab/internal/sut/jsonrpc"
 
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/sut/httpclient"
@@ -71,13 +72,10 @@ func (t *Target) classify(status int, body []byte) sut.Receipt {
 	return t.classifyAnswer(status, body, a)
 }
 
-// unreadable is the answer to a body that carries no usable result: not
-// JSON at all (a proxy's error page) is named by its HTTP status.
+// unreadable is the answer to a body that carries no usable result (a
+// proxy's error page, a result of another shape): sut.Unreadable's rule.
 func unreadable(status int, body []byte) sut.Receipt {
-	if !json.Valid(body) {
-		return sut.Receipt{Status: sut.Rejected, Reason: "http_" + strconv.Itoa(status), Detail: clip(body, 200)}
-	}
-	return sut.Receipt{Status: sut.Rejected, Reason: "rpc_error", Detail: clip(body, 200)}
+	return sut.Unreadable(status, clip(body, 200))
 }
 
 func (t *Target) classifyAnswer(status int, body []byte, a jsonrpc.Answer) sut.Receipt {

@@ -141,8 +141,5 @@ func classifyAnswer(status int, body []byte, a jsonrpc.Answer) sut.Receipt {
 	if len(a.Result) > 0 && a.Result[0] == '"' {
 		return sut.Receipt{Status: sut.Pending}
 	}
-	if !json.Valid(body) {
-		return sut.Receipt{Status: sut.Rejected, Reason: "http_" + strconv.Itoa(status), Detail: clip(string(body), 200)}
-	}
-	return sut.Receipt{Status: sut.Rejected, Reason: "rpc_error", Detail: clip(string(body), 200)}
+	return sut.Unreadable(status, clip(string(body), 200)) // a gateway may have forwarded it
 }

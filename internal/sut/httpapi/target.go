@@ -394,7 +394,8 @@ func (t *Target) classify(code int, body []byte) sut.Receipt {
 	}
 	r, d := t.why(code, body)
 	if code == http.StatusBadGateway || code == http.StatusGatewayTimeout {
-		// A gateway lost the answer: the system may hold the payment.
+		// A gateway lost the answer: the system may hold the payment
+		// (sut.Unreadable's rule, with the API's own reason).
 		return sut.Receipt{Status: sut.Unacked, Reason: r, Detail: d}
 	}
 	return sut.Receipt{Status: sut.Rejected, Reason: r, Detail: d}
