@@ -338,7 +338,10 @@ func (e *Engine) Lanes() int {
 // Due payments join a backlog at their intended time (that is when they
 // count as offered) and leave it when a sender has room and its worker is
 // free; what is still waiting grace after the schedule ends, or when offer
-// ends, is counted unsent. Submissions in progress finish under io.
+// ends, is counted unsent. Submissions in progress finish under io. With
+// grace 0 the schedule's end is a hard stop: payments gathered in a lane
+// but not yet sent are unsent too, so nothing new leaves after the load
+// (a hung endpoint costs at most the request in flight).
 func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals, grace time.Duration) {
 	n := e.Connections
 	maxBacklog := e.MaxBacklog
@@ -463,6 +466,14 @@ loop:
 		rec.Unsent(int64(len(backlog)))
 	}
 	for _, q := range qs {
+		if l, ok := q.(*lane); ok && grace == 0 {
+			for _, tk := range l.drop() {
+				rec.Unsent(1)
+				if senders > 0 {
+					e.Workload.Release(int(tk.sender))
+				}
+			}
+		}
 		q.close()
 	}
 	wg.Wait()
@@ -519,6 +530,15 @@ func (l *lane) flush() {
 	if n > 0 {
 		l.wake()
 	}
+}
+
+// drop takes back what the lane gathered and has not begun to send.
+func (l *lane) drop() []ticket {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tks := l.pending
+	l.pending = nil
+	return tks
 }
 
 func (l *lane) close() {

@@ -140,7 +140,10 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 
 	fmt.Fprintf(r.o.Log, "load: %s for %s; results in %s\n", describeLoad(sc), r.loadDur, r.o.Out)
 	if sc.Load.Model == "open" {
-		eng.RunOpen(offer, hard, schedule.NewArrivals(r.profile, sc.Load.Arrival == "poisson", sc.Seed), sc.Load.Drain.D())
+		// Grace 0: nothing new is sent after the load's last arrival; what
+		// is still due then is unsent, and load.drain only waits for what
+		// was sent (issue 23: a hung endpoint kept a run going long after).
+		eng.RunOpen(offer, hard, schedule.NewArrivals(r.profile, sc.Load.Arrival == "poisson", sc.Seed), 0)
 	} else {
 		l := sc.Load
 		eng.RunClosed(offer, hard, dispatch.Closed{Users: l.Users, RampUp: l.RampUp.D(), Duration: l.Duration.D(),

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sink"
+	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 // gateway forwards every request to a node; every k-th broadcast it
@@ -86,5 +89,44 @@ func TestGatewayErrorsDoNotEraseCommits(t *testing.T) {
 	}
 	if s.Committed < s.Sent*95/100 {
 		t.Errorf("committed %d of %d sent", s.Committed, s.Sent)
+	}
+}
+
+// An endpoint that accepts and never answers must not keep a run going:
+// nothing new is sent after the load, and the run ends within duration +
+// drain + one request timeout (issue 23).
+func TestHungEndpointEndsTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for several seconds")
+	}
+	sk := sink.NewSink("tpslab", testnet.DefaultGenesis())
+	sk.StallAfter, sk.StallFor = 400, 20*time.Second // hung from about t = 2 s, past the run
+	srv := httptest.NewServer(sk)
+	defer srv.Close()
+	sc := scenario.Default()
+	sc.Target.Kind = "cometbft"
+	sc.Target.Endpoints = []string{srv.URL}
+	sc.Workload.Kind = "raw"
+	sc.Load.Rate = 200
+	sc.Load.Duration = scenario.Duration(5 * time.Second)
+	sc.Load.Warmup = scenario.Duration(time.Second)
+	sc.Load.Drain = scenario.Duration(3 * time.Second)
+	sc.Out = filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	res, _ := run(t, context.Background(), sc)
+	took := time.Since(start)
+	limit := 5*time.Second + 3*time.Second + 10*time.Second + 5*time.Second // + the request timeout, + setup
+	if took > limit {
+		t.Errorf("the run took %s, expected at most %s (duration + drain + one request timeout + setup)", took.Round(time.Second), limit)
+	}
+	if res == nil {
+		t.Fatal("no result")
+	}
+	s := res.Summary
+	if s.Offered != s.Sent+s.Unsent {
+		t.Errorf("offered %d, sent %d + unsent %d", s.Offered, s.Sent, s.Unsent)
+	}
+	if got := sk.Received.Load(); got > s.Sent {
+		t.Errorf("the endpoint received %d broadcasts, the run says %d sent", got, s.Sent)
 	}
 }
