@@ -26,8 +26,7 @@ func kindsCmd(reg *kinds.Registry) *cobra.Command {
 			for _, k := range reg.All() {
 				in := k.Info()
 				_, starts := k.(kinds.Starter)
-				_, net := k.(kinds.Network)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, yes(starts), yes(net), yes(in.Links), yes(in.Faults), in.About)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, yes(starts), yes(kinds.IsNetwork(k)), yes(in.Links), yes(in.Faults), in.About)
 			}
 			return tw.Flush()
 		},

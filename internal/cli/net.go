@@ -79,11 +79,7 @@ type netFlags struct {
 func (f *netFlags) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	d := testnet.DefaultSettings()
 	g := testnet.DefaultGenesis()
-	var what []string
-	for _, k := range reg.Networks() {
-		what = append(what, k.Info().Name)
-	}
-	fs.StringVar(&f.kind, "kind", reg.Default().Info().Name, "what to run: "+strings.Join(what, " | ")+" (tpslab kinds says what each is)")
+	fs.StringVar(&f.kind, "kind", reg.Default().Info().Name, "what to run: "+strings.Join(reg.NamesWhere(kinds.IsNetwork), " | ")+" (tpslab kinds says what each is)")
 	fs.IntVar(&f.ledger.Processes, "processes", 1, "ledger: service processes")
 	fs.IntVar(&f.ledger.Connections, "db-connections", 16, "ledger: database connections per process")
 	fs.IntVar(&f.ledger.Batch, "batch", 1, "ledger: payments per database transaction (batch commit)")

@@ -90,15 +90,22 @@ func (r *Registry) Validate(sc *scenario.Scenario) error {
 	return k.Validate(sc)
 }
 
-// Networks are the kinds `tpslab net up` starts.
-func (r *Registry) Networks() []Kind {
-	var out []Kind
+// NamesWhere lists, in registration order, the kinds that have a feature
+// or capability.
+func (r *Registry) NamesWhere(has func(Kind) bool) []string {
+	var out []string
 	for _, k := range r.list {
-		if _, ok := k.(Network); ok {
-			out = append(out, k)
+		if has(k) {
+			out = append(out, k.Info().Name)
 		}
 	}
 	return out
+}
+
+// IsNetwork says a kind's local networks are started by `tpslab net up`.
+func IsNetwork(k Kind) bool {
+	_, ok := k.(Network)
+	return ok
 }
 
 // network finds the Network of a kind by name, for `net` commands.
@@ -109,11 +116,7 @@ func (r *Registry) network(name, field string) (Kind, Network, error) {
 			return k, nw, nil
 		}
 	}
-	var names []string
-	for _, k := range r.Networks() {
-		names = append(names, k.Info().Name)
-	}
-	return nil, nil, exitcode.BadInputf("%s: %q, expected one of %v", field, name, names)
+	return nil, nil, exitcode.BadInputf("%s: %q, expected one of %v", field, name, r.NamesWhere(IsNetwork))
 }
 
 // NetDefaults lets o.Kind adjust the `net up` options the user did not set.
@@ -133,19 +136,9 @@ func (r *Registry) Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 	}
 	o.Kind = k.Info().Name
 	if !k.Info().Links && (o.Topology != "" || o.RPCNodes > 0 || o.ClientLinks) {
-		return nil, exitcode.BadInputf("--topology and --rpc-nodes: for --kind %s only (not %s)", strings.Join(r.withLinks(), ", "), o.Kind)
+		return nil, exitcode.BadInputf("--topology and --rpc-nodes: for --kind %s only (not %s)", strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().Links }), ", "), o.Kind)
 	}
 	return nw.Up(ctx, o.withLog())
-}
-
-func (r *Registry) withLinks() []string {
-	var out []string
-	for _, k := range r.list {
-		if k.Info().Links {
-			out = append(out, k.Info().Name)
-		}
-	}
-	return out
 }
 
 // Status asks every node of a network for its state the way its kind

@@ -215,12 +215,7 @@ func (r *run) prepare(ctx context.Context) error {
 	r.sys, r.kind = sys, kind
 	r.w.Update(func(res *report.Result) { res.Network = networkInfo(sys) })
 	if len(sc.Faults) > 0 && !kind.Info().Faults && sys.Net != nil {
-		var takers []string
-		for _, k := range r.o.Kinds.All() {
-			if k.Info().Faults {
-				takers = append(takers, k.Info().Name)
-			}
-		}
+		takers := r.o.Kinds.NamesWhere(func(k kinds.Kind) bool { return k.Info().Faults })
 		return exitcode.BadInputf("faults: for %s networks only, not a %s network", strings.Join(takers, ", "), sys.Kind)
 	}
 	if err := fault.Check(sc.Faults, sys.Net); err != nil {
