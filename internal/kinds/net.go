@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/pgnet"
@@ -79,4 +81,25 @@ func ViaRPC(sc *scenario.Scenario, kind string) error {
 		return fmt.Errorf("target.via: %q, expected rpc: target kind %s takes transactions over its RPC only", t.Via, kind)
 	}
 	return nil
+}
+
+// LedgerGenesis applies the scenario's overrides (workload.chain_id,
+// genesis_seed, accounts) to the built-in ledger's genesis a kind read,
+// and checks the senders fit in its accounts: every kind that signs the
+// ledger's payments.
+func LedgerGenesis(sc *scenario.Scenario, chainID string, g chain.Genesis) (string, chain.Genesis, error) {
+	w := sc.Workload
+	if w.ChainID != "" {
+		chainID = w.ChainID
+	}
+	if w.GenesisSeed != "" {
+		g.Seed = w.GenesisSeed
+	}
+	if w.Accounts != 0 {
+		g.Accounts = w.Accounts
+	}
+	if err := sc.CheckAccounts(g.Accounts); err != nil {
+		return "", g, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	return chainID, g, nil
 }

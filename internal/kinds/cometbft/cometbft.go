@@ -74,17 +74,9 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 			return nil, exitcode.BadInputf("workload.kind payment: the target %s is %v; use --workload raw for other chains", strings.Join(sys.Endpoints, ", "), err)
 		}
 	}
-	if w.ChainID != "" {
-		chainID = w.ChainID
-	}
-	if w.GenesisSeed != "" {
-		g.Seed = w.GenesisSeed
-	}
-	if w.Accounts != 0 {
-		g.Accounts = w.Accounts
-	}
-	if err := sc.CheckAccounts(g.Accounts); err != nil {
-		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	chainID, g, err := kinds.LedgerGenesis(sc, chainID, g)
+	if err != nil {
+		return nil, err
 	}
 	client := ledgerclient.NewClient(chainID, g, w.Padding, tgt.ABCIQuery)
 	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), client)

@@ -118,17 +118,9 @@ func (k API) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scena
 			return nil, exitcode.BadInputf("workload.chain_id, workload.genesis_seed and workload.accounts: expected all three for target kind http (the payments are signed with keys derived from the seed)")
 		}
 	}
-	if w.ChainID != "" {
-		chainID = w.ChainID
-	}
-	if w.GenesisSeed != "" {
-		g.Seed = w.GenesisSeed
-	}
-	if w.Accounts != 0 {
-		g.Accounts = w.Accounts
-	}
-	if err := sc.CheckAccounts(g.Accounts); err != nil {
-		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	chainID, g, err := kinds.LedgerGenesis(sc, chainID, g)
+	if err != nil {
+		return nil, err
 	}
 	client := ledgerclient.NewClientNonce(chainID, g, w.Padding, func(ctx context.Context, a chain.Address) (uint64, error) {
 		return tgt.Sequence(ctx, a[:])
