@@ -38,6 +38,8 @@ type Engine struct {
 
 	start     time.Time
 	confirmer sut.Confirmer
+	workersMu sync.Mutex
+	workers   []*worker
 	users     []chan bool // closed model: a user's wait for its commit
 	samplesMu sync.Mutex
 	samples   map[string]string
@@ -147,6 +149,10 @@ type worker struct {
 	conn  sut.Submitter
 	build workload.Builder
 	rec   *measure.Shard
+	// How the worker spent the load, in ns: its own work (building,
+	// signing, recording) and waiting for the target's answers. Read after
+	// the load, so plain adds on the worker's own goroutine.
+	working, waiting int64
 	// a batch's payments, reused
 	arena []byte // copies of bytes the builder reuses
 	batch []sending
@@ -155,7 +161,30 @@ type worker struct {
 }
 
 func (e *Engine) newWorker(i int, rec *measure.Shard) *worker {
-	return &worker{e: e, conn: e.Target.Submitter(i), build: e.Workload.NewBuilder(e.Seed + int64(i) + 1), rec: rec}
+	w := &worker{e: e, conn: e.Target.Submitter(i), build: e.Workload.NewBuilder(e.Seed + int64(i) + 1), rec: rec}
+	e.workersMu.Lock()
+	e.workers = append(e.workers, w)
+	e.workersMu.Unlock()
+	return w
+}
+
+// Busy is how the workers (lanes, connections or users) spent the load.
+type Busy struct {
+	Workers int
+	Working time.Duration // their own work: building, signing, recording
+	Waiting time.Duration // waiting for the target's answers
+}
+
+// Busy sums the workers' time; call it after the load has ended.
+func (e *Engine) Busy() Busy {
+	e.workersMu.Lock()
+	defer e.workersMu.Unlock()
+	b := Busy{Workers: len(e.workers)}
+	for _, w := range e.workers {
+		b.Working += time.Duration(w.working)
+		b.Waiting += time.Duration(w.waiting)
+	}
+	return b
 }
 
 // submit sends one transaction and counts the throttling its answer
@@ -186,16 +215,26 @@ type sending struct {
 // send builds, tracks and submits one payment, recovers it from sequence
 // mismatches, and records the final answer. ctx aborts I/O.
 func (w *worker) send(ctx context.Context, tk ticket) sut.Receipt {
+	t0 := w.e.Since()
 	var sg sending
 	if r, ok := w.prepare(ctx, tk, &sg); !ok {
+		w.working += int64(w.e.Since() - t0)
 		return r
 	}
-	return w.finish(ctx, &sg, w.submit(ctx, sg.tx))
+	r := w.submit(ctx, sg.tx)
+	t1 := w.e.Since()
+	r = w.finish(ctx, &sg, r)
+	t2 := w.e.Since()
+	w.working += int64(sg.sent-t0) + int64(t2-t1)
+	w.waiting += int64(t1 - sg.sent)
+	return r
 }
 
 // sendBatch sends tks' payments in one exchange (the target's batch), then
 // finishes each as send does.
 func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []ticket) {
+	t0 := w.e.Since()
+	defer func() { w.working += int64(w.e.Since() - t0) }() // less the wait, below
 	w.batch = w.batch[:0]
 	w.txs = w.txs[:0]
 	w.arena = w.arena[:0]
@@ -222,7 +261,11 @@ func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []tic
 		w.rcpts = make([]sut.Receipt, len(w.txs))
 	}
 	rs := w.rcpts[:len(w.txs)]
+	t1 := w.e.Since()
 	bs.SubmitBatch(ctx, w.txs, rs)
+	wait := int64(w.e.Since() - t1)
+	w.waiting += wait
+	w.working -= wait
 	for k := range w.batch {
 		if rs[k].Throttled > 0 {
 			w.rec.Throttled(rs[k].Throttled)

@@ -28,6 +28,8 @@ type Summary struct {
 	// Cost is what each committed payment cost the system and tpslab.
 	Cost          Cost   `json:"cost"`
 	BlocksSummary Blocks `json:"blocks"`
+	// Shortfall is set when the offered rate was not sent.
+	Shortfall *Shortfall `json:"shortfall,omitempty"`
 	// Stalls are stretches without blocks far longer than the usual block
 	// interval; Halted is set when they cover more than a quarter of the
 	// steady window.
@@ -196,8 +198,48 @@ type Generator struct {
 	// Lanes is how many gathering lanes sent batches (one per endpoint, one
 	// batch in flight each); 0 when each payment went on its own over the
 	// scenario's connections.
-	Lanes   int    `json:"lanes,omitempty"`
-	Warning string `json:"warning,omitempty"`
+	Lanes int `json:"lanes,omitempty"`
+	// Workers are the lanes, connections or users that sent. BusyPercent is
+	// the mean share of the load each spent sending (its own work plus
+	// waiting for answers); WaitingPercent the share of that busy time spent
+	// waiting for the target's answers (docs/metrics.md).
+	Workers        int     `json:"workers,omitempty"`
+	BusyPercent    float64 `json:"busy_percent"`
+	WaitingPercent float64 `json:"waiting_percent"`
+	Warning        string  `json:"warning,omitempty"`
+}
+
+// Shortfall says that the open model sent fewer payments than its schedule
+// offered over the steady window (under 97%), and who could not keep up.
+type Shortfall struct {
+	Scheduled int64 `json:"scheduled"` // due in the steady window
+	Sent      int64 `json:"sent"`      // sent in the steady window
+	Unsent    int64 `json:"unsent"`    // never sent, whole run
+	// By is who could not keep up, from measurements: target (the workers
+	// were busy and mostly waiting for its answers), senders_windows (the
+	// system confirmed slower than offered), generator_workers (busy and
+	// mostly building payments), generator_cpu (the dispatcher fell behind
+	// with the workers idle), machine_cpu (the same while the generator
+	// used little CPU: the rest of the machine took it).
+	By  string `json:"by"`
+	Why string `json:"why"`
+}
+
+// Phrase is who could not keep up, in words.
+func (f *Shortfall) Phrase() string {
+	switch f.By {
+	case "target":
+		return "the target's answers could not keep up"
+	case "senders_windows":
+		return "the system confirmed slower than offered"
+	case "generator_workers":
+		return "the generator's senders could not keep up"
+	case "generator_cpu":
+		return "the generator's CPU could not keep up"
+	case "machine_cpu":
+		return "the generator was starved of CPU by the rest of the machine"
+	}
+	return f.By
 }
 
 // Blocks summarises the blocks read.
@@ -223,6 +265,10 @@ func (r *Result) Verdict() string {
 		fmt.Fprintf(&b, "no load was offered")
 	case s.Steady.DurationS == 0:
 		fmt.Fprintf(&b, "no steady window: %d committed in all", s.Committed)
+	case s.Shortfall != nil:
+		f := s.Shortfall
+		fmt.Fprintf(&b, "overloaded: sent %s of %s offered tx/s (%s never sent; %s); %s committed tx/s for %.0f s; p99 commit %s",
+			thousands(s.SentTPS), thousands(s.OfferedTPS), thousands(float64(f.Unsent)), f.Phrase(), thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
 	default:
 		fmt.Fprintf(&b, "sustained %s committed tx/s for %.0f s; p99 commit %s", thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
 	}

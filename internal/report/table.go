@@ -106,11 +106,21 @@ func PrintSummary(out io.Writer, r *Result) {
 			fmt.Fprintf(out, "  %8.0f ms  %7d calls  %6.2f ms mean  %s\n", st.TotalMs, st.Calls, st.MeanMs, st.Query)
 		}
 	}
-	fmt.Fprintf(out, "\ngenerator: %.0f%% of one core (of %d)", s.Generator.CPUPercent, s.Generator.Cores)
-	if s.BlocksSummary.Count > 0 {
-		fmt.Fprintf(out, "; blocks: %d, every %.0f ms, %.0f txs on average (max %d)", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)
-	}
 	fmt.Fprintln(out)
+	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
+		fmt.Fprintf(out, "generator: %.0f%% of one core (of %d)", g.CPUPercent, g.Cores)
+		if g.Workers > 0 {
+			what := "connections"
+			if g.Lanes > 0 {
+				what = "lanes"
+			}
+			fmt.Fprintf(out, "; %d %s busy %.0f%% of the load, %.0f%% of that waiting for answers", g.Workers, what, g.BusyPercent, g.WaitingPercent)
+		}
+		fmt.Fprintln(out)
+	}
+	if s.BlocksSummary.Count > 0 {
+		fmt.Fprintf(out, "blocks: %d, every %.0f ms, %.0f txs on average (max %d)\n", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)
+	}
 	if c := s.Cost; s.CommittedTPS > 0 {
 		fmt.Fprintf(out, "cost per committed payment:")
 		if c.NodeCPUus > 0 {

@@ -48,6 +48,7 @@ type loadState struct {
 	steadyGenCPU float64 // sum of the generator's CPU % over steady seconds
 	cpuStart     time.Duration
 	cpuLoad      time.Duration
+	busy         dispatch.Busy // how the workers spent the load
 	machine0     [2]uint64 // /proc/stat busy, total at the load's start
 	machineLoad  float64   // busy share of the machine over the load, 0..1
 	lastCPU      time.Duration
@@ -150,6 +151,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 			Pacing: l.Pacing.D(), Think: l.Think.D(), WaitForCommit: l.WaitFor == "commit"})
 	}
 	ls.loadEnd.Store(int64(eng.Since()))
+	ls.busy = eng.Busy()
 	if r.sched != nil {
 		r.sched.Stop() // undo what is still active: the drain sees a whole network
 	}

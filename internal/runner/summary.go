@@ -31,7 +31,12 @@ func (r *run) summary() report.Summary {
 	warm := r.sc.Load.Warmup.D().Seconds()
 	s.Steady = report.Steady{StartS: warm, EndS: warm + win, DurationS: win, Committed: st.Committed, WarmupS: warm}
 	if le := time.Duration(ls.loadEnd.Load()); le > 0 {
-		s.Steady.DrainS = math.Round((ls.eng.Since()-le).Seconds()*10) / 10
+		// The drain counts from the schedule's end, not from when the last
+		// submissions in flight were answered.
+		s.Steady.DrainS = math.Round((ls.eng.Since()-min(le, r.loadDur)).Seconds()*10) / 10
+		if late := le - r.loadDur; late > time.Second {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("the last submissions in flight were answered %.1f s after the load ended", late.Seconds()))
+		}
 	}
 	lat := st
 	if win > 0 {
@@ -57,6 +62,14 @@ func (r *run) summary() report.Summary {
 	s.Generator = report.Generator{Cores: runtime.NumCPU(), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10, Lanes: ls.eng.Lanes()}
 	if loadSecs > 0 {
 		s.Generator.CPUPercent = math.Round(1000*cpu.Seconds()/loadSecs) / 10
+	}
+	if b := ls.busy; b.Workers > 0 && loadSecs > 0 {
+		used := (b.Working + b.Waiting).Seconds()
+		s.Generator.Workers = b.Workers
+		s.Generator.BusyPercent = math.Round(1000*min(1, used/(float64(b.Workers)*loadSecs))) / 10
+		if used > 0 {
+			s.Generator.WaitingPercent = math.Round(1000*b.Waiting.Seconds()/used) / 10
+		}
 	}
 	r.judgeGenerator(&s, win)
 	if a := tot.BlockAgg; a.Count > 0 {
@@ -215,50 +228,82 @@ func (r *run) stalls(s *report.Summary) {
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
 
-// judgeGenerator decides whether the generator, not the system, limited the
-// run: it sent late (schedule lag) or offered fewer than scheduled, while the
-// senders' windows were not what held it back, or it used every core.
+// judgeGenerator decides who held the load back when the open model sent
+// fewer than scheduled or sent late, from measurements: the workers' busy
+// time and how much of it went to waiting for answers, the senders'
+// windows, and the CPU of the generator and of the machine (docs/metrics.md,
+// "Who could not keep up"). Only a generator short of capacity sets Limited.
 func (r *run) judgeGenerator(s *report.Summary, win float64) {
 	st := r.rec.Steady
 	if win == 0 || st.Offered == 0 {
 		return
 	}
+	g := &s.Generator
 	windowFull := float64(st.WindowWaits) > 0.01*float64(st.Offered)
 	connsBusy := float64(st.ConnWaits) > 0.01*float64(st.Offered)
-	backpressure := windowFull || connsBusy
 	lagP99 := s.LatencyMs.ScheduleLag.P99
 	var why string
 	if r.sc.Load.Model == "open" {
 		warm := r.sc.Load.Warmup.D()
 		want := r.profile.Cumulative(warm+time.Duration(win*float64(time.Second))) - r.profile.Cumulative(warm)
-		if want > 0 && float64(st.Sent) < 0.97*want && !backpressure {
+		if want > 0 && float64(st.Sent) < 0.97*want {
 			why = fmt.Sprintf("it sent %d of %.0f scheduled payments in the steady window", st.Sent, want)
+			s.Shortfall = &report.Shortfall{Scheduled: int64(math.Round(want)), Sent: st.Sent, Unsent: s.Unsent}
 		}
 	}
-	if why == "" && lagP99 > 100 && !backpressure {
+	if why == "" && lagP99 > 100 {
 		why = fmt.Sprintf("schedule lag p99 was %.0f ms", lagP99)
 	}
-	if why == "" && s.Generator.CPUPercent > 90*float64(s.Generator.Cores) {
-		why = fmt.Sprintf("it used %.0f%% CPU on %d cores", s.Generator.CPUPercent, s.Generator.Cores)
+	cpuBound := g.CPUPercent > 90*float64(g.Cores)
+	if why == "" && cpuBound {
+		why = fmt.Sprintf("it used %.0f%% CPU on %d cores", g.CPUPercent, g.Cores)
 	}
-	// A generator that sent late while using under half a core was not
-	// short of capacity (its dispatcher is one goroutine: at its limit it
-	// uses a whole core): the CPU went to others on the machine, the nodes
-	// when they share it. On this machine the system under test is then the
-	// limit; latencies count from the intended times, so they include it.
-	g := s.Generator
-	if why != "" && g.CPUPercent < 50 && !strings.HasPrefix(why, "it used") {
-		s.Generator.Starved = true
-		s.Generator.Warning = fmt.Sprintf("the generator sent late (%s) while using only %.0f%% of one core, the machine being %.0f%% busy (of %d cores): it was starved of CPU by the rest of the machine (the nodes), not short of capacity; latencies count from the intended times, so they include the delay",
+	workers := fmt.Sprintf("%d connection(s)", g.Workers)
+	if g.Lanes > 0 {
+		workers = fmt.Sprintf("%d lane(s) (one batch in flight each)", g.Workers)
+	}
+	saturated := g.BusyPercent >= 90
+	var by, warn string
+	switch {
+	case why == "":
+		if connsBusy && g.Lanes > 0 {
+			warn = fmt.Sprintf("%d due payments waited for their lane's previous batch to be answered (%d lanes, one batch in flight each; ack p50 %.0f ms): the target's RPC/CheckTx answered more slowly than payments gathered; their latencies include the wait (send_interval 0 sends each payment on its own over the connections)", st.ConnWaits, g.Lanes, s.LatencyMs.Ack.P50)
+		} else if connsBusy {
+			warn = fmt.Sprintf("all %d connections were busy waiting for the target's answers for %d due payments (ack p50 %.0f ms): the target's RPC/CheckTx was the limit, not the generator; more connections may offer more", r.sc.Load.Connections, st.ConnWaits, s.LatencyMs.Ack.P50)
+		} else if windowFull {
+			warn = fmt.Sprintf("senders' in-flight windows were full for %d payments: the system confirmed slower than offered (backpressure, not a generator limit)", st.WindowWaits)
+		}
+	case windowFull:
+		by = "senders_windows"
+		warn = fmt.Sprintf("%s: senders' in-flight windows were full for %d payments; the system confirmed slower than offered (backpressure, not a generator limit)", why, st.WindowWaits)
+	case cpuBound:
+		by = "generator_cpu"
+	case saturated && g.WaitingPercent >= 50:
+		by = "target"
+		warn = fmt.Sprintf("%s: the generator's %s were busy %.0f%% of the load, %.0f%% of that waiting for the target's answers (ack p50 %.0f ms): the target answered slower than payments were due, not a generator limit", why, workers, g.BusyPercent, g.WaitingPercent, s.LatencyMs.Ack.P50)
+		if g.Lanes > 0 {
+			warn += "; more endpoints, or send_interval 0 (each payment on its own over the connections), show whether it answers faster in parallel"
+		}
+	case saturated:
+		by = "generator_workers"
+	case g.CPUPercent < 50:
+		by = "machine_cpu"
+		g.Starved = true
+		warn = fmt.Sprintf("the generator sent late (%s) while using only %.0f%% of one core, the machine being %.0f%% busy (of %d cores): it was starved of CPU by the rest of the machine (the nodes), not short of capacity; latencies count from the intended times, so they include the delay",
 			why, g.CPUPercent, g.MachineCPUPercent, g.Cores)
-	} else if why != "" {
-		s.Generator.Limited = true
-		s.Generator.Warning = "the load generator, not the system under test, was limiting: " + why + "; the figures understate what the system can do"
-	} else if connsBusy && g.Lanes > 0 {
-		s.Generator.Warning = fmt.Sprintf("%d due payments waited for their lane's previous batch to be answered (%d lanes, one batch in flight each; ack p50 %.0f ms): the target's RPC/CheckTx answered more slowly than payments gathered; their latencies include the wait (send_interval 0 sends each payment on its own over the connections)", st.ConnWaits, g.Lanes, s.LatencyMs.Ack.P50)
-	} else if connsBusy {
-		s.Generator.Warning = fmt.Sprintf("all %d connections were busy waiting for the target's answers for %d due payments (ack p50 %.0f ms): the target's RPC/CheckTx was the limit, not the generator; more connections may offer more", r.sc.Load.Connections, st.ConnWaits, s.LatencyMs.Ack.P50)
-	} else if windowFull {
-		s.Generator.Warning = fmt.Sprintf("senders' in-flight windows were full for %d payments: the system confirmed slower than offered (backpressure, not a generator limit)", st.WindowWaits)
+	default:
+		by = "generator_cpu"
 	}
+	switch by {
+	case "generator_workers":
+		g.Limited = true
+		warn = fmt.Sprintf("the load generator, not the system under test, was limiting: %s; its %s were busy %.0f%% of the load and only %.0f%% of that waiting for answers: building, signing and recording payments was the limit; the figures understate what the system can do", why, workers, g.BusyPercent, g.WaitingPercent)
+	case "generator_cpu":
+		g.Limited = true
+		warn = fmt.Sprintf("the load generator, not the system under test, was limiting: %s (its %s were busy only %.0f%% of the load: the dispatcher fell behind, at %.0f%% of one core); the figures understate what the system can do", why, workers, g.BusyPercent, g.CPUPercent)
+	}
+	if s.Shortfall != nil {
+		s.Shortfall.By, s.Shortfall.Why = by, warn
+	}
+	g.Warning = warn
 }

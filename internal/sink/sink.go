@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,7 +32,21 @@ type Sink struct {
 	// StallAfter-th one arrives (a node pausing, for tests).
 	StallAfter int64
 	StallFor   time.Duration
-	start      time.Time
+	// CheckTx, when set, is how long each broadcast takes, one at a time
+	// (a node whose mempool checks payments serially); ServeHTTP only.
+	CheckTx time.Duration
+	checkMu sync.Mutex
+	start   time.Time
+}
+
+// check spends CheckTx on each of n broadcasts, one request at a time.
+func (s *Sink) check(n int) {
+	if s.CheckTx <= 0 || n == 0 {
+		return
+	}
+	s.checkMu.Lock()
+	time.Sleep(time.Duration(n) * s.CheckTx)
+	s.checkMu.Unlock()
 }
 
 // NewSink answers as a ledger with genesis g.
@@ -81,6 +96,7 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out = append(out, a...)
 		}
 		out = append(out, ']')
+		s.check(bytes.Count(body, []byte(`"broadcast_tx_`)))
 	} else {
 		a, ok := s.answer(body)
 		if !ok {
@@ -88,6 +104,7 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		out = a
+		s.check(bytes.Count(body, []byte(`"broadcast_tx_`)))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
