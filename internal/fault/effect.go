@@ -2,6 +2,7 @@ package fault
 
 import (
 	"math"
+	"sort"
 	"sync"
 	"time"
 
@@ -16,9 +17,24 @@ type observed struct {
 	mu        sync.Mutex
 	committed []int64 // by second since the load began
 	expired   []int64
-	blocks    []float64 // seen, seconds since the load began
+	blocks    []seenBlock
 	loadEnd   float64
 }
+
+// seenBlock is when a block was seen (seconds since the load began) and
+// how many of our payments it committed.
+type seenBlock struct {
+	seen float64
+	ours int64
+}
+
+// A rate has come back when it holds over at least this many blocks and
+// seconds after the first block back (one catch-up block full of the
+// backlog is not a recovered rate).
+const (
+	sustainBlocks = 3
+	sustainSpan   = 3.0
+)
 
 // Second takes one collected second (the runner's Observer).
 func (s *Schedule) Second(sec *report.Second, iv *measure.Interval, _ bool) {
@@ -39,7 +55,7 @@ func (s *Schedule) Second(sec *report.Second, iv *measure.Interval, _ bool) {
 		o.loadEnd = max(o.loadEnd, sec.T+1)
 	}
 	for _, b := range iv.Blocks {
-		o.blocks = append(o.blocks, b.Seen)
+		o.blocks = append(o.blocks, seenBlock{seen: b.Seen, ours: int64(b.OursOK)})
 	}
 }
 
@@ -80,27 +96,43 @@ func (o *observed) effect(a Applied, lost int64, now, next time.Duration) report
 	e.BeforeTPS = round2(o.rate(max(0, start-10), start))
 	e.DuringTPS = round2(o.rate(start, end))
 	e.AfterTPS = round2(o.rate(end, loadEnd))
+	sort.Slice(o.blocks, func(i, j int) bool { return o.blocks[i].seen < o.blocks[j].seen })
 	// Gaps: from the last block before the fault to the load's end.
 	last := start
 	for _, b := range o.blocks {
-		if b <= start {
-			last = b
+		if b.seen <= start {
+			last = b.seen
 		}
 	}
 	for _, b := range o.blocks {
-		if b <= start || b > loadEnd {
+		if b.seen <= start || b.seen > loadEnd {
 			continue
 		}
-		e.LongestGapS = max(e.LongestGapS, b-last)
-		last = b
+		e.LongestGapS = max(e.LongestGapS, b.seen-last)
+		last = b.seen
 	}
 	e.LongestGapS = round2(max(e.LongestGapS, loadEnd-last))
-	// Recovery: the first second from the fault's end whose 3 s mean is
-	// back at 90% of before.
+	// Recovery, twice: to the first block after the fault's end, and to
+	// the pre-fault rate (90% of before) sustained over several blocks.
 	want := 0.9 * e.BeforeTPS
-	if o.rate(start, end) >= want && o.minMean(start, end) >= want {
+	first := -1.0
+	if len(o.blocks) > 0 {
+		for _, b := range o.blocks {
+			if b.seen >= end && b.seen <= loadEnd {
+				first = round2(b.seen - end)
+				break
+			}
+		}
+		e.FirstBlockS = &first
+	}
+	switch {
+	case o.rate(start, end) >= want && o.minMean(start, end) >= want:
 		e.RecoveryS = 0
-	} else {
+	case len(o.blocks) > 0:
+		if at, ok := o.sustained(end, loadEnd, want); ok {
+			e.RecoveryS = round2(at - end)
+		}
+	default: // no blocks: 3 s means of committed payments by second
 		for t := math.Floor(end); t+3 <= loadEnd; t++ {
 			if o.rate(t, t+3) >= want {
 				e.RecoveryS = round2(max(0, t-end))
@@ -119,6 +151,35 @@ func (o *observed) effect(a Applied, lost int64, now, next time.Duration) report
 		e.Expired += o.expired[i]
 	}
 	return e
+}
+
+// sustained finds the first block seen in [from, until] from which the
+// committed rate holds at want or more: what the blocks after it
+// committed, over the time from it to the last of them, at least
+// sustainBlocks blocks and sustainSpan seconds on. The block it starts from
+// is not counted, so a catch-up block's backlog cannot stand in for the
+// rate; ok is false when no such stretch ends before until.
+func (o *observed) sustained(from, until, want float64) (at float64, ok bool) {
+	for k, b := range o.blocks {
+		if b.seen < from {
+			continue
+		}
+		if b.seen > until {
+			break
+		}
+		var n int64
+		for j := k + 1; j < len(o.blocks) && o.blocks[j].seen <= until; j++ {
+			n += o.blocks[j].ours
+			span := o.blocks[j].seen - b.seen
+			if j-k >= sustainBlocks && span >= sustainSpan {
+				if float64(n)/span >= want {
+					return b.seen, true
+				}
+				break
+			}
+		}
+	}
+	return 0, false
 }
 
 // rate is committed payments per second over whole seconds [from, to).

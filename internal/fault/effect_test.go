@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ func TestEffect(t *testing.T) {
 		}
 		iv := &measure.Interval{}
 		if c > 0 {
-			iv.Blocks = []measure.BlockStat{{Seen: float64(sec) + 0.5}}
+			iv.Blocks = []measure.BlockStat{{Seen: float64(sec) + 0.5, OursOK: int(c)}}
 		}
 		s.Second(&report.Second{T: float64(sec), Phase: "steady", Committed: c}, iv, false)
 	}
@@ -46,8 +47,11 @@ func TestEffect(t *testing.T) {
 	if e.LongestGapS != 7 { // the last block at 9.5 s, the next at 16.5 s
 		t.Errorf("longest gap %.2f s, want 7", e.LongestGapS)
 	}
-	if e.RecoveryS != 3 { // 3 s means from 18 s are back at 100 ≥ 90
-		t.Errorf("recovery %.2f s, want 3", e.RecoveryS)
+	if e.FirstBlockS == nil || *e.FirstBlockS != 1.5 { // the block at 16.5 s
+		t.Errorf("first block %v s after the end, want 1.5", e.FirstBlockS)
+	}
+	if e.RecoveryS != 2.5 { // the blocks after 17.5 s commit 100 a second
+		t.Errorf("recovery %.2f s, want 2.5", e.RecoveryS)
 	}
 	if e.AfterTPS < 85 || e.AfterTPS > 86 { // 15..30 s: (0 + 2*40 + 12*100)/15, not the second fault's halt
 		t.Errorf("after %.2f tx/s: measured past the next fault", e.AfterTPS)
@@ -57,5 +61,72 @@ func TestEffect(t *testing.T) {
 	}
 	if f := res.Summary.Faults[1]; f.RecoveryS != -1 || f.CaughtUpS != nil {
 		t.Errorf("a fault the load never recovered from: %+v", f)
+	}
+}
+
+// A partition healed at 20 s; the next block comes at 24.4 s carrying the
+// backlog (14,026 payments), then the chain commits 500 a second for 5 s
+// before it is back at 1,000. The catch-up block must not count as
+// recovery: the first block is 4.4 s after the heal, the rate is back
+// from the block at 29.4 s (issue 23, case 4).
+func TestRecoveryIsNotACatchUpBlock(t *testing.T) {
+	s := New(nil)
+	block := func(sec int, seen float64, ours int64) {
+		iv := &measure.Interval{}
+		if ours >= 0 {
+			iv.Blocks = []measure.BlockStat{{Seen: seen, OursOK: int(ours)}}
+		}
+		s.Second(&report.Second{T: float64(sec), Phase: "steady", Committed: max(0, ours)}, iv, false)
+	}
+	for sec := 0; sec < 45; sec++ {
+		switch {
+		case sec < 10:
+			block(sec, float64(sec)+0.4, 1000)
+		case sec < 24:
+			block(sec, 0, -1) // no block
+		case sec == 24:
+			block(sec, 24.4, 14026)
+		case sec < 30:
+			block(sec, float64(sec)+0.4, 500)
+		default:
+			block(sec, float64(sec)+0.4, 1000)
+		}
+	}
+	part, _ := scenario.ParseFault("10s:partition:node1+node2/node3+node4:10s")
+	s.applied = []Applied{{Fault: part, Start: 10 * time.Second, End: 20 * time.Second, CaughtUp: -1}}
+	s.start = time.Now().Add(-45 * time.Second)
+	res := &report.Result{}
+	s.Result(res, true)
+	e := res.Summary.Faults[0]
+	if e.FirstBlockS == nil || math.Abs(*e.FirstBlockS-4.4) > 1e-9 {
+		t.Errorf("first block %v s after the heal, want 4.4", e.FirstBlockS)
+	}
+	if math.Abs(e.RecoveryS-9.4) > 1e-9 {
+		t.Errorf("recovery %.2f s after the heal, want 9.4 (from the block at 29.4 s, the last at 500 a second)", e.RecoveryS)
+	}
+	if e.LongestGapS < 15 || e.LongestGapS > 15.1 { // 9.4 s .. 24.4 s
+		t.Errorf("longest gap %.2f s", e.LongestGapS)
+	}
+}
+
+// A system without blocks (a payment API) is judged by seconds, and says
+// nothing about blocks.
+func TestRecoveryWithoutBlocks(t *testing.T) {
+	s := New(nil)
+	for sec := 0; sec < 30; sec++ {
+		c := int64(100)
+		if sec >= 10 && sec < 15 {
+			c = 0
+		}
+		s.Second(&report.Second{T: float64(sec), Phase: "steady", Committed: c}, &measure.Interval{}, false)
+	}
+	crash, _ := scenario.ParseFault("10s:crash:node1:5s")
+	s.applied = []Applied{{Fault: crash, Start: 10 * time.Second, End: 15 * time.Second, CaughtUp: -1}}
+	s.start = time.Now().Add(-30 * time.Second)
+	res := &report.Result{}
+	s.Result(res, true)
+	e := res.Summary.Faults[0]
+	if e.FirstBlockS != nil || e.RecoveryS != 0 {
+		t.Errorf("first block %v, recovery %.2f", e.FirstBlockS, e.RecoveryS)
 	}
 }

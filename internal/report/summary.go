@@ -75,9 +75,15 @@ type FaultEffect struct {
 	// LongestGapS is the longest time without a block from the fault's
 	// start to the load's end.
 	LongestGapS float64 `json:"longest_gap_s"`
+	// FirstBlockS is the time from the fault's end to the first block seen
+	// after it (-1: none before the load ended); absent for systems
+	// without blocks.
+	FirstBlockS *float64 `json:"first_block_s,omitempty"`
 	// RecoveryS is the time from the fault's end until committed
-	// throughput (3 s mean) is back at 90% of BeforeTPS; 0 if it never fell
-	// below; -1 if it did not come back before the load ended.
+	// throughput is back at 90% of BeforeTPS, sustained over at least 3
+	// blocks and 3 s after the first block back (3 s means by second for
+	// systems without blocks); 0 if it never fell below; -1 if it did not
+	// come back before the load ended.
 	RecoveryS float64 `json:"recovery_s"`
 	// CaughtUpS: a crashed node, from its restart until it reached the
 	// others' height (-1: not within the run).

@@ -282,13 +282,19 @@ func printFaults(out io.Writer, r *Result) {
 		tw.Flush()
 	}
 	if len(s.Faults) > 0 {
-		fmt.Fprintln(out, "\nfaults (committed tx/s before, during and after; gap without blocks; recovery to 90% of before):")
+		fmt.Fprintln(out, "\nfaults (committed tx/s before, during and after; gap without blocks; from the end to the first block, and to 90% of before sustained over 3 blocks):")
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "FAULT\tFROM..TO (s)\tBEFORE\tDURING\tAFTER\tLONGEST GAP (s)\tRECOVERY (s)\tCAUGHT UP (s)\tEXPIRED\tLOST")
+		fmt.Fprintln(tw, "FAULT\tFROM..TO (s)\tBEFORE\tDURING\tAFTER\tLONGEST GAP (s)\tFIRST BLOCK (s)\tRECOVERY (s)\tCAUGHT UP (s)\tEXPIRED\tLOST")
 		for _, f := range s.Faults {
-			rec, cu := fmt.Sprintf("%.1f", f.RecoveryS), "-"
+			rec, cu, fb := fmt.Sprintf("%.1f", f.RecoveryS), "-", "-"
 			if f.RecoveryS < 0 {
 				rec = "not within the load"
+			}
+			if f.FirstBlockS != nil {
+				fb = fmt.Sprintf("%.1f", *f.FirstBlockS)
+				if *f.FirstBlockS < 0 {
+					fb = "none"
+				}
 			}
 			if f.CaughtUpS != nil {
 				cu = fmt.Sprintf("%.1f", *f.CaughtUpS)
@@ -300,7 +306,7 @@ func printFaults(out io.Writer, r *Result) {
 			if f.Error != "" {
 				name += " (error: " + f.Error + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%.1f..%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%d\t%d\n", name, f.StartS, f.EndS, f.BeforeTPS, f.DuringTPS, f.AfterTPS, f.LongestGapS, rec, cu, f.Expired, f.Lost)
+			fmt.Fprintf(tw, "%s\t%.1f..%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%d\n", name, f.StartS, f.EndS, f.BeforeTPS, f.DuringTPS, f.AfterTPS, f.LongestGapS, fb, rec, cu, f.Expired, f.Lost)
 		}
 		tw.Flush()
 	}
