@@ -120,6 +120,10 @@ func TestPartitionHaltsAndHeals(t *testing.T) {
 	if f.AfterTPS < 100 || f.RecoveryS < 0 {
 		t.Errorf("the chain did not resume after healing: %+v", f)
 	}
+	// The rate cannot be back before a block is (issue 23, case 4).
+	if f.FirstBlockS == nil || *f.FirstBlockS < 0 || f.RecoveryS < *f.FirstBlockS {
+		t.Errorf("first block %v s, recovery %.2f s after the heal", f.FirstBlockS, f.RecoveryS)
+	}
 	if !strings.Contains(strings.Join(res.Summary.Warnings, ";"), "no block for") {
 		t.Errorf("the halt is not among the warnings: %v", res.Summary.Warnings)
 	}
