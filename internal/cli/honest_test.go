@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testbin"
@@ -213,6 +215,7 @@ func TestHangupAndTermStopTheNetwork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		measuretest.Identities(t, r.Summary.Counts)
 		if code != 3 || !strings.HasPrefix(r.EndedBecause, "interrupted") || r.Summary.Expired != 0 {
 			t.Errorf("%s: exit %d, ended %q, expired %d", sig, code, r.EndedBecause, r.Summary.Expired)
 		}
@@ -291,6 +294,7 @@ func TestDiskFullStopsCleanly(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the result is not valid: %v", err)
 	}
+	measuretest.Identities(t, r.Summary.Counts)
 	if r.Status != "complete" || !strings.HasPrefix(r.EndedBecause, "disk_full: ") {
 		t.Errorf("status %q, ended %q", r.Status, r.EndedBecause)
 	}

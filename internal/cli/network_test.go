@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/testbin"
 )
@@ -29,6 +31,7 @@ func TestTopologyGlobalAgainstLan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		measuretest.Identities(t, r.Summary.Counts)
 		if r.Network == nil || r.Network.Topology != topo || len(r.Summary.Links) != 6 {
 			t.Fatalf("%s: network %+v, links %+v", topo, r.Network, r.Summary.Links)
 		}

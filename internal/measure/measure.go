@@ -5,6 +5,9 @@
 package measure
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +46,32 @@ type Counts struct {
 	WindowWaits int64            `json:"window_waits"`
 	ConnWaits   int64            `json:"conn_waits"`
 	Unsent      int64            `json:"unsent"`
+}
+
+// Check tests the identities of docs/metrics.md on a finished run's counts
+// (nothing still pending):
+//
+//	offered = sent + unsent
+//	sent = accepted + rejected + unacked
+//	accepted + unacked = committed + committed_failed + expired
+//
+// It names each one that does not hold, with its figures.
+func (c *Counts) Check() error {
+	var broken []string
+	rej, unack, failed := Sum(c.Rejected), Sum(c.Unacked), Sum(c.Failed)
+	if c.Offered != c.Sent+c.Unsent {
+		broken = append(broken, fmt.Sprintf("offered %d != sent %d + unsent %d", c.Offered, c.Sent, c.Unsent))
+	}
+	if c.Sent != c.Accepted+rej+unack {
+		broken = append(broken, fmt.Sprintf("sent %d != accepted %d + rejected %d + unacked %d", c.Sent, c.Accepted, rej, unack))
+	}
+	if c.Accepted+unack != c.Committed+failed+c.Expired {
+		broken = append(broken, fmt.Sprintf("accepted %d + unacked %d != committed %d + committed_failed %d + expired %d", c.Accepted, unack, c.Committed, failed, c.Expired))
+	}
+	if len(broken) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(broken, "; "))
 }
 
 func (c *Counts) add(o *Counts) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
@@ -66,6 +68,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	measuretest.Identities(t, r.Summary.Counts)
 	// An event, as a crashed node leaves one: a table row and a line on the charts.
 	r.Events = append(r.Events, report.Event{T: 4, Kind: "node_down", Target: "node3", Detail: "pid 1 exited"})
 	page, err := report.WriteHTMLFile(r)

@@ -282,6 +282,9 @@ func (r *run) finish(ended End) (*report.Result, error) {
 	var sum report.Summary
 	r.snapshot(true, func(res *report.Result) {
 		res.Status, res.EndedBecause, res.EndedAt = "complete", ended.String(), &end
+		if err := res.Summary.Counts.Check(); err != nil {
+			res.Summary.Warnings = append(res.Summary.Warnings, "the counts do not add up (docs/metrics.md; a tpslab bug, please report it): "+err.Error())
+		}
 	})
 	r.w.Update(func(res *report.Result) {
 		sum = res.Summary

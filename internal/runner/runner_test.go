@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 
 	"github.com/tpslab/tpslab/internal/chain"
@@ -30,7 +32,11 @@ func (l testLog) Write(b []byte) (int, error) { l.t.Log(string(b)); return len(b
 // run runs sc with every kind, logging to the test.
 func run(t *testing.T, ctx context.Context, sc scenario.Scenario) (*report.Result, error) {
 	t.Helper()
-	return runner.Run(ctx, sc, runner.Options{Log: testLog{t}, Kinds: all.Registry(), Binary: testbin.Path(t)})
+	res, err := runner.Run(ctx, sc, runner.Options{Log: testLog{t}, Kinds: all.Registry(), Binary: testbin.Path(t)})
+	if res != nil {
+		measuretest.Identities(t, res.Summary.Counts)
+	}
+	return res, err
 }
 
 func startNet(t *testing.T, g chain.Genesis) *testnet.Net { return startLinkedNet(t, g, "") }

@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+
 	"github.com/tpslab/tpslab/internal/cli"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/kinds/all"
@@ -153,7 +156,7 @@ func TestThrowAwayKind(t *testing.T) {
 	}
 	var res struct {
 		Network struct{ Kind string }
-		Summary struct{ Committed, Offered int64 }
+		Summary measure.Counts
 	}
 	b, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil {
@@ -162,6 +165,7 @@ func TestThrowAwayKind(t *testing.T) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
+	measuretest.Identities(t, res.Summary)
 	if res.Network.Kind != "tally" {
 		t.Errorf("result network.kind %q, want tally", res.Network.Kind)
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
@@ -100,7 +102,12 @@ func bankScenario(t *testing.T, home, via, mode string) scenario.Scenario {
 }
 
 func run(t *testing.T, sc scenario.Scenario) (*report.Result, error) {
-	return runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
+	t.Helper()
+	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
+	if res != nil {
+		measuretest.Identities(t, res.Summary.Counts)
+	}
+	return res, err
 }
 
 // Bank sends through every broadcast path, on one and on four validators:

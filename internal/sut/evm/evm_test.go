@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
@@ -103,7 +105,12 @@ func evmScenario(t *testing.T, home, kind, mode string) scenario.Scenario {
 }
 
 func run(t *testing.T, sc scenario.Scenario) (*report.Result, error) {
-	return runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
+	t.Helper()
+	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
+	if res != nil {
+		measuretest.Identities(t, res.Summary.Counts)
+	}
+	return res, err
 }
 
 // Native and ERC20 transfers, presigned and live, on a real geth: the

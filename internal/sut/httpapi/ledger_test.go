@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tpslab/tpslab/internal/chain"
@@ -103,6 +105,7 @@ func run(t *testing.T, sc scenario.Scenario) *report.Result {
 	if err != nil {
 		t.Fatalf("%s: %v", sc.Out, err)
 	}
+	measuretest.Identities(t, res.Summary.Counts)
 	return res
 }
 
