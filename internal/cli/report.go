@@ -15,8 +15,16 @@ import (
 )
 
 // readRun reads a run directory, refusing what it cannot trust (exit 2).
-func readRun(dir string) (*report.Result, error) {
-	r, err := report.ReadResult(dir)
+func readRun(dir string) (*report.Result, error) { return readRunWith(dir, report.ReadResult) }
+
+// readRunForCharts reads it with its series and blocks streamed and merged
+// for report.html: a day-long run's series is not held whole.
+func readRunForCharts(dir string) (*report.Result, error) {
+	return readRunWith(dir, func(d string) (*report.Result, error) { return report.ReadResultForCharts(d, report.ChartPoints) })
+}
+
+func readRunWith(dir string, read func(string) (*report.Result, error)) (*report.Result, error) {
+	r, err := read(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, exitcode.BadInputf("%s: not a run directory (no result.json in it)", dir)
 	}
@@ -32,7 +40,7 @@ func reportCmd() *cobra.Command {
 		Short: "Write RUN_DIR/report.html: one self-contained page with the charts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := readRun(args[0])
+			r, err := readRunForCharts(args[0])
 			if err != nil {
 				return err
 			}

@@ -255,7 +255,7 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario) erro
 	if res != nil {
 		report.PrintSummary(os.Stdout, res)
 		fmt.Fprintf(os.Stdout, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
-		if onDisk, rerr := report.ReadResult(res.Dir); rerr == nil {
+		if onDisk, rerr := report.ReadResultForCharts(res.Dir, report.ChartPoints); rerr == nil {
 			if path, herr := report.WriteHTMLFile(onDisk); herr == nil {
 				fmt.Fprintf(os.Stdout, "report: %s\n", path)
 			} else {

@@ -60,9 +60,10 @@ func knee(r *Result) []kneePoint {
 			a = &acc{}
 			by[s.TargetRate] = a
 		}
-		a.n++
-		a.offered += float64(s.Offered)
-		a.committed += float64(s.Committed)
+		w := float64(max(1, s.Span)) // a merged point holds Span seconds
+		a.n += w
+		a.offered += w * float64(s.Offered)
+		a.committed += w * float64(s.Committed)
 		if s.CommitMs.P99 > a.p99 {
 			a.p99 = s.CommitMs.P99
 		}
@@ -78,8 +79,34 @@ func knee(r *Result) []kneePoint {
 	return out
 }
 
+// forCharts merges a long run's series and blocks into at most
+// ChartPoints each (ReadResultForCharts does it while reading); merged
+// is the largest span.
+func forCharts(r *Result) (c *Result, merged int) {
+	c = r
+	if len(r.Series) > ChartPoints || len(r.Blocks) > ChartPoints {
+		cp := *r
+		m := seconds{k: spanFor(len(r.Series), ChartPoints)}
+		for _, s := range r.Series {
+			m.add(s)
+		}
+		cp.Series = m.done()
+		b := blockMerger{k: spanFor(len(r.Blocks), ChartPoints)}
+		for _, x := range r.Blocks {
+			b.add(x)
+		}
+		cp.Blocks = b.done()
+		c = &cp
+	}
+	for _, s := range c.Series {
+		merged = max(merged, s.Span)
+	}
+	return c, merged
+}
+
 // WriteHTML renders the self-contained report.
 func WriteHTML(w io.Writer, r *Result) error {
+	r, merged := forCharts(r)
 	scen, _ := json.MarshalIndent(r.Scenario, "", "  ")
 	net, _ := json.MarshalIndent(r.Network, "", "  ")
 	reasons := map[string]bool{}
@@ -99,7 +126,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 	return tmpl.Execute(w, map[string]any{
 		"R": r, "Verdict": r.Verdict(), "Scenario": string(scen), "Network": string(net),
 		"UplotJS": template.JS(uplotJS), "UplotCSS": template.CSS(uplotCSS),
-		"Knee": knee(r), "Reasons": rs, "Title": title(r), "Tel": r.shownTelemetry(),
+		"Knee": knee(r), "Reasons": rs, "Title": title(r), "Tel": r.shownTelemetry(), "Merged": merged,
 	})
 }
 

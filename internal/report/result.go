@@ -143,6 +143,9 @@ type Second struct {
 	// Telemetry is what was read from inside the system in this second
 	// (docs/metrics.md): rates per second and gauges, by metric name.
 	Telemetry map[string]float64 `json:"telemetry,omitempty"`
+	// Span is how many seconds this point holds when report.html merged
+	// them (a long run); absent for one.
+	Span int `json:"span,omitempty"`
 }
 
 // Writer keeps a result on disk while the run goes: the series and blocks
@@ -356,16 +359,10 @@ func ParseResult(b []byte) (*Result, error) {
 // ReadResult loads RUN_DIR/result.json and, for schema 2, the series and
 // blocks. A last line cut short (the run died mid-write) is left out.
 func ReadResult(dir string) (*Result, error) {
-	path := filepath.Join(dir, "result.json")
-	b, err := os.ReadFile(path)
+	r, err := readHead(dir)
 	if err != nil {
 		return nil, err
 	}
-	r, err := ParseResult(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	r.Dir = dir
 	if r.SchemaVersion >= 2 {
 		if r.Series, err = readLines[Second](filepath.Join(dir, "series.jsonl")); err != nil {
 			return nil, err
@@ -377,16 +374,38 @@ func ReadResult(dir string) (*Result, error) {
 	return r, nil
 }
 
-func readLines[T any](path string) ([]T, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+// readHead loads RUN_DIR/result.json alone.
+func readHead(dir string) (*Result, error) {
+	path := filepath.Join(dir, "result.json")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	r, err := ParseResult(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r.Dir = dir
+	return r, nil
+}
+
+func readLines[T any](path string) ([]T, error) {
 	var out []T
+	err := eachLine(path, func(v T) { out = append(out, v) })
+	return out, err
+}
+
+// eachLine decodes a JSON-lines file line by line; an absent file has none.
+// A last line cut short (the run died mid-write) is left out.
+func eachLine[T any](path string, fn func(T)) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	n := 0
@@ -398,19 +417,19 @@ func readLines[T any](path string) ([]T, error) {
 			continue
 		}
 		if bad != nil {
-			return nil, bad
+			return bad
 		}
 		var v T
 		if err := json.Unmarshal(line, &v); err != nil {
 			bad = fmt.Errorf("%s: line %d: %v", path, n, err)
 			continue
 		}
-		out = append(out, v)
+		fn(v)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: line %d: %v", path, n+1, err)
+		return fmt.Errorf("%s: line %d: %v", path, n+1, err)
 	}
-	return out, nil
+	return nil
 }
 
 // Incomplete says why a result has no final summary, or "" when it has one.
