@@ -252,8 +252,13 @@ func TestOrphanedNetworkIsNamed(t *testing.T) {
 	}
 	c = exec.Command(testbin.Path(t), "net", "status", "--home", homes[0])
 	c.Env = append(os.Environ(), env...)
-	if out, _ := c.CombinedOutput(); strings.Contains(string(out), "orphaned") {
+	out, _ = c.CombinedOutput()
+	if strings.Contains(string(out), "orphaned") {
 		t.Errorf("a stopped network is still called orphaned:\n%s", out)
+	}
+	// net down stopped it on purpose (issue 23, case 7).
+	if strings.Contains(string(out), "crashed") || !strings.Contains(string(out), "stopped") {
+		t.Errorf("after net down, net status says:\n%s", out)
 	}
 }
 

@@ -735,6 +735,16 @@ func (n *Net) Down() error {
 			first = err
 		}
 	}
+	// Stopped on purpose: `net status` says so, not "crashed". The home may
+	// be about to go (a run's own network); then there is nothing to mark.
+	for i := range n.Nodes {
+		n.Nodes[i].Stopped = true
+	}
+	if _, err := os.Stat(n.Home); err == nil {
+		if err := n.save(); err != nil && first == nil {
+			first = err
+		}
+	}
 	return first
 }
 
