@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -213,10 +212,13 @@ func (s *restSubmitter) post(ctx context.Context, i int) (sut.Receipt, error) {
 		Message string `json:"message"`
 	}
 	if err := json.Unmarshal(s.resp.Bytes(), &a); err != nil || a.TxResponse == nil {
+		// A gateway's 502/504 or a 2xx without a tx_response may have been
+		// forwarded: unacked, never a rejection (sut.Unreadable).
+		detail := clip(s.resp.String(), 200)
 		if a.Message != "" {
-			return sut.Receipt{Status: sut.Rejected, Reason: "http_" + strconv.Itoa(res.StatusCode), Detail: a.Message}, nil
+			detail = a.Message
 		}
-		return sut.Receipt{Status: sut.Rejected, Reason: "http_" + strconv.Itoa(res.StatusCode), Detail: clip(s.resp.String(), 200)}, nil
+		return sut.Unreadable(res.StatusCode, detail), nil
 	}
 	return answer(a.TxResponse.Code, a.TxResponse.Codespace, a.TxResponse.RawLog), nil
 }
