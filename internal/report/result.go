@@ -407,7 +407,7 @@ func eachLine[T any](path string, fn func(T)) error {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	n := 0
 	var bad error // a line that did not decode: fatal unless it is the last
 	for sc.Scan() {
@@ -426,11 +426,17 @@ func eachLine[T any](path string, fn func(T)) error {
 		}
 		fn(v)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("%s: line %d is longer than %d MiB, expected one JSON object per line as tpslab writes them", path, n+1, maxLine>>20)
+	} else if err != nil {
 		return fmt.Errorf("%s: line %d: %v", path, n+1, err)
 	}
 	return nil
 }
+
+// maxLine bounds one line of series.jsonl or blocks.jsonl (a second with
+// every telemetry metric of many nodes stays far below it).
+const maxLine = 64 << 20
 
 // Incomplete says why a result has no final summary, or "" when it has one.
 func (r *Result) Incomplete() string {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,25 @@ func TestReadResultToleratesACutLastLine(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".reserve")); err == nil {
 		t.Error("the space reserve is left behind after Close")
+	}
+}
+
+// A line too long to be tpslab's is refused naming the file and line.
+func TestOverlongSeriesLineNamesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir, &Result{SchemaVersion: SchemaVersion, Status: "complete", StartedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Add(Second{T: 1}, nil)
+	w.Close()
+	f, _ := os.OpenFile(filepath.Join(dir, "series.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(append([]byte(`{"t":2,"phase":"`), bytes.Repeat([]byte("x"), maxLine+1)...))
+	f.Write([]byte("\"}\n"))
+	f.Close()
+	_, err = ReadResult(dir)
+	if err == nil || !strings.Contains(err.Error(), "series.jsonl: line 2 is longer than 64 MiB") {
+		t.Errorf("%v", err)
 	}
 }
 
