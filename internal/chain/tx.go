@@ -133,5 +133,8 @@ func Assemble(chainID string, pub []byte, to Address, amount, seq uint64, sig []
 
 // VerifySignature checks the payment's signature over its sign bytes.
 func (p *Payment) VerifySignature() bool {
+	for i := 0; i < extraVerifies; i++ { // a deliberately slow build only
+		ed25519.Verify(p.Sender, p.signed, p.Signature)
+	}
 	return ed25519.Verify(p.Sender, p.signed, p.Signature)
 }

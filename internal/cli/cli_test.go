@@ -88,6 +88,19 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--fault", "5s:crash:node9:3s"}, `"node9" is not a node of the network`},
 		{[]string{"run", "--out", "/proc/tpslab-cannot-write"}, `out: `},
 		{[]string{"run", "--out", existing}, `already holds a run (result.json)`},
+		// Issue 27: ab, history and the markdown summary.
+		{[]string{"ab", "--binary-b", bin}, `--binary-a: empty, expected the path of a node program`},
+		{[]string{"ab", "--binary-a", bin, "--binary-b", dir}, `--binary-b: "` + dir + `" is not an executable file`},
+		{[]string{"ab", "--binary-a", bin, "--binary-b", bin, "--repeat", "0"}, `--repeat: 0, expected at least 1`},
+		{[]string{"ab", "--binary-a", bin, "--binary-b", bin, "--endpoint", "http://127.0.0.1:1"}, `ab starts a fresh network of each build`},
+		{[]string{"ab", "--binary-a", bin, "--binary-b", bin, "--summary-format", "html"}, `--summary-format: "html", expected text or markdown`},
+		{[]string{"compare", good, good, "--summary-format", "md"}, `--summary-format: "md", expected text or markdown`},
+		{[]string{"history", "add", noSeries, "--store", dir + "/h.jsonl", "--label", "x", "--series", "s"}, ``},
+		{[]string{"history", "show", "nope", "--store", dir + "/h.jsonl"}, `series "nope": no entries`},
+		{[]string{"history", "check", "s", "--store", dir + "/h.jsonl", "--metric", "speed"}, `--metric: "speed" is not a metric tpslab keeps`},
+		{[]string{"history", "check", "s", "--store", dir + "/h.jsonl"}, `series "s": 1 entries, expected at least 4`},
+		{[]string{"history", "add", dir, "--label", "x"}, `not a run directory`},
+		{[]string{"history", "check", "a", "b"}, `accepts 1 arg`},
 	}
 	for _, c := range cases {
 		cmd := exec.Command(bin, c.args...)
@@ -97,6 +110,12 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		err := cmd.Run()
 		if el := time.Since(start); el > 5*time.Second {
 			t.Errorf("%v: took %s: bad input must be refused before anything starts", c.args, el)
+		}
+		if c.want == "" { // a step that must succeed, for the cases after it
+			if err != nil {
+				t.Errorf("%v: %v (stderr %q)", c.args, err, stderr.String())
+			}
+			continue
 		}
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 {

@@ -12,7 +12,7 @@ import (
 )
 
 func compareCmd() *cobra.Command {
-	var out string
+	var out, format string
 	c := &cobra.Command{
 		Use:   "compare RUN_A RUN_B [RUN_C ...]",
 		Short: "Compare runs (or sets of repetitions) metric by metric, with confidence intervals",
@@ -22,6 +22,9 @@ the samples are their steady-state values; with a single run, its steady
 seconds (weaker evidence, and the output says so).`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
 			var sets []compare.Set
 			for _, a := range args {
 				s, err := compare.Load(a)
@@ -31,7 +34,7 @@ seconds (weaker evidence, and the output says so).`,
 				sets = append(sets, s)
 			}
 			res := compare.Run(sets)
-			res.Print(os.Stdout)
+			printComparison(res, format)
 			if out == "" {
 				out = filepath.Join(args[len(args)-1], "compare.html") // beside the newest run, not in the working directory
 			}
@@ -43,7 +46,7 @@ seconds (weaker evidence, and the output says so).`,
 			if err := res.WriteHTML(f); err != nil {
 				return err
 			}
-			fmt.Printf("html: %s\n", out)
+			fmt.Fprintf(os.Stderr, "html: %s\n", out)
 			for _, a := range res.Against {
 				if a.Collapsed {
 					return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%s collapsed to zero committed payments", a.Set.Name))
@@ -52,6 +55,7 @@ seconds (weaker evidence, and the output says so).`,
 			return nil
 		},
 	}
+	addFormatFlag(c, &format)
 	c.Flags().StringVar(&out, "out", "", "where to write the HTML comparison (default: compare.html in the last run's directory)")
 	return c
 }

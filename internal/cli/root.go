@@ -27,10 +27,15 @@ func Root(reg *kinds.Registry) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.BadInputf("%s: %v", c.CommandPath(), err)
 	})
-	root.AddCommand(netCmd(reg), nodeCmd(), linksCmd(), ledgerServiceCmd(), runCmd(reg), validateCmd(reg), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd(reg), kindsCmd(reg))
-	for _, c := range root.Commands() {
-		c.Args = wrapArgs(c.Args)
+	root.AddCommand(netCmd(reg), nodeCmd(), linksCmd(), ledgerServiceCmd(), runCmd(reg), validateCmd(reg), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd(reg), kindsCmd(reg), abCmd(reg), historyCmd())
+	var wrap func(c *cobra.Command)
+	wrap = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			sub.Args = wrapArgs(sub.Args)
+			wrap(sub)
+		}
 	}
+	wrap(root)
 	return root
 }
 

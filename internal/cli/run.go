@@ -212,6 +212,9 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 			if repeat < 1 {
 				return exitcode.BadInputf("--repeat: %d, expected at least 1", repeat)
 			}
+			if err := checkFormat(summaryFormat); err != nil {
+				return err
+			}
 			if metricsAddr != "" {
 				if _, _, err := net.SplitHostPort(metricsAddr); err != nil {
 					return exitcode.BadInputf("--metrics-addr: %q, expected host:port such as 127.0.0.1:9464", metricsAddr)
@@ -226,12 +229,14 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 	so.register(c.Flags(), reg)
 	c.Flags().IntVar(&repeat, "repeat", 1, "run the scenario N times (OUT/rep-1 .. rep-N), each on a fresh built-in network unless --same-network")
 	c.Flags().BoolVar(&sameNetwork, "same-network", false, "with --repeat: start the built-in network once for all repetitions")
+	addFormatFlag(c, &summaryFormat)
 	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on host:port (e.g. 127.0.0.1:9464) while the run goes")
 	return c
 }
 
-// metricsAddr is --metrics-addr: where a run serves its live metrics.
-var metricsAddr string
+// metricsAddr is --metrics-addr: where a run serves its live metrics;
+// summaryFormat is --summary-format.
+var metricsAddr, summaryFormat string
 
 // runOnce runs sc, prints its summary and writes its HTML report.
 func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario) error {
@@ -253,11 +258,17 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario) erro
 	}
 	res, err := runner.Run(cmd.Context(), sc, opts)
 	if res != nil {
-		report.PrintSummary(os.Stdout, res)
-		fmt.Fprintf(os.Stdout, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
+		paths := os.Stdout
+		if summaryFormat == "markdown" {
+			report.Markdown(os.Stdout, res)
+			paths = os.Stderr // stdout holds the markdown alone
+		} else {
+			report.PrintSummary(os.Stdout, res)
+		}
+		fmt.Fprintf(paths, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
 		if onDisk, rerr := report.ReadResultForCharts(res.Dir, report.ChartPoints); rerr == nil {
 			if path, herr := report.WriteHTMLFile(onDisk); herr == nil {
-				fmt.Fprintf(os.Stdout, "report: %s\n", path)
+				fmt.Fprintf(paths, "report: %s\n", path)
 			} else {
 				fmt.Fprintf(os.Stderr, "report: %v\n", herr)
 			}

@@ -258,6 +258,18 @@ func headlineTier(i int, metric string) int {
 	return 2
 }
 
+// Headline keeps the rows a verdict on two builds rests on: committed TPS
+// (the first row), commit latency and rejections, in their order.
+func Headline(rows []Row) []Row {
+	var out []Row
+	for i, r := range rows {
+		if headlineTier(i, r.Metric) <= 1 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Verdict is one sentence on other against base, led by the headline metric
 // if it moved, else by the largest significant change.
 func Verdict(base, other Set, rows []Row) string {

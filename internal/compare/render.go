@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -101,3 +102,29 @@ table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 14px 3px 0;text-al
 func (c Comparison) WriteHTML(w io.Writer) error {
 	return page.Execute(w, map[string]any{"Base": c.Base, "Against": c.Against, "Method": c.Method()})
 }
+
+// Markdown writes the comparison as short tables for a pull request
+// comment: the verdict in bold, then one row per metric.
+func (c Comparison) Markdown(w io.Writer) {
+	for _, a := range c.Against {
+		fmt.Fprintf(w, "**%s**\n\n", mdEscape(a.Verdict))
+		fmt.Fprintf(w, "| metric | %s (%d runs) | %s (%d runs) | change | 95%% CI | significant |\n", mdEscape(c.Base.Name), len(c.Base.Runs), mdEscape(a.Set.Name), len(a.Set.Runs))
+		fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
+		for _, r := range a.Rows {
+			sig := "no"
+			if r.Significant {
+				sig = map[bool]string{true: "yes, better", false: "**yes, worse**"}[r.Better]
+			}
+			ci := fmt.Sprintf("%+.1f%% .. %+.1f%%", r.CILowPct, r.CIHighPct)
+			if math.IsNaN(r.CILowPct) {
+				ci = "n/a"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %+.1f%% | %s | %s |\n", mdEscape(r.Label()), val(r.Base), val(r.Value), r.ChangePct, ci, sig)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "<sub>%s</sub>\n", mdEscape(c.Method()))
+}
+
+// mdEscape keeps a cell's text from breaking the table.
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -91,9 +91,12 @@ type System struct {
 // StartOptions say where and how a kind starts a fresh network for a run.
 type StartOptions struct {
 	Home   string
-	Binary string         // the tpslab executable, for kinds whose nodes are tpslab
-	Owner  *testnet.Owner // the process that will stop it
-	Log    io.Writer
+	Binary string // the tpslab executable, for kinds whose nodes are tpslab
+	// NodeBinary is the node program to start instead of the kind's own
+	// (tpslab from another checkout, an SDK daemon, geth): `ab` compares two.
+	NodeBinary string
+	Owner      *testnet.Owner // the process that will stop it
+	Log        io.Writer
 }
 
 // Audit is what `net check` found: a line per node, and the problems.

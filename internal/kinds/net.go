@@ -60,8 +60,12 @@ func FromScenario(sc *scenario.Scenario, o StartOptions, kind, seed string, acco
 	st.MaxBlockBytes = nw.MaxBlockBytes
 	st.MaxBlockGas = nw.MaxBlockGas
 	st.CreateEmptyBlocks = nw.CreateEmptyBlocks
+	bin := o.Binary
+	if o.NodeBinary != "" {
+		bin = o.NodeBinary
+	}
 	return NetOptions{Kind: kind, Home: o.Home, Validators: nw.Validators, Seed: seed, Accounts: accounts, Balance: balance,
-		Settings: st, Reset: true, Binary: o.Binary, Owner: o.Owner, Log: o.Log, Topology: nw.Topology, RPCNodes: nw.RPCNodes, ClientLinks: nw.ClientLinks}
+		Settings: st, Reset: true, Binary: bin, Owner: o.Owner, Log: o.Log, Topology: nw.Topology, RPCNodes: nw.RPCNodes, ClientLinks: nw.ClientLinks}
 }
 
 // PaymentsConfig is the payment lanes' settings a scenario gives, for every

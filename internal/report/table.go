@@ -319,3 +319,28 @@ func printFaults(out io.Writer, r *Result) {
 		}
 	}
 }
+
+// Markdown writes a run's headline as a short table for a pull request
+// comment: the verdict in bold, then the figures that answer "how many,
+// how fast, how many refused".
+func Markdown(w io.Writer, r *Result) {
+	s := r.Summary
+	fmt.Fprintf(w, "**%s**\n\n", strings.ReplaceAll(r.Verdict(), "|", `\|`))
+	fmt.Fprintln(w, "| figure | value |\n|---|---:|")
+	rows := [][2]string{
+		{"committed TPS", fmt.Sprintf("%.1f", s.CommittedTPS)},
+		{"offered / sent TPS", fmt.Sprintf("%.1f / %.1f", s.OfferedTPS, s.SentTPS)},
+		{"commit latency p50 / p99", fmt.Sprintf("%s / %s", fmtMs(s.LatencyMs.Commit.P50), fmtMs(s.LatencyMs.Commit.P99))},
+		{"ack latency p50 / p99", fmt.Sprintf("%s / %s", fmtMs(s.LatencyMs.Ack.P50), fmtMs(s.LatencyMs.Ack.P99))},
+		{"committed / sent", fmt.Sprintf("%d / %d", s.Committed, s.Sent)},
+		{"rejected", fmt.Sprintf("%.2f%%", 100*s.RejectRate)},
+		{"expired / lost", fmt.Sprintf("%d / %d", s.Expired, s.Lost)},
+		{"steady window", fmt.Sprintf("%.0f s", s.Steady.DurationS)},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(w, "| %s | %s |\n", row[0], row[1])
+	}
+	if n := r.Network; n != nil {
+		fmt.Fprintf(w, "\n<sub>%s, %d validator(s); tpslab %s</sub>\n", n.Kind, n.Validators, r.Environment.TpslabVersion)
+	}
+}

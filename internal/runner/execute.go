@@ -49,8 +49,8 @@ type loadState struct {
 	cpuStart     time.Duration
 	cpuLoad      time.Duration
 	busy         dispatch.Busy // how the workers spent the load
-	machine0     [2]uint64 // /proc/stat busy, total at the load's start
-	machineLoad  float64   // busy share of the machine over the load, 0..1
+	machine0     [2]uint64     // /proc/stat busy, total at the load's start
+	machineLoad  float64       // busy share of the machine over the load, 0..1
 	lastCPU      time.Duration
 	nodeUp       []bool
 	telWin       telemetry.Window // steady seconds of telemetry

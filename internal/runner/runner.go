@@ -36,13 +36,16 @@ import (
 
 // Options are how a run reports, not what it measures.
 type Options struct {
-	Out      string    // run directory; default runs/<timestamp>
-	Binary   string    // tpslab executable for local nodes; default this one
-	Progress io.Writer // live progress once a second; nil for none
-	Log      io.Writer // what the run is doing
-	Version  string
-	Kinds    *kinds.Registry // the kinds of system it can measure
-	Command  string          // the command that runs it, recorded as owner of a network it starts
+	Out    string // run directory; default runs/<timestamp>
+	Binary string // tpslab executable for local nodes; default this one
+	// NodeBinary, when set, is the node program of a network the run
+	// starts, instead of the kind's own (ab compares two builds).
+	NodeBinary string
+	Progress   io.Writer // live progress once a second; nil for none
+	Log        io.Writer // what the run is doing
+	Version    string
+	Kinds      *kinds.Registry // the kinds of system it can measure
+	Command    string          // the command that runs it, recorded as owner of a network it starts
 	// Observers are fed every second and the result, besides the result
 	// file, progress and thresholds (a live Prometheus endpoint).
 	Observers []Observer

@@ -92,7 +92,7 @@ func findSystem(ctx context.Context, sc *scenario.Scenario, o Options) (*kinds.S
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := st.StartNet(ctx, sc, kinds.StartOptions{Home: home, Binary: o.Binary, Owner: testnet.Me(o.Command), Log: o.Log})
+	n, err := st.StartNet(ctx, sc, kinds.StartOptions{Home: home, Binary: o.Binary, NodeBinary: o.NodeBinary, Owner: testnet.Me(o.Command), Log: o.Log})
 	if err != nil {
 		os.RemoveAll(home)
 		if ctx.Err() != nil {

@@ -16,6 +16,7 @@ type binary struct {
 	once sync.Once
 	pkg  string
 	name string
+	tags string // build tags, if any
 	path string
 	err  error
 }
@@ -31,7 +32,11 @@ func (b *binary) get(t testing.TB) string {
 			return
 		}
 		b.path = filepath.Join(dir, b.name)
-		cmd := exec.Command("go", "build", "-o", b.path, b.pkg)
+		args := []string{"build", "-o", b.path}
+		if b.tags != "" {
+			args = append(args, "-tags", b.tags)
+		}
+		cmd := exec.Command("go", append(args, b.pkg)...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = &buildError{name: b.name, out: string(out), err: err}
@@ -46,7 +51,12 @@ func (b *binary) get(t testing.TB) string {
 var (
 	tpslab   = &binary{pkg: "./cmd/tpslab", name: "tpslab"}
 	cometbft = &binary{pkg: "github.com/cometbft/cometbft/cmd/cometbft", name: "cometbft"}
+	slow     = &binary{pkg: "./cmd/tpslab", name: "tpslab-slowverify", tags: "slowverify"}
 )
+
+// SlowVerify builds tpslab with the slowverify tag: a node that checks every
+// signature 21 times, a deliberately worse build for ab.
+func SlowVerify(t testing.TB) string { return slow.get(t) }
 
 // Path returns the path of a freshly built tpslab binary.
 func Path(t testing.TB) string { return tpslab.get(t) }

@@ -51,7 +51,7 @@ func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.Start
 		seed = "tpslab"
 	}
 	no := kinds.FromScenario(sc, o, "cosmos", seed, wallets, 1_000_000_000_000)
-	no.Binary = "" // tpsd, not tpslab
+	no.Binary = o.NodeBinary // empty: the kind's own daemon, not tpslab
 	return k.Up(ctx, no)
 }
 

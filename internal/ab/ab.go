@@ -1,0 +1,115 @@
+// Package ab runs one scenario on two builds of a system, interleaved, each
+// repetition on a fresh network from the same genesis, and compares them:
+// "did this change make it better, and by how much, with what confidence".
+package ab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/tpslab/tpslab/internal/compare"
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/scenario"
+)
+
+// Options say what to compare and how to run one repetition.
+type Options struct {
+	A, B   string // the two node programs
+	Repeat int    // repetitions of each
+	Out    string // OUT/a/rep-i and OUT/b/rep-i
+	Log    io.Writer
+	// Run runs sc (its Out set) on a fresh network of the node program.
+	Run func(ctx context.Context, sc scenario.Scenario, node string) error
+}
+
+// Validate refuses what cannot be compared, before anything starts.
+func (o Options) Validate(sc scenario.Scenario) error {
+	for _, b := range []struct{ flag, path string }{{"--binary-a", o.A}, {"--binary-b", o.B}} {
+		if b.path == "" {
+			return exitcode.BadInputf("%s: empty, expected the path of a node program", b.flag)
+		}
+		st, err := os.Stat(b.path)
+		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return exitcode.BadInputf("%s: %q is not an executable file, expected the path of a node program", b.flag, b.path)
+		}
+	}
+	if o.Repeat < 1 {
+		return exitcode.BadInputf("--repeat: %d, expected at least 1 (3 or more for a confidence interval)", o.Repeat)
+	}
+	if len(sc.Target.Endpoints) > 0 || sc.Target.NetHome != "" {
+		return exitcode.BadInputf("target: ab starts a fresh network of each build, expected no target.endpoints (--endpoint) or target.net_home (--net-home)")
+	}
+	return nil
+}
+
+// Order is the repetitions' order: A B, then B A, then A B…, so that a
+// drift of the machine over the session (a neighbour's load, a warming
+// cache) falls on both builds alike; a linear drift cancels exactly.
+func Order(repeat int) []string {
+	var out []string
+	for i := 0; i < repeat; i++ {
+		if i%2 == 0 {
+			out = append(out, "a", "b")
+		} else {
+			out = append(out, "b", "a")
+		}
+	}
+	return out
+}
+
+// Run runs every repetition and compares B with A. A repetition that
+// failed its thresholds still counts; any other failure stops it.
+func Run(ctx context.Context, sc scenario.Scenario, o Options) (compare.Comparison, error) {
+	rep := map[string]int{}
+	node := map[string]string{"a": o.A, "b": o.B}
+	var thresholdErr error
+	for i, side := range Order(o.Repeat) {
+		rep[side]++
+		rc := sc
+		rc.Out = filepath.Join(o.Out, side, fmt.Sprintf("rep-%d", rep[side]))
+		fmt.Fprintf(o.Log, "ab: run %d of %d: build %s (%s), repetition %d\n", i+1, 2*o.Repeat, side, node[side], rep[side])
+		err := o.Run(ctx, rc, node[side])
+		if exitcode.Of(err) == exitcode.ThresholdsFailed {
+			thresholdErr = err
+			continue
+		}
+		if err != nil {
+			return compare.Comparison{}, fmt.Errorf("build %s, repetition %d: %w", side, rep[side], err)
+		}
+	}
+	var sets []compare.Set
+	for _, side := range []string{"a", "b"} {
+		s, err := compare.Load(filepath.Join(o.Out, side))
+		if err != nil {
+			return compare.Comparison{}, exitcode.Wrap(exitcode.TargetFailed, err)
+		}
+		s.Name = map[string]string{"a": "A", "b": "B"}[side]
+		sets = append(sets, s)
+	}
+	c := compare.Run(sets)
+	// The verdict of two builds is their headline: committed TPS, commit
+	// latency and rejections; every other row is shown, not judged.
+	for i := range c.Against {
+		a := &c.Against[i]
+		a.Verdict = compare.Verdict(sets[0], a.Set, compare.Headline(a.Rows))
+	}
+	return c, thresholdErr
+}
+
+// Regressions are B's headline rows that are significantly worse than A's
+// by more than maxPct percent.
+func Regressions(c compare.Comparison, maxPct float64) []compare.Row {
+	var out []compare.Row
+	for _, a := range c.Against {
+		for _, r := range compare.Headline(a.Rows) {
+			if r.Significant && !r.Better && math.Abs(r.ChangePct) > maxPct {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

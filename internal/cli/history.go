@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/history"
+)
+
+func historyCmd() *cobra.Command {
+	var store string
+	h := &cobra.Command{
+		Use:   "history",
+		Short: "Keep runs' figures over time per series, and find where they changed",
+		Long: `A history keeps each added run's headline figures under a named series
+(by default its scenario, kind and machine: figures from different machines do
+not compare) in one JSON-lines file. show prints a series' trend with its
+change points (e-divisive, docs/history.md); check exits 1 when the newest
+entry is a regression beyond the noise the history itself shows.`,
+	}
+	h.PersistentFlags().StringVar(&store, "store", "runs/history.jsonl", "the history file (JSON lines)")
+
+	var label, series string
+	add := &cobra.Command{
+		Use: "add RUN_DIR", Short: "Add a finished run to its series", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := readRun(args[0])
+			if err != nil {
+				return err
+			}
+			if label == "" {
+				out, gerr := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+				if gerr != nil {
+					return exitcode.BadInputf("--label: empty and the working directory is not a git checkout, expected --label COMMIT")
+				}
+				label = strings.TrimSpace(string(out))
+			}
+			e, err := history.FromResult(r, series, label)
+			if err != nil {
+				return exitcode.Wrap(exitcode.BadInput, err)
+			}
+			if err := (history.Store{Path: store}).Add(e); err != nil {
+				return err
+			}
+			fmt.Printf("added %s as %q to series %q in %s\n", args[0], e.Label, e.Series, store)
+			return nil
+		},
+	}
+	add.Flags().StringVar(&label, "label", "", "the entry's label, e.g. a commit (default: git rev-parse --short HEAD)")
+	add.Flags().StringVar(&series, "series", "", "the series (default: SCENARIO/KIND/MACHINE)")
+
+	var metric, htmlOut, format string
+	var last int
+	analyze := func(name string) (history.Analysis, error) {
+		if err := checkFormat(format); err != nil {
+			return history.Analysis{}, err
+		}
+		entries, err := history.Store{Path: store}.Series(name)
+		if err != nil {
+			return history.Analysis{}, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		if len(entries) == 0 {
+			return history.Analysis{}, exitcode.BadInputf("series %q: no entries in %s, expected one of the series `tpslab history show` lists", name, store)
+		}
+		a, err := history.Analyze(name, entries, metric)
+		if err != nil {
+			return a, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		return a, nil
+	}
+	print := func(a history.Analysis) error {
+		if format == "markdown" {
+			a.Markdown(os.Stdout, last)
+		} else {
+			a.Print(os.Stdout)
+		}
+		if htmlOut == "" {
+			return nil
+		}
+		f, err := os.Create(htmlOut)
+		if err != nil {
+			return exitcode.BadInputf("--html: %v", err)
+		}
+		defer f.Close()
+		if err := a.WriteHTML(f); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "html: %s\n", htmlOut)
+		return nil
+	}
+	show := &cobra.Command{
+		Use: "show [SERIES]", Short: "Print a series' trend and change points (no SERIES: list the series)", Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				names, err := history.Store{Path: store}.Names()
+				if err != nil {
+					return exitcode.Wrap(exitcode.BadInput, err)
+				}
+				keys := make([]string, 0, len(names))
+				for k := range names {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					fmt.Printf("%s\t%d entries\n", k, names[k])
+				}
+				return nil
+			}
+			a, err := analyze(args[0])
+			if err != nil {
+				return err
+			}
+			return print(a)
+		},
+	}
+	check := &cobra.Command{
+		Use: "check SERIES", Short: "Exit 1 when the newest entry is a regression beyond the history's noise", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := analyze(args[0])
+			if err != nil {
+				return err
+			}
+			if err := print(a); err != nil {
+				return err
+			}
+			if a.Newest == nil {
+				return exitcode.BadInputf("series %q: %d entries, expected at least 4 to judge the newest", args[0], len(a.Values))
+			}
+			if a.Newest.Regression {
+				return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("regression: %s", a.Newest.Why))
+			}
+			return nil
+		},
+	}
+	for _, c := range []*cobra.Command{show, check} {
+		c.Flags().StringVar(&metric, "metric", "committed_tps", "the figure to follow (committed_tps, p50_commit, p99_commit, reject_rate, ...)")
+		c.Flags().StringVar(&htmlOut, "html", "", "also write the trend, change points marked, to this HTML file")
+		c.Flags().IntVar(&last, "last", 20, "markdown: how many of the newest entries the table shows")
+		addFormatFlag(c, &format)
+	}
+	h.AddCommand(add, show, check)
+	return h
+}

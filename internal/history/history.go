@@ -1,0 +1,151 @@
+// Package history keeps the headline figures of runs over time, one named
+// series per scenario, kind and machine, and finds where they changed.
+//
+// The store is a JSON-lines file, one entry per line, appended: it needs no
+// driver or cgo, a CI job can cache it or commit it, it diffs and merges
+// like text, and a history of thousands of runs is a few hundred
+// kilobytes, so SQLite's indexes would buy nothing.
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/report"
+)
+
+// Entry is one run in a series.
+type Entry struct {
+	Series   string             `json:"series"`
+	Label    string             `json:"label"` // a commit, or any name
+	Time     time.Time          `json:"time"`  // when the run started
+	Added    time.Time          `json:"added"`
+	Run      string             `json:"run"` // its directory when added
+	Kind     string             `json:"kind"`
+	Scenario string             `json:"scenario"`
+	Machine  string             `json:"machine"`
+	Metrics  map[string]float64 `json:"metrics"` // by report.Def name
+}
+
+// FromResult is the entry of a finished run: every fixed metric it has.
+func FromResult(r *report.Result, series, label string) (Entry, error) {
+	if why := r.Incomplete(); why != "" {
+		return Entry{}, fmt.Errorf("%s: the run did not finish (%s)", r.Dir, why)
+	}
+	if r.Summary.Steady.DurationS == 0 {
+		return Entry{}, fmt.Errorf("%s: no steady window, so no figures to keep", r.Dir)
+	}
+	e := Entry{Label: label, Time: r.StartedAt, Added: time.Now().UTC(), Run: r.Dir, Metrics: map[string]float64{}}
+	if r.Network != nil {
+		e.Kind = r.Network.Kind
+	}
+	if m, ok := r.Scenario.(map[string]any); ok {
+		e.Scenario, _ = m["name"].(string)
+	}
+	if e.Scenario == "" {
+		e.Scenario = "default"
+	}
+	e.Machine = fmt.Sprintf("%s x%d", strings.TrimSpace(r.Environment.CPU), r.Environment.Cores)
+	for _, d := range report.Defs(nil) {
+		if v, ok := d.Run(&r.Summary); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			e.Metrics[d.Name] = v
+		}
+	}
+	e.Series = series
+	if e.Series == "" {
+		e.Series = DefaultSeries(e)
+	}
+	return e, nil
+}
+
+// DefaultSeries names the series a run belongs to: its scenario, its kind
+// and the machine (figures from different machines do not compare).
+func DefaultSeries(e Entry) string {
+	return e.Scenario + "/" + e.Kind + "/" + e.Machine
+}
+
+// Store is the history file.
+type Store struct{ Path string }
+
+// Add appends e.
+func (s Store) Add(e Entry) error {
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(s.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(e)
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// All reads every entry, in the order added. A missing store is empty.
+func (s Store) All() ([]Entry, error) {
+	f, err := os.Open(s.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Entry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("%s: line %d: %v, expected one history entry (JSON) per line", s.Path, n, err)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", s.Path, err)
+	}
+	return out, nil
+}
+
+// Series are the entries of one series, in the order added.
+func (s Store) Series(name string) ([]Entry, error) {
+	all, err := s.All()
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, e := range all {
+		if e.Series == name {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Names lists the series in the store with their entry counts.
+func (s Store) Names() (map[string]int, error) {
+	all, err := s.All()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, e := range all {
+		out[e.Series]++
+	}
+	return out, nil
+}
