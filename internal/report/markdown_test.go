@@ -33,3 +33,19 @@ func TestMarkdownSummaryIsATable(t *testing.T) {
 		t.Errorf("no table:\n%s", b.String())
 	}
 }
+
+// Node CPU per payment is one definition: per second as over the steady
+// window, the emulated links' proxies are not the system's (issue 22).
+func TestNodeCPUPerPaymentLeavesOutTheLinks(t *testing.T) {
+	var def Def
+	for _, d := range Defs(nil) {
+		if d.Name == "node_cpu_us_per_tx" {
+			def = d
+		}
+	}
+	s := &Summary{CommittedTPS: 100}
+	v, ok := def.Second(&Second{Telemetry: map[string]float64{"node0.cpu_percent": 50, "links.cpu_percent": 30}}, s)
+	if !ok || v != 5000 {
+		t.Errorf("per second: %.0f µs, want 5000 (50%% of a core over 100 tx/s, the links' 30%% left out)", v)
+	}
+}

@@ -80,18 +80,26 @@ func perCommitted(v float64, s *Summary, scale float64) (float64, bool) {
 	return v * scale / s.CommittedTPS, true
 }
 
-// sumTelemetry adds one second's values of every metric whose name ends
-// with suffix (every node's cpu_percent).
-func sumTelemetry(tel map[string]float64, suffix string) (float64, bool) {
+// SystemSum adds the values of every telemetry metric of the system under
+// test whose name ends with suffix (every node's cpu_percent): the one
+// definition of the system's CPU, bytes and so on, per second and over the
+// steady window alike. The emulated links' proxies ("links.*") are the
+// lab's, not the system's, and are left out.
+func SystemSum[V any](tel map[string]V, suffix string, value func(V) float64) (float64, bool) {
 	var sum float64
 	ok := false
 	for k, v := range tel {
-		if strings.HasSuffix(k, suffix) {
-			sum += v
+		if strings.HasSuffix(k, suffix) && !strings.HasPrefix(k, "links.") {
+			sum += value(v)
 			ok = true
 		}
 	}
 	return sum, ok
+}
+
+// sumTelemetry is SystemSum over one second's values.
+func sumTelemetry(tel map[string]float64, suffix string) (float64, bool) {
+	return SystemSum(tel, suffix, func(v float64) float64 { return v })
 }
 
 // defs are the fixed metrics, in compare's order for those it compares.

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
 // haltShare is the share of the steady window without blocks past which a
@@ -108,14 +108,8 @@ func cost(s *report.Summary, genCPUSum float64, steadySecs int) report.Cost {
 	if tps <= 0 {
 		return c
 	}
-	sum := func(suffix string) (v float64, ok bool) {
-		for k, st := range s.Telemetry {
-			// The emulated links' proxies are the lab's, not the system's.
-			if strings.HasSuffix(k, suffix) && !strings.HasPrefix(k, "links.") {
-				v, ok = v+st.Mean, true
-			}
-		}
-		return v, ok
+	sum := func(suffix string) (float64, bool) {
+		return report.SystemSum(s.Telemetry, suffix, func(st telemetry.Stat) float64 { return st.Mean })
 	}
 	round := func(v float64) float64 { return math.Round(v*10) / 10 }
 	// 1% of one core for a second is 10,000 µs of CPU.
