@@ -54,7 +54,7 @@ load over the step. Each step's warm-up is excluded.`,
 				return exitcode.BadInputf("--tolerance: %g, expected between 0 and 1", opt.Tolerance)
 			case step <= warm:
 				return exitcode.BadInputf("--step: %s, expected longer than --step-warmup (%s)", step, warm)
-			case sc.Load.Model != "open":
+			case sc.Load.Model != scenario.Open:
 				return exitcode.BadInputf("load.model: %q, expected open: find-max offers rates", sc.Load.Model)
 			}
 			obj := findmax.Objective{Thresholds: ths, MinRatio: minRatio, MaxGrowth: maxGrowth}

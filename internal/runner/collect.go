@@ -9,6 +9,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
@@ -67,7 +68,7 @@ func (r *run) tick(final bool) {
 		InFlight: ls.trk.Len(), MempoolTxs: int(ls.mempool.Load()), Blocks: len(iv.Blocks),
 		GenCPU: math.Round(100*float64(cpu-ls.lastCPU)/float64(time.Second)*10) / 10}
 	ls.lastCPU = cpu
-	if r.sc.Load.Model == "open" && phase != "drain" {
+	if r.sc.Load.Model == scenario.Open && phase != "drain" {
 		s.TargetRate = r.profile.RateAt(time.Duration((t - 0.5) * float64(time.Second)))
 	}
 	sort.Slice(iv.Blocks, func(i, j int) bool { return iv.Blocks[i].Height < iv.Blocks[j].Height })

@@ -17,6 +17,7 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/telemetry"
@@ -89,7 +90,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	r.ls = ls
 	r.start = time.Now()
 	eng := &dispatch.Engine{Target: tgt, Workload: r.conn.Workload, Recorder: r.rec, Connections: sc.Load.Connections, Seed: sc.Seed}
-	if every := sc.Load.SendEvery(1); sc.Load.Model == "open" && every > 0 {
+	if every := sc.Load.SendEvery(1); sc.Load.Model == scenario.Open && every > 0 {
 		eng.SendEvery = func(time.Duration) time.Duration { return every } // a fixed interval, parsed once
 		if sc.Load.SendInterval == "auto" {
 			eng.SendEvery = func(t time.Duration) time.Duration { return sc.Load.SendEvery(r.profile.RateAt(t)) }
@@ -140,7 +141,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	go func() { defer close(collectorDone); r.collect(observe) }()
 
 	fmt.Fprintf(r.o.Log, "load: %s for %s; results in %s\n", describeLoad(sc), r.loadDur, r.o.Out)
-	if sc.Load.Model == "open" {
+	if sc.Load.Model == scenario.Open {
 		// Grace 0: nothing new is sent after the load's last arrival; what
 		// is still due then is unsent, and load.drain only waits for what
 		// was sent (issue 23: a hung endpoint kept a run going long after).

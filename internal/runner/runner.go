@@ -224,7 +224,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := fault.Check(sc.Faults, sys.Net); err != nil {
 		return err
 	}
-	if sc.Load.Model == "open" {
+	if sc.Load.Model == scenario.Open {
 		r.profile = sc.Load.Profile()
 		r.loadDur = r.profile.Duration()
 	} else {
@@ -326,7 +326,7 @@ func (r *run) preflight(ctx context.Context) error {
 func (r *run) presign(ctx context.Context) error {
 	sc := r.sc
 	p, ok := r.conn.Workload.(workload.Presigner)
-	if sc.Workload.Mode != "presigned" || !ok {
+	if sc.Workload.Mode != scenario.Presigned || !ok {
 		return nil
 	}
 	n := int(sc.Load.MaxOffers())
@@ -371,7 +371,7 @@ func (r *run) finishEarly(why End) {
 
 func describeLoad(sc scenario.Scenario) string {
 	l := sc.Load
-	if l.Model == "closed" {
+	if l.Model == scenario.Closed {
 		return fmt.Sprintf("closed model, %d users (wait for %s, pacing %s, think %s)", l.Users, l.WaitFor, l.Pacing.D(), l.Think.D())
 	}
 	switch {

@@ -106,7 +106,7 @@ func TestCommittedCountMatchesBlocks(t *testing.T) {
 		sc.Load.Rate = 300
 		sc.Load.Duration = scenario.Duration(8 * time.Second)
 		sc.Load.Warmup = scenario.Duration(2 * time.Second)
-		sc.Workload.Mode = mode
+		sc.Workload.Mode = scenario.Mode(mode)
 		sc.Workload.Senders = 300
 		sc.Workload.Window = 4
 		sc.Out = filepath.Join(t.TempDir(), "run-"+mode)

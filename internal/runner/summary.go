@@ -8,6 +8,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
@@ -237,7 +238,7 @@ func (r *run) judgeGenerator(s *report.Summary, win float64) {
 	connsBusy := float64(st.ConnWaits) > 0.01*float64(st.Offered)
 	lagP99 := s.LatencyMs.ScheduleLag.P99
 	var why string
-	if r.sc.Load.Model == "open" {
+	if r.sc.Load.Model == scenario.Open {
 		warm := r.sc.Load.Warmup.D()
 		want := r.profile.Cumulative(warm+time.Duration(win*float64(time.Second))) - r.profile.Cumulative(warm)
 		if want > 0 && float64(st.Sent) < 0.97*want {

@@ -30,7 +30,7 @@ func (l Load) Profile() schedule.Profile {
 // the open model, every user's paced starts for the closed one (unbounded,
 // +Inf, for closed users without pacing).
 func (l Load) MaxOffers() float64 {
-	if l.Model == "open" {
+	if l.Model == Open {
 		return math.Ceil(l.Profile().Total()) + 1
 	}
 	if l.Pacing <= 0 {
@@ -46,7 +46,7 @@ func presignedBytes(padding int) float64 { return float64(136 + MaxChainIDLen + 
 // PresignEstimate is the memory a presigned plan needs, in bytes (0 for
 // live or raw workloads, which sign as they go).
 func (s *Scenario) PresignEstimate() float64 {
-	if s.Workload.Mode != "presigned" || s.Workload.Kind == "raw" {
+	if s.Workload.Mode != Presigned || s.Workload.Kind == "raw" {
 		return 0
 	}
 	return s.Load.MaxOffers() * presignedBytes(s.Workload.Padding)

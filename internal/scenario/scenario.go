@@ -152,9 +152,27 @@ type Steps struct {
 	Every Duration `yaml:"every" json:"every"`
 }
 
+// Model is how load is offered: open (arrivals on a schedule, whatever the
+// system does) or closed (users that wait for their answers).
+type Model string
+
+const (
+	Open   Model = "open"
+	Closed Model = "closed"
+)
+
+// Mode is when payments are signed: presigned (all before the load) or
+// live (as they are sent, nonces tracked).
+type Mode string
+
+const (
+	Presigned Mode = "presigned"
+	Live      Mode = "live"
+)
+
 // Load is the shape of the offered load.
 type Load struct {
-	Model       string   `yaml:"model" json:"model"` // open | closed
+	Model       Model    `yaml:"model" json:"model"` // open | closed
 	Rate        float64  `yaml:"rate" json:"rate"`   // open: constant arrivals per second
 	Stages      []Stage  `yaml:"stages" json:"stages,omitempty"`
 	Steps       *Steps   `yaml:"steps" json:"steps,omitempty"`
@@ -211,7 +229,7 @@ type Amount struct {
 // Workload says what is sent.
 type Workload struct {
 	Kind            string `yaml:"kind" json:"kind"` // payment | raw | erc20
-	Mode            string `yaml:"mode" json:"mode"` // presigned | live
+	Mode            Mode   `yaml:"mode" json:"mode"` // presigned | live
 	Senders         int    `yaml:"senders" json:"senders"`
 	SendersOffset   int    `yaml:"senders_offset" json:"senders_offset,omitempty"` // first sending account: runs with disjoint ranges can share a network
 	Window          int    `yaml:"window" json:"window"`                           // payments in flight per sender
@@ -247,10 +265,10 @@ func Default() Scenario {
 		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond),
 			MempoolSize: 50000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true,
 			Ledger: Ledger{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"}},
-		Load: Load{Model: "open", Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
+		Load: Load{Model: Open, Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
 			Warmup: Duration(5 * time.Second), Drain: Duration(15 * time.Second),
 			WaitFor: "ack", Connections: 32, SendInterval: "auto"},
-		Workload: Workload{Kind: "payment", Mode: "presigned", Senders: 2000, Window: 8,
+		Workload: Workload{Kind: "payment", Mode: Presigned, Senders: 2000, Window: 8,
 			SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"},
 			Amount: Amount{Min: 1, Max: 100}, FundAmount: 10_000_000, TxType: "dynamic"},
 		CommitTimeout: Duration(30 * time.Second),

@@ -218,7 +218,7 @@ func (h HTTP) ValidateAPI() error {
 }
 
 func (l Load) validate() error {
-	if err := oneOf("load.model", l.Model, "open", "closed"); err != nil {
+	if err := oneOf("load.model", string(l.Model), string(Open), string(Closed)); err != nil {
 		return err
 	}
 	if err := oneOf("load.arrival", l.Arrival, "uniform", "poisson"); err != nil {
@@ -241,7 +241,7 @@ func (l Load) validate() error {
 			return fmt.Errorf("load.send_interval: %q, expected auto, 0 or a duration up to 1s", l.SendInterval)
 		}
 	}
-	if l.Model == "closed" {
+	if l.Model == Closed {
 		if l.Users < 1 || l.Users > MaxUsers {
 			return fmt.Errorf("load.users: %d, expected 1..%d for the closed model", l.Users, MaxUsers)
 		}
@@ -338,7 +338,7 @@ func (w Workload) validate(l Load) error {
 	if err := oneOf("workload.kind", w.Kind, "payment", "raw", "erc20"); err != nil {
 		return err
 	}
-	if err := oneOf("workload.mode", w.Mode, "presigned", "live"); err != nil {
+	if err := oneOf("workload.mode", string(w.Mode), string(Presigned), string(Live)); err != nil {
 		return err
 	}
 	if w.Padding < 0 || w.Padding > 65535 {
@@ -394,10 +394,10 @@ func (w Workload) validate(l Load) error {
 	if w.Amount.Min < 1 || w.Amount.Max < w.Amount.Min {
 		return fmt.Errorf("workload.amount: min %d max %d, expected 1 <= min <= max", w.Amount.Min, w.Amount.Max)
 	}
-	if l.Model == "closed" && l.Users > w.Senders {
+	if l.Model == Closed && l.Users > w.Senders {
 		return fmt.Errorf("load.users: %d, expected at most workload.senders (%d): each user pays from its own account", l.Users, w.Senders)
 	}
-	if l.Model == "closed" && w.Mode == "presigned" && l.Pacing == 0 {
+	if l.Model == Closed && w.Mode == Presigned && l.Pacing == 0 {
 		return fmt.Errorf("workload.mode: presigned with a closed model needs load.pacing > 0 to know how many payments to sign, expected live or a pacing")
 	}
 	return nil
@@ -444,7 +444,7 @@ func (s *Scenario) CheckAccounts(accounts uint64) error {
 // LoadDuration is the length of the load phase: the stages' or steps' total,
 // else load.duration.
 func (l Load) LoadDuration() time.Duration {
-	if l.Model == "open" {
+	if l.Model == Open {
 		if l.Steps != nil {
 			n := int((l.Steps.To-l.Steps.From)/l.Steps.By) + 1
 			return time.Duration(n) * l.Steps.Every.D()

@@ -94,7 +94,7 @@ func bankScenario(t *testing.T, home, via, mode string) scenario.Scenario {
 	sc.Load.Rate = 150
 	sc.Load.Duration = scenario.Duration(6 * time.Second)
 	sc.Load.Warmup = scenario.Duration(time.Second)
-	sc.Workload.Mode = mode
+	sc.Workload.Mode = scenario.Mode(mode)
 	sc.Workload.Senders = 300
 	sc.Workload.Window = 4
 	sc.Out = filepath.Join(t.TempDir(), "run-"+via+"-"+mode)

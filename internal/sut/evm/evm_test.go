@@ -97,7 +97,7 @@ func evmScenario(t *testing.T, home, kind, mode string) scenario.Scenario {
 	sc.Load.Duration = scenario.Duration(8 * time.Second)
 	sc.Load.Warmup = scenario.Duration(2 * time.Second)
 	sc.Workload.Kind = kind
-	sc.Workload.Mode = mode
+	sc.Workload.Mode = scenario.Mode(mode)
 	sc.Workload.Senders = 300
 	sc.Workload.Window = 4
 	sc.Out = filepath.Join(t.TempDir(), kind+"-"+mode)

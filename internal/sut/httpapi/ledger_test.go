@@ -151,7 +151,7 @@ func TestLedgerCountsMatchThePaymentTable(t *testing.T) {
 	for _, mode := range []string{"sync", "poll", "callback"} {
 		sc := ledgerScenario(t, n, mode, 200)
 		sc.Target.HTTP.Confirm = mode
-		sc.Workload.Mode = map[string]string{"sync": "presigned", "poll": "live", "callback": "presigned"}[mode]
+		sc.Workload.Mode = map[string]scenario.Mode{"sync": "presigned", "poll": "live", "callback": "presigned"}[mode]
 		res := run(t, sc)
 		s := res.Summary
 		after := rows(t, n)
