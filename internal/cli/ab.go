@@ -3,23 +3,23 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tpslab/tpslab/internal/ab"
+	"github.com/tpslab/tpslab/internal/campaign"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
-	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 )
 
 func abCmd(reg *kinds.Registry) *cobra.Command {
 	var so scenarioOpts
-	var o ab.Options
+	var o campaign.ABOptions
 	var maxRegression float64
 	var format string
 	c := &cobra.Command{
@@ -62,7 +62,7 @@ B is significantly worse than A by more than --max-regression percent.`,
 			o.Run = func(ctx context.Context, rc scenario.Scenario, node string) error {
 				return runQuiet(ctx, reg, rc, node, "ab")
 			}
-			c, err := ab.Run(cmd.Context(), sc, o)
+			c, err := campaign.AB(cmd.Context(), sc, o)
 			if len(c.Against) == 0 {
 				return err
 			}
@@ -73,7 +73,7 @@ B is significantly worse than A by more than --max-regression percent.`,
 				f.Close()
 				fmt.Fprintf(os.Stderr, "html: %s\n", filepath.Join(o.Out, "compare.html"))
 			}
-			if regs := ab.Regressions(c, maxRegression); len(regs) > 0 {
+			if regs := campaign.Regressions(c, maxRegression); len(regs) > 0 {
 				var what []string
 				for _, r := range regs {
 					what = append(what, fmt.Sprintf("%s %+.1f%%", r.Metric, r.ChangePct))
@@ -95,12 +95,10 @@ B is significantly worse than A by more than --max-regression percent.`,
 // runQuiet runs one repetition on a fresh network of node, prints its
 // verdict in a line and writes its report.
 func runQuiet(ctx context.Context, reg *kinds.Registry, sc scenario.Scenario, node, command string) error {
-	res, err := runner.Run(ctx, sc, runner.Options{Out: sc.Out, Log: discardLog{}, Version: Version, Kinds: reg, Command: command, NodeBinary: node})
+	res, err := runner.Run(ctx, sc, runner.Options{Out: sc.Out, Log: io.Discard, Version: Version, Kinds: reg, Command: command, NodeBinary: node})
 	if res != nil {
 		fmt.Fprintf(os.Stderr, "  %s: %s\n", res.Dir, res.Verdict())
-		if onDisk, rerr := report.ReadResultForCharts(res.Dir, report.ChartPoints); rerr == nil {
-			report.WriteHTMLFile(onDisk)
-		}
+		campaign.WriteReport(res.Dir)
 	}
 	return err
 }

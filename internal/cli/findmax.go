@@ -1,23 +1,19 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tpslab/tpslab/internal/campaign"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/findmax"
 	"github.com/tpslab/tpslab/internal/kinds"
-	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
@@ -57,8 +53,11 @@ load over the step. Each step's warm-up is excluded.`,
 			case sc.Load.Model != scenario.Open:
 				return exitcode.BadInputf("load.model: %q, expected open: find-max offers rates", sc.Load.Model)
 			}
-			obj := findmax.Objective{Thresholds: ths, MinRatio: minRatio, MaxGrowth: maxGrowth}
-			return findMax(cmd.Context(), reg, sc, obj, opt, step, warm, strings.Join(slos, ", ")+fmt.Sprintf(", committed/offered >= %.2f, mempool growth <= %.1f s", minRatio, maxGrowth))
+			fm := campaign.FindMax{Objective: findmax.Objective{Thresholds: ths, MinRatio: minRatio, MaxGrowth: maxGrowth},
+				Describe: strings.Join(slos, ", ") + fmt.Sprintf(", committed/offered >= %.2f, mempool growth <= %.1f s", minRatio, maxGrowth),
+				Search:   opt, Step: step, Warm: warm, Log: os.Stderr, Output: os.Stdout,
+				Run: runner.Options{Version: Version, Kinds: reg, Command: "find-max"}}
+			return fm.Do(cmd.Context(), sc)
 		},
 	}
 	so.register(c.Flags(), reg)
@@ -74,107 +73,4 @@ load over the step. Each step's warm-up is excluded.`,
 	f.DurationVar(&step, "step", 20*time.Second, "length of each step")
 	f.DurationVar(&warm, "step-warmup", 5*time.Second, "start of each step excluded from its figures")
 	return c
-}
-
-func findMax(ctx context.Context, ks *kinds.Registry, sc scenario.Scenario, obj findmax.Objective, opt findmax.Options, step, warm time.Duration, objective string) error {
-	base := sc.Out
-	if base == "" {
-		base = runner.DefaultOut()
-	}
-	stop, err := runner.SharedNetwork(ctx, &sc, runner.Options{Log: os.Stderr, Kinds: ks, Command: "find-max"})
-	if err != nil {
-		return err
-	}
-	defer stop()
-	probe, err := runner.TargetFor(&sc, ks)
-	if err != nil {
-		return err
-	}
-	defer probe.Close()
-	start := time.Now()
-	n := 0
-	measure := func(ctx context.Context, rate float64) (findmax.Step, error) {
-		n++
-		waitForEmptyMempool(ctx, probe)
-		rc := sc
-		rc.Load.Rate, rc.Load.Stages, rc.Load.Steps = rate, nil, nil
-		rc.Load.Duration, rc.Load.Warmup = scenario.Duration(step), scenario.Duration(warm)
-		rc.Thresholds = nil
-		rc.Out = filepath.Join(base, fmt.Sprintf("step-%02d-%.0f", n, rate))
-		fmt.Fprintf(os.Stderr, "step %d: %.0f tx/s for %s\n", n, rate, step)
-		res, err := runner.Run(ctx, rc, runner.Options{Log: discardLog{}, Version: Version, Kinds: ks, Command: "find-max"})
-		if res == nil {
-			return findmax.Step{}, err
-		}
-		if onDisk, rerr := report.ReadResult(res.Dir); rerr == nil {
-			report.WriteHTMLFile(onDisk)
-			res = onDisk
-		}
-		st := obj.Judge(rate, res)
-		verdict := "met"
-		if !st.OK {
-			verdict = "missed: " + strings.Join(st.Why, "; ")
-		}
-		fmt.Fprintf(os.Stderr, "  committed %.1f tx/s, p99 commit %.0f ms: %s\n", st.Committed, st.P99, verdict)
-		return st, nil
-	}
-	out, err := findmax.Search(ctx, opt, measure)
-	took := time.Since(start).Round(time.Second)
-	if err != nil && len(out.Steps) == 0 {
-		return err
-	}
-	fmt.Println()
-	findmax.PrintKnee(os.Stdout, out.Steps)
-	hi := "not reached"
-	if out.Bracket[1] > 0 {
-		hi = fmt.Sprintf("%.0f", out.Bracket[1])
-	}
-	fmt.Printf("\nsustainable rate: %.0f tx/s (bracket %.0f .. %s tx/s) under %s\n", out.Sustainable, out.Bracket[0], hi, objective)
-	fmt.Printf("stopped: %s; search took %s over %d steps\n", out.Stopped, took, len(out.Steps))
-	fmt.Println("what limits it:")
-	for _, h := range out.Hints {
-		fmt.Println("  -", h)
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return err
-	}
-	if err := report.WriteJSON(filepath.Join(base, "find-max.json"), map[string]any{"schema_version": 1, "objective": objective, "took_s": took.Seconds(), "outcome": out}); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(base, "find-max.html"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := findmax.WriteHTML(f, out, objective, took.String()); err != nil {
-		return err
-	}
-	fmt.Printf("results: %s (find-max.json, find-max.html, one run directory per step)\n", base)
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return exitcode.Wrap(exitcode.TargetFailed, errors.New("interrupted"))
-	}
-	return nil
-}
-
-type discardLog struct{}
-
-func (discardLog) Write(b []byte) (int, error) { return len(b), nil }
-
-// waitForEmptyMempool lets a backlog from the previous step clear (up to 60 s)
-// so it does not count against the next.
-func waitForEmptyMempool(ctx context.Context, tgt sut.Target) {
-	t, ok := tgt.(sut.Mempool)
-	if !ok {
-		return
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		n, err := t.MempoolTxs(c)
-		cancel()
-		if err != nil || n < 10 {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
 }

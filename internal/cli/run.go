@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tpslab/tpslab/internal/campaign"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/exporter"
 	"github.com/tpslab/tpslab/internal/kinds"
@@ -266,47 +268,23 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario) erro
 			report.PrintSummary(os.Stdout, res)
 		}
 		fmt.Fprintf(paths, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
-		if onDisk, rerr := report.ReadResultForCharts(res.Dir, report.ChartPoints); rerr == nil {
-			if path, herr := report.WriteHTMLFile(onDisk); herr == nil {
-				fmt.Fprintf(paths, "report: %s\n", path)
-			} else {
-				fmt.Fprintf(os.Stderr, "report: %v\n", herr)
-			}
+		if path, herr := campaign.WriteReport(res.Dir); herr == nil {
+			fmt.Fprintf(paths, "report: %s\n", path)
+		} else {
+			fmt.Fprintf(os.Stderr, "report: %v\n", herr)
 		}
 	}
 	return err
 }
 
-// runRepeated runs sc n times into OUT/rep-i; the first failure that is not
-// a threshold stops it, and threshold failures are reported at the end.
+// runRepeated runs sc n times into OUT/rep-i (campaign.Repeat).
 func runRepeated(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, n int, sameNetwork bool) error {
-	base := sc.Out
-	if base == "" {
-		base = runner.DefaultOut()
+	base, err := campaign.Repeat(cmd.Context(), sc, n, sameNetwork, runner.Options{Log: os.Stderr, Kinds: reg, Command: "run"}, os.Stderr,
+		func(_ context.Context, rc scenario.Scenario) error { return runOnce(cmd, reg, rc) })
+	if err == nil || exitcode.Of(err) == exitcode.ThresholdsFailed {
+		fmt.Printf("\n%d repetitions in %s; compare sets with `tpslab compare %s OTHER`\n", n, base, base)
 	}
-	if sameNetwork {
-		stop, err := runner.SharedNetwork(cmd.Context(), &sc, runner.Options{Log: os.Stderr, Kinds: reg, Command: "run"})
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	var thresholdErr error
-	for i := 1; i <= n; i++ {
-		rc := sc
-		rc.Out = filepath.Join(base, fmt.Sprintf("rep-%d", i))
-		fmt.Fprintf(os.Stderr, "repetition %d of %d\n", i, n)
-		err := runOnce(cmd, reg, rc)
-		if exitcode.Of(err) == exitcode.ThresholdsFailed {
-			thresholdErr = err
-			continue
-		}
-		if err != nil {
-			return err
-		}
-	}
-	fmt.Printf("\n%d repetitions in %s; compare sets with `tpslab compare %s OTHER`\n", n, base, base)
-	return thresholdErr
+	return err
 }
 
 func validateCmd(reg *kinds.Registry) *cobra.Command {

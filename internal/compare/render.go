@@ -13,6 +13,9 @@ import (
 type Comparison struct {
 	Base    Set
 	Against []Against
+	// Paired: the intervals are over pairs of runs made next to each other
+	// (ab), not bootstrapped (Paired).
+	Paired bool
 }
 
 // Against is one set's rows and verdict.
@@ -35,6 +38,9 @@ func Run(sets []Set) Comparison {
 
 // Method says how the intervals were computed, for the reader.
 func (c Comparison) Method() string {
+	if c.Paired {
+		return fmt.Sprintf("Runs were paired as they ran, interleaved; the change is the mean of the pairs' relative changes and its 95%% interval Student's t over the pairs; significant when it excludes 0 and the change is at least %.0f%%.", MinEffectPct)
+	}
 	m := fmt.Sprintf("95%% bootstrap percentile interval of the relative change of means (%d resamples); significant when it excludes 0 and the change is at least %.0f%%.", Resamples, MinEffectPct)
 	for _, a := range c.Against {
 		if len(a.Rows) > 0 && a.Rows[0].PerSecond {

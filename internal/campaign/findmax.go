@@ -1,0 +1,137 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/findmax"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sut"
+)
+
+// FindMax is a find-max search: its objective and steps.
+type FindMax struct {
+	Objective   findmax.Objective
+	Describe    string // the objective in words, for the outputs
+	Search      findmax.Options
+	Step, Warm  time.Duration
+	Run         runner.Options // how each step runs (kinds, version, command)
+	Log, Output io.Writer      // progress lines; the knee, the verdict and the hints
+}
+
+// Do runs steps of constant offered load on one network (started once
+// when sc names none), searching for the highest rate that meets the
+// objective; it writes find-max.json, find-max.html and each step's run
+// directory under sc.Out.
+func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
+	base := sc.Out
+	if base == "" {
+		base = runner.DefaultOut()
+	}
+	shared := f.Run
+	shared.Log = f.Log
+	stop, err := runner.SharedNetwork(ctx, &sc, shared)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	probe, err := runner.TargetFor(&sc, f.Run.Kinds)
+	if err != nil {
+		return err
+	}
+	defer probe.Close()
+	start := time.Now()
+	n := 0
+	measure := func(ctx context.Context, rate float64) (findmax.Step, error) {
+		n++
+		waitForEmptyMempool(ctx, probe)
+		rc := sc
+		rc.Load.Rate, rc.Load.Stages, rc.Load.Steps = rate, nil, nil
+		rc.Load.Duration, rc.Load.Warmup = scenario.Duration(f.Step), scenario.Duration(f.Warm)
+		rc.Thresholds = nil
+		rc.Out = filepath.Join(base, fmt.Sprintf("step-%02d-%.0f", n, rate))
+		fmt.Fprintf(f.Log, "step %d: %.0f tx/s for %s\n", n, rate, f.Step)
+		ro := f.Run
+		ro.Log = io.Discard
+		res, err := runner.Run(ctx, rc, ro)
+		if res == nil {
+			return findmax.Step{}, err
+		}
+		if onDisk, rerr := report.ReadResult(res.Dir); rerr == nil {
+			report.WriteHTMLFile(onDisk)
+			res = onDisk
+		}
+		st := f.Objective.Judge(rate, res)
+		verdict := "met"
+		if !st.OK {
+			verdict = "missed: " + strings.Join(st.Why, "; ")
+		}
+		fmt.Fprintf(f.Log, "  committed %.1f tx/s, p99 commit %.0f ms: %s\n", st.Committed, st.P99, verdict)
+		return st, nil
+	}
+	out, err := findmax.Search(ctx, f.Search, measure)
+	took := time.Since(start).Round(time.Second)
+	if err != nil && len(out.Steps) == 0 {
+		return err
+	}
+	w := f.Output
+	fmt.Fprintln(w)
+	findmax.PrintKnee(w, out.Steps)
+	hi := "not reached"
+	if out.Bracket[1] > 0 {
+		hi = fmt.Sprintf("%.0f", out.Bracket[1])
+	}
+	fmt.Fprintf(w, "\nsustainable rate: %.0f tx/s (bracket %.0f .. %s tx/s) under %s\n", out.Sustainable, out.Bracket[0], hi, f.Describe)
+	fmt.Fprintf(w, "stopped: %s; search took %s over %d steps\n", out.Stopped, took, len(out.Steps))
+	fmt.Fprintln(w, "what limits it:")
+	for _, h := range out.Hints {
+		fmt.Fprintln(w, "  -", h)
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return err
+	}
+	if err := report.WriteJSON(filepath.Join(base, "find-max.json"), map[string]any{"schema_version": 1, "objective": f.Describe, "took_s": took.Seconds(), "outcome": out}); err != nil {
+		return err
+	}
+	page, err := os.Create(filepath.Join(base, "find-max.html"))
+	if err != nil {
+		return err
+	}
+	defer page.Close()
+	if err := findmax.WriteHTML(page, out, f.Describe, took.String()); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "results: %s (find-max.json, find-max.html, one run directory per step)\n", base)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return exitcode.Wrap(exitcode.TargetFailed, errors.New("interrupted"))
+	}
+	return nil
+}
+
+// waitForEmptyMempool lets a backlog from the previous step clear (up to 60 s)
+// so it does not count against the next.
+func waitForEmptyMempool(ctx context.Context, tgt sut.Target) {
+	t, ok := tgt.(sut.Mempool)
+	if !ok {
+		return
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		n, err := t.MempoolTxs(c)
+		cancel()
+		if err != nil || n < 10 {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
