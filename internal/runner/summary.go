@@ -246,7 +246,8 @@ func (r *run) judgeGenerator(s *report.Summary, win float64) {
 			s.Shortfall = &report.Shortfall{Scheduled: int64(math.Round(want)), Sent: st.Sent, Unsent: s.Unsent}
 		}
 	}
-	if why == "" && lagP99 > 100 {
+	backpressure := windowFull || connsBusy
+	if why == "" && lagP99 > 100 && !backpressure { // late because it waited: the warnings below say for what
 		why = fmt.Sprintf("schedule lag p99 was %.0f ms", lagP99)
 	}
 	cpuBound := g.CPUPercent > 90*float64(g.Cores)
@@ -281,6 +282,9 @@ func (r *run) judgeGenerator(s *report.Summary, win float64) {
 		}
 	case saturated:
 		by = "generator_workers"
+	case connsBusy: // idle on the whole, but waiting for the target when it mattered (a stall)
+		by = "target"
+		warn = fmt.Sprintf("%s: %d due payments waited for the target's answers (the generator's %s, busy %.0f%% of the load; ack p99 %.0f ms): the target answered too slowly at times, not a generator limit", why, st.ConnWaits, workers, g.BusyPercent, s.LatencyMs.Ack.P99)
 	case g.CPUPercent < 50:
 		by = "machine_cpu"
 		g.Starved = true
