@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 
 	"github.com/tpslab/tpslab/internal/report"
@@ -41,7 +42,7 @@ func writeResult(t *testing.T, dir, status string, steadyS float64, committed in
 	}
 	var series bytes.Buffer
 	for i := 1; i <= int(steadyS); i++ {
-		b, _ := json.Marshal(report.Second{T: float64(i), Phase: "steady", Offered: 500, Sent: 500, Accepted: 500, Committed: committed / int64(steadyS)})
+		b, _ := json.Marshal(report.Second{T: float64(i), Phase: "steady", Counts: measure.Counts{Offered: 500, Sent: 500, Accepted: 500, Committed: committed / int64(steadyS)}})
 		series.Write(append(b, '\n'))
 	}
 	os.WriteFile(filepath.Join(dir, "series.jsonl"), series.Bytes(), 0o644)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 )
 
@@ -18,7 +19,7 @@ func writeRun(t *testing.T, dir string, n int, tps float64) {
 		t.Fatal(err)
 	}
 	for i := 1; i <= n; i++ {
-		w.Add(report.Second{T: float64(i), Phase: "steady", Committed: int64(tps)}, nil)
+		w.Add(report.Second{T: float64(i), Phase: "steady", Counts: measure.Counts{Committed: int64(tps)}}, nil)
 	}
 	w.Update(func(r *report.Result) {
 		r.Status, r.EndedBecause = "complete", "completed"

@@ -24,12 +24,13 @@ import (
 type Exporter struct {
 	Registry *prometheus.Registry
 
-	offered, sent, accepted, committed, expired, throttled, resyncs prometheus.Counter
-	rejected, unacked, failed                                       *prometheus.CounterVec
-	inFlight, mempool, targetRate, genCPU, phase                    prometheus.Gauge
-	commit, ack, lag                                                prometheus.Histogram
-	inside                                                          *prometheus.GaugeVec
-	summary                                                         *prometheus.GaugeVec
+	// counters and byReason follow measure.Counters, entry by entry.
+	counters                                     []prometheus.Counter
+	byReason                                     []*prometheus.CounterVec
+	inFlight, mempool, targetRate, genCPU, phase prometheus.Gauge
+	commit, ack, lag                             prometheus.Histogram
+	inside                                       *prometheus.GaugeVec
+	summary                                      *prometheus.GaugeVec
 
 	srv *http.Server
 	ln  net.Listener
@@ -64,16 +65,6 @@ func New(run string) *Exporter {
 		return c
 	}
 	e := &Exporter{Registry: reg,
-		offered:    f("payments_offered_total", "payments due by the schedule"),
-		sent:       f("payments_sent_total", "payments handed to the target"),
-		accepted:   f("payments_accepted_total", "payments the target accepted"),
-		committed:  f("payments_committed_total", "payments committed (final), as read from the blocks or the ledger's answers"),
-		expired:    f("payments_expired_total", "accepted payments not committed within commit_timeout"),
-		throttled:  f("throttled_total", "answers that asked tpslab to slow down (HTTP 429), waited out"),
-		resyncs:    f("resyncs_total", "sender sequence resynchronisations"),
-		rejected:   vec("payments_rejected_total", "payments the target refused, by reason"),
-		unacked:    vec("payments_unacked_total", "submissions with no answer, by reason"),
-		failed:     vec("payments_failed_total", "payments included but failed in the block, by reason"),
 		inFlight:   g("in_flight", "payments accepted and not yet resolved"),
 		mempool:    g("mempool_txs", "transactions in the target's mempool"),
 		targetRate: g("target_rate", "the schedule's rate this second (open model)"),
@@ -82,6 +73,16 @@ func New(run string) *Exporter {
 		commit:     h("commit_latency_seconds", "intended send time to commit observed"),
 		ack:        h("ack_latency_seconds", "intended send time to the target's answer"),
 		lag:        h("schedule_lag_seconds", "intended to actual send time"),
+	}
+	for _, d := range measure.Counters {
+		var c prometheus.Counter
+		var v *prometheus.CounterVec
+		if d.Reasons != nil {
+			v = vec(d.Prom, d.Help)
+		} else {
+			c = f(d.Prom, d.Help)
+		}
+		e.counters, e.byReason = append(e.counters, c), append(e.byReason, v)
 	}
 	e.inside = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "tpslab", Name: "inside", Help: "telemetry read from inside the system this second (docs/metrics.md names each metric)", ConstLabels: prometheus.Labels{"run": run}}, []string{"metric"})
 	e.summary = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "tpslab", Name: "summary", Help: "the summary's figures as of the last checkpoint (committed_tps, p99_commit in ms, node_cpu_us_per_tx, ...)", ConstLabels: prometheus.Labels{"run": run}}, []string{"metric"})
@@ -115,21 +116,14 @@ func (e *Exporter) Close() error {
 
 // Second adds one collected second.
 func (e *Exporter) Second(s *report.Second, iv *measure.Interval, _ bool) {
-	e.offered.Add(float64(s.Offered))
-	e.sent.Add(float64(s.Sent))
-	e.accepted.Add(float64(s.Accepted))
-	e.committed.Add(float64(s.Committed))
-	e.expired.Add(float64(s.Expired))
-	e.throttled.Add(float64(s.Throttled))
-	e.resyncs.Add(float64(s.Resyncs))
-	for k, v := range s.Rejected {
-		e.rejected.WithLabelValues(k).Add(float64(v))
-	}
-	for k, v := range s.Unacked {
-		e.unacked.WithLabelValues(k).Add(float64(v))
-	}
-	for k, v := range s.Failed {
-		e.failed.WithLabelValues(k).Add(float64(v))
+	for i, d := range measure.Counters {
+		if d.Reasons != nil {
+			for k, v := range *d.Reasons(&s.Counts) {
+				e.byReason[i].WithLabelValues(k).Add(float64(v))
+			}
+		} else if v := *d.Scalar(&s.Counts); v != 0 {
+			e.counters[i].Add(float64(v))
+		}
 	}
 	e.inFlight.Set(float64(s.InFlight))
 	e.mempool.Set(float64(s.MempoolTxs))

@@ -29,7 +29,7 @@ func TestEffect(t *testing.T) {
 		if c > 0 {
 			iv.Blocks = []measure.BlockStat{{Seen: float64(sec) + 0.5, OursOK: int(c)}}
 		}
-		s.Second(&report.Second{T: float64(sec), Phase: "steady", Committed: c}, iv, false)
+		s.Second(&report.Second{T: float64(sec), Phase: "steady", Counts: measure.Counts{Committed: c}}, iv, false)
 	}
 	crash, _ := scenario.ParseFault("10s:crash:node1:5s")
 	later, _ := scenario.ParseFault("30s:pause:node2:5s")
@@ -76,7 +76,7 @@ func TestRecoveryIsNotACatchUpBlock(t *testing.T) {
 		if ours >= 0 {
 			iv.Blocks = []measure.BlockStat{{Seen: seen, OursOK: int(ours)}}
 		}
-		s.Second(&report.Second{T: float64(sec), Phase: "steady", Committed: max(0, ours)}, iv, false)
+		s.Second(&report.Second{T: float64(sec), Phase: "steady", Counts: measure.Counts{Committed: max(0, ours)}}, iv, false)
 	}
 	for sec := 0; sec < 45; sec++ {
 		switch {
@@ -118,7 +118,7 @@ func TestRecoveryWithoutBlocks(t *testing.T) {
 		if sec >= 10 && sec < 15 {
 			c = 0
 		}
-		s.Second(&report.Second{T: float64(sec), Phase: "steady", Committed: c}, &measure.Interval{}, false)
+		s.Second(&report.Second{T: float64(sec), Phase: "steady", Counts: measure.Counts{Committed: c}}, &measure.Interval{}, false)
 	}
 	crash, _ := scenario.ParseFault("10s:crash:node1:5s")
 	s.applied = []Applied{{Fault: crash, Start: 10 * time.Second, End: 15 * time.Second, CaughtUp: -1}}

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -26,5 +27,40 @@ func TestCheckNamesEachBrokenIdentity(t *testing.T) {
 		if err := b.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// Every field of Counts is in the registry, once: merging intervals walks
+// the registry, so a field left out would be lost from every total.
+func TestCountersCoverCounts(t *testing.T) {
+	var c Counts
+	seen := map[string]bool{}
+	for _, d := range Counters {
+		if seen[d.Name] {
+			t.Errorf("%s twice", d.Name)
+		}
+		seen[d.Name] = true
+		if d.Reasons != nil {
+			*d.Reasons(&c) = map[string]int64{"x": 1}
+		} else {
+			*d.Scalar(&c)++
+		}
+	}
+	v := reflect.ValueOf(c)
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.IsZero() {
+			t.Errorf("Counts.%s is not in measure.Counters", v.Type().Field(i).Name)
+		}
+		tag := strings.Split(v.Type().Field(i).Tag.Get("json"), ",")[0]
+		if !seen[tag] {
+			t.Errorf("Counts.%s (json %q) has no registry entry of that name", v.Type().Field(i).Name, tag)
+		}
+	}
+	var sum Counts
+	sum.add(&c)
+	sum.add(&c)
+	if sum.Offered != 2 || sum.Rejected["x"] != 2 {
+		t.Errorf("add: %+v", sum)
 	}
 }

@@ -74,25 +74,17 @@ func (c *Counts) Check() error {
 	return errors.New(strings.Join(broken, "; "))
 }
 
+// Add adds o's counters to c's (maps are c's own, never o's).
+func (c *Counts) Add(o *Counts) { c.add(o) }
+
 func (c *Counts) add(o *Counts) {
-	c.Offered += o.Offered
-	c.Sent += o.Sent
-	c.Accepted += o.Accepted
-	c.Committed += o.Committed
-	c.Expired += o.Expired
-	c.LateCommits += o.LateCommits
-	c.Resyncs += o.Resyncs
-	c.Resubmitted += o.Resubmitted
-	c.Resigned += o.Resigned
-	c.Reorgs += o.Reorgs
-	c.Throttled += o.Throttled
-	c.WindowWaits += o.WindowWaits
-	c.ConnWaits += o.ConnWaits
-	c.Unsent += o.Unsent
-	c.Rejected = addMap(c.Rejected, o.Rejected)
-	c.Unacked = addMap(c.Unacked, o.Unacked)
-	c.Failed = addMap(c.Failed, o.Failed)
-	c.Mismatches = addMap(c.Mismatches, o.Mismatches)
+	for _, d := range Counters {
+		if d.Reasons != nil {
+			*d.Reasons(c) = addMap(*d.Reasons(c), *d.Reasons(o))
+		} else {
+			*d.Scalar(c) += *d.Scalar(o)
+		}
+	}
 }
 
 func addMap(dst, src map[string]int64) map[string]int64 {

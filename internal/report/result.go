@@ -115,21 +115,8 @@ type Second struct {
 	T           float64             `json:"t"`
 	Phase       string              `json:"phase"` // warmup | steady | drain
 	TargetRate  float64             `json:"target_rate,omitempty"`
-	Offered     int64               `json:"offered"`
-	Sent        int64               `json:"sent"`
-	Accepted    int64               `json:"accepted"`
-	Rejected    map[string]int64    `json:"rejected,omitempty"`
-	Unacked     map[string]int64    `json:"unacked,omitempty"`
-	Committed   int64               `json:"committed"`
-	Failed      map[string]int64    `json:"committed_failed,omitempty"`
-	Expired     int64               `json:"expired"`
-	Resyncs     int64               `json:"resyncs,omitempty"`
-	Resubmitted int64               `json:"resubmitted,omitempty"`
-	Resigned    int64               `json:"resigned,omitempty"`
-	Throttled   int64               `json:"throttled,omitempty"`
-	WindowWaits int64               `json:"window_waits,omitempty"`
-	ConnWaits   int64               `json:"conn_waits,omitempty"`
-	Unsent      int64               `json:"unsent,omitempty"`
+	// Counts are this second's counters (measure.Counters), flattened.
+	measure.Counts
 	AckMs       measure.Percentiles `json:"ack_ms"`
 	CommitMs    measure.Percentiles `json:"commit_ms"`
 	LagMs       measure.Percentiles `json:"lag_ms"`

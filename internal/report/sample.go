@@ -95,27 +95,15 @@ func (m *seconds) add(s Second) {
 	}
 	if m.acc == nil {
 		c := s
-		c.Rejected, c.Unacked, c.Failed, c.Telemetry = copyMap(s.Rejected), copyMap(s.Unacked), copyMap(s.Failed), copyFloats(s.Telemetry)
+		c.Counts = measure.Counts{}
+		c.Counts.Add(&s.Counts) // its own maps
+		c.Telemetry = copyFloats(s.Telemetry)
 		m.acc, m.n = &c, 1
 		return
 	}
 	a := m.acc
 	m.n++
-	a.Offered += s.Offered
-	a.Sent += s.Sent
-	a.Accepted += s.Accepted
-	a.Committed += s.Committed
-	a.Expired += s.Expired
-	a.Resyncs += s.Resyncs
-	a.Resubmitted += s.Resubmitted
-	a.Resigned += s.Resigned
-	a.Throttled += s.Throttled
-	a.WindowWaits += s.WindowWaits
-	a.ConnWaits += s.ConnWaits
-	a.Unsent += s.Unsent
-	a.Rejected = addInts(a.Rejected, s.Rejected)
-	a.Unacked = addInts(a.Unacked, s.Unacked)
-	a.Failed = addInts(a.Failed, s.Failed)
+	a.Counts.Add(&s.Counts)
 	a.AckMs, a.CommitMs, a.LagMs = worst(a.AckMs, s.AckMs), worst(a.CommitMs, s.CommitMs), worst(a.LagMs, s.LagMs)
 	a.InFlight += s.InFlight
 	a.MempoolTxs += s.MempoolTxs
@@ -137,12 +125,13 @@ func (m *seconds) flush() {
 	a, n := m.acc, int64(m.n)
 	f := float64(m.n)
 	a.Span = m.n
-	a.Offered, a.Sent, a.Accepted, a.Committed, a.Expired = a.Offered/n, a.Sent/n, a.Accepted/n, a.Committed/n, a.Expired/n
-	a.Resyncs, a.Resubmitted, a.Resigned, a.Throttled = a.Resyncs/n, a.Resubmitted/n, a.Resigned/n, a.Throttled/n
-	a.WindowWaits, a.ConnWaits, a.Unsent = a.WindowWaits/n, a.ConnWaits/n, a.Unsent/n
-	for _, mp := range []map[string]int64{a.Rejected, a.Unacked, a.Failed} {
-		for k := range mp {
-			mp[k] /= n
+	for _, d := range measure.Counters {
+		if d.Reasons != nil {
+			for k := range *d.Reasons(&a.Counts) {
+				(*d.Reasons(&a.Counts))[k] /= n
+			}
+		} else {
+			*d.Scalar(&a.Counts) /= n
 		}
 	}
 	a.InFlight, a.MempoolTxs, a.Blocks, a.BlockTxs = a.InFlight/m.n, a.MempoolTxs/m.n, a.Blocks/m.n, a.BlockTxs/m.n
@@ -214,16 +203,6 @@ func (m *blockMerger) done() []measure.BlockStat {
 	return m.out
 }
 
-func copyMap(m map[string]int64) map[string]int64 {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]int64, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
 
 func copyFloats(m map[string]float64) map[string]float64 {
 	if m == nil {
@@ -236,12 +215,3 @@ func copyFloats(m map[string]float64) map[string]float64 {
 	return c
 }
 
-func addInts(dst, src map[string]int64) map[string]int64 {
-	for k, v := range src {
-		if dst == nil {
-			dst = map[string]int64{}
-		}
-		dst[k] += v
-	}
-	return dst
-}

@@ -19,7 +19,7 @@ func TestLongRunIsMergedForCharts(t *testing.T) {
 	}
 	const n = 20000
 	for i := 0; i < n; i++ {
-		s := Second{T: float64(i), Phase: "steady", TargetRate: 100, Offered: 100, Committed: 90, Rejected: map[string]int64{"x": 2},
+		s := Second{T: float64(i), Phase: "steady", TargetRate: 100, Counts: measure.Counts{Offered: 100, Committed: 90, Rejected: map[string]int64{"x": 2}},
 			CommitMs: measure.Percentiles{Count: 90, P99: 50}, Telemetry: map[string]float64{"node0.cpu_percent": 40}}
 		switch {
 		case i < 10:

@@ -24,55 +24,26 @@ func PrintSummary(out io.Writer, r *Result) {
 	}
 	fmt.Fprintln(tw, "\t")
 	fmt.Fprintf(tw, "COUNTER\tTOTAL\tSTEADY RATE/s\n")
-	fmt.Fprintf(tw, "offered\t%d\t%.1f\n", s.Offered, s.OfferedTPS)
-	fmt.Fprintf(tw, "sent\t%d\t%.1f\n", s.Sent, s.SentTPS)
-	if s.Unsent > 0 {
-		fmt.Fprintf(tw, "unsent (load ended first)\t%d\t\n", s.Unsent)
-	}
-	fmt.Fprintf(tw, "accepted\t%d\t%.1f\n", s.Accepted, s.AcceptedTPS)
-	fmt.Fprintf(tw, "rejected\t%d\t\n", s.RejectedTotal)
-	for _, k := range sortedKeys(s.Rejected) {
-		fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Rejected[k])
-	}
-	if s.UnackedTotal > 0 {
-		fmt.Fprintf(tw, "unacked (answer lost, still tracked)\t%d\t\n", s.UnackedTotal)
-		for _, k := range sortedKeys(s.Unacked) {
-			fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Unacked[k])
+	rates := map[string]float64{"offered": s.OfferedTPS, "sent": s.SentTPS, "accepted": s.AcceptedTPS, "committed": s.CommittedTPS}
+	for _, d := range measure.Counters {
+		v := d.Value(&s.Counts)
+		if v == 0 && !d.Always {
+			continue
 		}
-	}
-	fmt.Fprintf(tw, "committed ok\t%d\t%.1f\n", s.Committed, s.CommittedTPS)
-	fmt.Fprintf(tw, "committed with failure\t%d\t\n", s.FailedTotal)
-	for _, k := range sortedKeys(s.Failed) {
-		fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Failed[k])
-	}
-	fmt.Fprintf(tw, "expired\t%d\t\n", s.Expired)
-	if len(s.Faults) > 0 || s.Lost > 0 {
-		fmt.Fprintf(tw, "lost (accepted, then neither committed nor expired)\t%d\t\n", s.Lost)
-	}
-	if s.LateCommits > 0 {
-		fmt.Fprintf(tw, "late commits\t%d\t\n", s.LateCommits)
-	}
-	if s.Throttled > 0 {
-		fmt.Fprintf(tw, "throttled (429, waited and retried)\t%d\t\n", s.Throttled)
-	}
-	if s.Resyncs > 0 {
-		fmt.Fprintf(tw, "sequence resyncs\t%d\t\n", s.Resyncs)
-	}
-	if len(s.Mismatches) > 0 {
-		fmt.Fprintf(tw, "sequence mismatches recovered\t%d\t\n", measure.Sum(s.Mismatches))
-		for _, k := range sortedKeys(s.Mismatches) {
-			fmt.Fprintf(tw, "  %s\t%d\t\n", k, s.Mismatches[k])
+		rate := ""
+		if r, ok := rates[d.Name]; ok {
+			rate = fmt.Sprintf("%.1f", r)
 		}
-		fmt.Fprintf(tw, "  resubmitted / re-signed\t%d / %d\t\n", s.Resubmitted, s.Resigned)
-	}
-	if s.Reorgs > 0 {
-		fmt.Fprintf(tw, "back to pending by a reorg\t%d\t\n", s.Reorgs)
-	}
-	if s.ConnWaits > 0 {
-		fmt.Fprintf(tw, "connection waits\t%d\t\n", s.ConnWaits)
-	}
-	if s.WindowWaits > 0 {
-		fmt.Fprintf(tw, "window waits\t%d\t\n", s.WindowWaits)
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", d.Title, v, rate)
+		if d.Reasons != nil {
+			m := *d.Reasons(&s.Counts)
+			for _, k := range sortedKeys(m) {
+				fmt.Fprintf(tw, "  %s\t%d\t\n", k, m[k])
+			}
+		}
+		if d.Name == "expired" && (len(s.Faults) > 0 || s.Lost > 0) {
+			fmt.Fprintf(tw, "lost (accepted, then neither committed nor expired)\t%d\t\n", s.Lost)
+		}
 	}
 	fmt.Fprintln(tw, "\t")
 	fmt.Fprintf(tw, "LATENCY (ms, steady)\tp50\tp90\tp99\tp99.9\tmax\n")
@@ -110,9 +81,12 @@ func PrintSummary(out io.Writer, r *Result) {
 	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
 		fmt.Fprintf(out, "generator: %.0f%% of one core (of %d)", g.CPUPercent, g.Cores)
 		if g.Workers > 0 {
-			what := "connections"
+			what := "connection"
 			if g.Lanes > 0 {
-				what = "lanes"
+				what = "lane"
+			}
+			if g.Workers != 1 {
+				what += "s"
 			}
 			fmt.Fprintf(out, "; %d %s busy %.0f%% of the load, %.0f%% of that waiting for answers", g.Workers, what, g.BusyPercent, g.WaitingPercent)
 		}

@@ -61,9 +61,7 @@ func (r *run) tick(final bool) {
 	phase := r.phase(t, now, final)
 	iv := r.rec.Collect(phase == "steady")
 	cpu := cpuTime()
-	s := report.Second{T: t, Phase: phase, Offered: iv.Offered, Sent: iv.Sent, Accepted: iv.Accepted, Rejected: iv.Rejected, Unacked: iv.Unacked,
-		Committed: iv.Committed, Failed: iv.Failed, Expired: iv.Expired, Resyncs: iv.Resyncs, Resubmitted: iv.Resubmitted, Resigned: iv.Resigned, Throttled: iv.Throttled,
-		WindowWaits: iv.WindowWaits, ConnWaits: iv.ConnWaits, Unsent: iv.Unsent,
+	s := report.Second{T: t, Phase: phase, Counts: iv.Counts,
 		AckMs: measure.Summarize(iv.Ack), CommitMs: measure.Summarize(iv.Commit), LagMs: measure.Summarize(iv.Lag),
 		InFlight: ls.trk.Len(), MempoolTxs: int(ls.mempool.Load()), Blocks: len(iv.Blocks),
 		GenCPU: math.Round(100*float64(cpu-ls.lastCPU)/float64(time.Second)*10) / 10}

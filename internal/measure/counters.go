@@ -1,0 +1,71 @@
+package measure
+
+// Counter is one counter of docs/metrics.md, defined once: its name in
+// result.json and series.jsonl, its Prometheus counter, its row in the
+// summary table, and where Counts keeps it. Everything that lists counters
+// (merging intervals, the per-second record, the exporter, the table, the
+// merged chart points) walks Counters, so a new counter is one entry here
+// and one field in Counts.
+type Counter struct {
+	Name  string // as in result.json and series.jsonl
+	Prom  string // the Prometheus counter, under the tpslab_ namespace
+	Title string // the summary table's row
+	Help  string
+	// Always: the table shows it when it is zero too.
+	Always bool
+	// Scalar or Reasons says where Counts keeps it: one number, or one per
+	// reason.
+	Scalar  func(*Counts) *int64
+	Reasons func(*Counts) *map[string]int64
+}
+
+// Value is the counter's total.
+func (d Counter) Value(c *Counts) int64 {
+	if d.Reasons != nil {
+		return Sum(*d.Reasons(c))
+	}
+	return *d.Scalar(c)
+}
+
+func scalar(f func(*Counts) *int64) func(*Counts) *int64                         { return f }
+func reasons(f func(*Counts) *map[string]int64) func(*Counts) *map[string]int64 { return f }
+
+// Counters are every counter, in the summary table's order.
+var Counters = []Counter{
+	{Name: "offered", Prom: "payments_offered_total", Title: "offered", Always: true, Help: "payments due by the schedule",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Offered })},
+	{Name: "sent", Prom: "payments_sent_total", Title: "sent", Always: true, Help: "payments handed to the target",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Sent })},
+	{Name: "unsent", Prom: "payments_unsent_total", Title: "unsent (load ended first)", Help: "payments offered but never sent",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Unsent })},
+	{Name: "accepted", Prom: "payments_accepted_total", Title: "accepted", Always: true, Help: "payments the target accepted",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Accepted })},
+	{Name: "rejected", Prom: "payments_rejected_total", Title: "rejected", Always: true, Help: "payments the target refused, by reason",
+		Reasons: reasons(func(c *Counts) *map[string]int64 { return &c.Rejected })},
+	{Name: "unacked", Prom: "payments_unacked_total", Title: "unacked (answer lost, still tracked)", Help: "submissions with no answer tpslab could read, by reason",
+		Reasons: reasons(func(c *Counts) *map[string]int64 { return &c.Unacked })},
+	{Name: "committed", Prom: "payments_committed_total", Title: "committed ok", Always: true, Help: "payments committed (final), as read from the blocks or the ledger's answers",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Committed })},
+	{Name: "committed_failed", Prom: "payments_failed_total", Title: "committed with failure", Always: true, Help: "payments included but failed in the block, by reason",
+		Reasons: reasons(func(c *Counts) *map[string]int64 { return &c.Failed })},
+	{Name: "expired", Prom: "payments_expired_total", Title: "expired", Always: true, Help: "accepted payments not committed within commit_timeout",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Expired })},
+	{Name: "late_commits", Prom: "late_commits_total", Title: "late commits", Help: "expired payments later seen committed",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.LateCommits })},
+	{Name: "throttled", Prom: "throttled_total", Title: "throttled (429, waited and retried)", Help: "answers that asked tpslab to slow down (HTTP 429), waited out",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Throttled })},
+	{Name: "resyncs", Prom: "resyncs_total", Title: "sequence resyncs", Help: "sender sequence resynchronisations",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Resyncs })},
+	{Name: "sequence_mismatches", Prom: "sequence_mismatches_total", Title: "sequence mismatches recovered", Help: "submissions refused for another sequence and recovered, by class",
+		Reasons: reasons(func(c *Counts) *map[string]int64 { return &c.Mismatches })},
+	{Name: "resubmitted", Prom: "resubmitted_total", Title: "  resubmitted", Help: "submissions of original bytes made by those recoveries",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Resubmitted })},
+	{Name: "resigned", Prom: "resigned_total", Title: "  re-signed", Help: "payments re-signed with the chain's expected sequence",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Resigned })},
+	{Name: "reorged", Prom: "reorged_total", Title: "back to pending by a reorg", Help: "payments put back to pending by a reorg",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Reorgs })},
+	{Name: "conn_waits", Prom: "conn_waits_total", Title: "connection waits", Help: "due payments that waited for a busy connection or their lane's batch in flight",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.ConnWaits })},
+	{Name: "window_waits", Prom: "window_waits_total", Title: "window waits", Help: "due payments that waited for a sender's in-flight window",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.WindowWaits })},
+}
