@@ -14,8 +14,8 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/netem"
+	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/testnet"
-	"github.com/tpslab/tpslab/internal/testnet/pgnet"
 )
 
 func nodeCmd() *cobra.Command {
@@ -57,64 +57,119 @@ func linksCmd() *cobra.Command {
 	return c
 }
 
-// netFlags are the `net up` options, shared with `run` when it starts its own network.
-type netFlags struct {
-	ledger      pgnet.Options
-	kind        string
-	binary      string
-	denom       string
-	prefix      string
-	validators  int
-	chainID     string
-	seed        string
-	accounts    uint64
-	balance     uint64
-	bind        string
-	settings    testnet.Settings
-	topology    string
-	rpcNodes    int
-	clientLinks bool
+// netUpFlags map `net up`'s flags onto the scenario's network section: a
+// network is described once, by that section, whichever door it comes
+// through (net up's flags or file, or a run that starts its network), with
+// the scenario's defaults and bounds.
+var netUpFlags = []struct{ flag, path, help string }{
+	{"kind", "target.kind", "what to run"}, // the registered kinds are listed by registerNetUp
+	{"validators", "network.validators", "number of validators, one OS process each"},
+	{"chain-id", "network.chain_id", "chain id (default tpslab, or the kind's)"},
+	{"seed", "network.seed", "genesis seed the funded accounts' keys are derived from (default tpslab)"},
+	{"accounts", "network.accounts", "number of funded genesis accounts"},
+	{"balance", "network.balance", "balance of each genesis account (default the kind's)"},
+	{"bind", "network.bind", "address every node listener binds to"},
+	{"binary", "network.binary", "the node program instead of the kind's own: a tpslab from another checkout (builtin), your own SDK daemon (cosmos: gaiad, simd, ...), your own geth (evm)"},
+	{"denom", "network.denom", "cosmos: the test denom (default: the daemon's staking denom)"},
+	{"bech32-prefix", "network.bech32_prefix", "cosmos: the address prefix (default: the daemon's)"},
+	{"timeout-commit", "network.timeout_commit", "consensus timeout_commit"},
+	{"timeout-propose", "network.timeout_propose", "consensus timeout_propose"},
+	{"mempool-size", "network.mempool_size", "mempool capacity in transactions"},
+	{"mempool-max-bytes", "network.mempool_max_bytes", "mempool capacity in bytes"},
+	{"mempool-cache-size", "network.mempool_cache_size", "mempool seen-tx cache size"},
+	{"max-block-bytes", "network.max_block_bytes", "consensus param block.max_bytes"},
+	{"max-block-gas", "network.max_block_gas", "consensus param block.max_gas (1 gas per payment; -1 = no cap)"},
+	{"create-empty-blocks", "network.create_empty_blocks", "produce blocks without transactions"},
+	{"log-level", "network.log_level", "node log level"},
+	{"topology", "network.topology", "builtin: route every P2P link through an emulated one: loopback | lan | region | continent | global (docs/network.md)"},
+	{"rpc-nodes", "network.rpc_nodes", "builtin: full nodes that do not validate; the load goes to them"},
+	{"client-links", "network.client_links", "builtin: the load generator reaches each node's RPC through an emulated link too (with --topology)"},
+	{"processes", "network.ledger.processes", "ledger: service processes"},
+	{"db-connections", "network.ledger.db_connections", "ledger: database connections per process"},
+	{"batch", "network.ledger.batch", "ledger: payments per database transaction (batch commit)"},
+	{"synchronous-commit", "network.ledger.synchronous_commit", "ledger: PostgreSQL synchronous_commit: on | off | local | remote_write | remote_apply"},
+	{"partition", "network.ledger.partition", "ledger: the payment log's partitioning: none | hash | range"},
+	{"isolation", "network.ledger.isolation", "ledger: serializable (retried on serialization failures) | row-locks"},
+	{"batch-wait", "network.ledger.batch_wait", "ledger: longest wait to fill a batch (0: 2ms)"},
+	{"max-queue", "network.ledger.max_queue", "ledger: payments a process queues for the database before answering 429 (0: 10000)"},
 }
 
-func (f *netFlags) register(fs *pflag.FlagSet, reg *kinds.Registry) {
-	d := testnet.DefaultSettings()
+// registerNetUp declares netUpFlags, typed, with the scenario's defaults.
+func registerNetUp(fs *pflag.FlagSet, reg *kinds.Registry) {
+	def := scenario.Default()
+	if err := reg.Resolve(&def, true); err != nil {
+		panic(err) // the registry is empty: a programming error
+	}
+	for _, f := range netUpFlags {
+		help := f.help
+		if f.flag == "kind" {
+			help += ": " + strings.Join(reg.NamesWhere(kinds.IsNetwork), " | ") + " (tpslab kinds says what each is)"
+		}
+		v, typ, err := scenario.Get(&def, f.path)
+		if err != nil {
+			panic(fmt.Sprintf("flag --%s: %v", f.flag, err)) // a flag mapped to no field: a programming error
+		}
+		fs.Var(&scenarioValue{typ: typ, v: v}, f.flag, help+" ("+f.path+")")
+		if v == "0" || v == "0s" || v == "false" || v == "" {
+			fs.Lookup(f.flag).DefValue = ""
+		}
+		if typ == "bool" {
+			fs.Lookup(f.flag).NoOptDefVal = "true" // a switch
+		}
+	}
+}
+
+// netUpOptions reads the scenario file (if any) and the flags into the
+// network section, checks it with the scenario's bounds, and describes the
+// network to start. changed says which settings the user gave (a flag, or a
+// file's value other than the default), for the kind's own defaults.
+func netUpOptions(fs *pflag.FlagSet, reg *kinds.Registry, args []string, home string, reset bool) (kinds.NetOptions, func(string) bool, error) {
+	sc := scenario.Default()
+	if len(args) == 1 {
+		var err error
+		if sc, err = scenario.ReadFile(args[0]); err != nil {
+			return kinds.NetOptions{}, nil, exitcode.Wrap(exitcode.BadInput, err)
+		}
+	}
+	path := map[string]string{}
+	for _, f := range netUpFlags {
+		path[f.flag] = f.path
+		if fl := fs.Lookup(f.flag); fl != nil && fl.Changed {
+			if err := scenario.Set(&sc, f.path, fl.Value.String()); err != nil {
+				return kinds.NetOptions{}, nil, exitcode.BadInputf("--%s: %v", f.flag, err)
+			}
+		}
+	}
+	if err := reg.Resolve(&sc, true); err != nil {
+		return kinds.NetOptions{}, nil, err
+	}
+	k, err := reg.Lookup(sc.Target.Kind)
+	if err != nil {
+		return kinds.NetOptions{}, nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	if !kinds.IsNetwork(k) {
+		return kinds.NetOptions{}, nil, exitcode.BadInputf("--kind: %s: tpslab starts no network of it, expected one of %s", k.Info().Name, strings.Join(reg.NamesWhere(kinds.IsNetwork), ", "))
+	}
+	if err := sc.Network.Validate(); err != nil {
+		return kinds.NetOptions{}, nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
 	g := testnet.DefaultGenesis()
-	fs.StringVar(&f.kind, "kind", reg.Default().Info().Name, "what to run: "+strings.Join(reg.NamesWhere(kinds.IsNetwork), " | ")+" (tpslab kinds says what each is)")
-	fs.IntVar(&f.ledger.Processes, "processes", 1, "ledger: service processes")
-	fs.IntVar(&f.ledger.Connections, "db-connections", 16, "ledger: database connections per process")
-	fs.IntVar(&f.ledger.Batch, "batch", 1, "ledger: payments per database transaction (batch commit)")
-	fs.StringVar(&f.ledger.SynchronousCommit, "synchronous-commit", "on", "ledger: PostgreSQL synchronous_commit: on | off | local | remote_write | remote_apply")
-	fs.StringVar(&f.ledger.Partition, "partition", "none", "ledger: the payment log's partitioning: none | hash | range")
-	fs.StringVar(&f.ledger.Isolation, "isolation", "serializable", "ledger: serializable (retried on serialization failures) | row-locks")
-	fs.DurationVar(&f.ledger.BatchWait, "batch-wait", 0, "ledger: longest wait to fill a batch (0: 2ms)")
-	fs.IntVar(&f.ledger.MaxQueue, "max-queue", 0, "ledger: payments a process queues for the database before answering 429 (0: 10000)")
-	fs.StringVar(&f.binary, "binary", "", "cosmos: your own SDK daemon (gaiad, simd, ...) instead of tpslab's tpsd; evm: your own geth")
-	fs.StringVar(&f.denom, "denom", "", "cosmos: the test denom (default: the daemon's staking denom)")
-	fs.StringVar(&f.prefix, "bech32-prefix", "", "cosmos: the address prefix (default: the daemon's)")
-	fs.IntVar(&f.validators, "validators", 4, "number of validators, one OS process each")
-	fs.StringVar(&f.chainID, "chain-id", "", "chain id (default tpslab, or tpslab-cosmos)")
-	fs.StringVar(&f.seed, "seed", g.Seed, "genesis seed the funded accounts' keys are derived from")
-	fs.Uint64Var(&f.accounts, "accounts", g.Accounts, "number of funded genesis accounts")
-	fs.Uint64Var(&f.balance, "balance", g.Balance, "balance of each genesis account")
-	fs.StringVar(&f.bind, "bind", "127.0.0.1", "address every node listener binds to")
-	fs.DurationVar(&f.settings.TimeoutCommit, "timeout-commit", d.TimeoutCommit, "consensus timeout_commit")
-	fs.DurationVar(&f.settings.TimeoutPropose, "timeout-propose", d.TimeoutPropose, "consensus timeout_propose")
-	fs.IntVar(&f.settings.MempoolSize, "mempool-size", d.MempoolSize, "mempool capacity in transactions")
-	fs.Int64Var(&f.settings.MempoolMaxBytes, "mempool-max-bytes", d.MempoolMaxBytes, "mempool capacity in bytes")
-	fs.IntVar(&f.settings.MempoolCacheSize, "mempool-cache-size", d.MempoolCacheSize, "mempool seen-tx cache size")
-	fs.Int64Var(&f.settings.MaxBlockBytes, "max-block-bytes", d.MaxBlockBytes, "consensus param block.max_bytes")
-	fs.Int64Var(&f.settings.MaxBlockGas, "max-block-gas", d.MaxBlockGas, "consensus param block.max_gas (1 gas per payment; -1 = no cap)")
-	fs.BoolVar(&f.settings.CreateEmptyBlocks, "create-empty-blocks", d.CreateEmptyBlocks, "produce blocks without transactions")
-	fs.StringVar(&f.settings.LogLevel, "log-level", d.LogLevel, "node log level")
-	fs.StringVar(&f.topology, "topology", "", "builtin: route every P2P link through an emulated one: loopback | lan | region | continent | global (docs/network.md)")
-	fs.IntVar(&f.rpcNodes, "rpc-nodes", 0, "builtin: full nodes that do not validate; the load goes to them")
-	fs.BoolVar(&f.clientLinks, "client-links", false, "builtin: the load generator reaches each node's RPC through an emulated link too (with --topology)")
-}
-
-func (f *netFlags) options(home string, reset bool) kinds.NetOptions {
-	return kinds.NetOptions{Kind: f.kind, Ledger: f.ledger, Home: home, Validators: f.validators, ChainID: f.chainID, Seed: f.seed,
-		Accounts: f.accounts, Balance: f.balance, Settings: f.settings, Bind: f.bind, Reset: reset,
-		Binary: f.binary, Denom: f.denom, Prefix: f.prefix, Log: os.Stderr, Topology: f.topology, RPCNodes: f.rpcNodes, ClientLinks: f.clientLinks}
+	o := kinds.NetFromScenario(&sc, k.Info().Name, g.Seed, sc.Network.Accounts, g.Balance)
+	o.Home, o.Reset, o.Log = home, reset, os.Stderr
+	def := scenario.Default()
+	changed := func(flag string) bool {
+		if fs.Changed(flag) {
+			return true
+		}
+		p, ok := path[flag]
+		if !ok {
+			return false
+		}
+		a, _, _ := scenario.Get(&sc, p)
+		b, _, _ := scenario.Get(&def, p)
+		return a != b
+	}
+	return o, changed, nil
 }
 
 func netCmd(reg *kinds.Registry) *cobra.Command {
@@ -127,17 +182,19 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 		}}
 	var home string
 	var reset bool
-	var nf netFlags
 	up := &cobra.Command{
-		Use:   "up --home DIR",
-		Short: "Create and start a network of validators on loopback",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Use:   "up [SCENARIO.yaml] --home DIR",
+		Short: "Create and start a network of validators on loopback (the scenario's network section; flags set it)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if home == "" {
 				return exitcode.BadInputf("net up: --home is required")
 			}
-			o := nf.options(home, reset)
-			if err := reg.NetDefaults(&o, cmd.Flags().Changed); err != nil {
+			o, changed, err := netUpOptions(cmd.Flags(), reg, args, home, reset)
+			if err != nil {
+				return err
+			}
+			if err := reg.NetDefaults(&o, changed); err != nil {
 				return err
 			}
 			start := time.Now()
@@ -163,7 +220,7 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 			return nil
 		},
 	}
-	nf.register(up.Flags(), reg)
+	registerNetUp(up.Flags(), reg)
 	up.Flags().BoolVar(&reset, "reset", false, "stop and wipe a network already in --home")
 
 	down := &cobra.Command{

@@ -45,27 +45,45 @@ func (o NetOptions) withLog() NetOptions {
 	return o
 }
 
-// FromScenario is the network a scenario describes, for a run that starts
-// it: seed, accounts and balance are the kind's.
-func FromScenario(sc *scenario.Scenario, o StartOptions, kind, seed string, accounts, balance uint64) NetOptions {
+// NetFromScenario is the network the scenario's network section describes:
+// the one front door of `net up` (its flags set that section) and of a run
+// that starts its network. Seed, accounts and balance are the kind's given
+// ones unless the section names them.
+func NetFromScenario(sc *scenario.Scenario, kind, seed string, accounts, balance uint64) NetOptions {
 	nw := sc.Network
+	st := testnet.Settings{TimeoutCommit: nw.TimeoutCommit.D(), TimeoutPropose: nw.TimeoutPropose.D(), MempoolSize: nw.MempoolSize,
+		MempoolMaxBytes: nw.MempoolMaxBytes, MempoolCacheSize: nw.MempoolCacheSize, MaxBlockBytes: nw.MaxBlockBytes,
+		MaxBlockGas: nw.MaxBlockGas, CreateEmptyBlocks: nw.CreateEmptyBlocks, LogLevel: nw.LogLevel}
+	if nw.Seed != "" {
+		seed = nw.Seed
+	}
+	if nw.Balance != 0 {
+		balance = nw.Balance
+	}
+	l := nw.Ledger
+	return NetOptions{Kind: kind, Validators: nw.Validators, ChainID: nw.ChainID, Seed: seed, Accounts: accounts, Balance: balance,
+		Settings: st, Bind: nw.Bind, Binary: nw.Binary, Denom: nw.Denom, Prefix: nw.Prefix,
+		Topology: nw.Topology, RPCNodes: nw.RPCNodes, ClientLinks: nw.ClientLinks,
+		Ledger: pgnet.Options{Processes: l.Processes, Connections: l.DBConnections, Batch: l.Batch, SynchronousCommit: l.SynchronousCommit,
+			Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D()}}
+}
+
+// FromScenario is the network a scenario describes, for a run that starts
+// it: seed, accounts and balance are the kind's unless the scenario names
+// them; the node program is ab's (NodeBinary), else network.binary, else
+// the kind's own (empty; kinds whose nodes are tpslab use o.Binary).
+func FromScenario(sc *scenario.Scenario, o StartOptions, kind, seed string, accounts, balance uint64) NetOptions {
+	no := NetFromScenario(sc, kind, seed, accounts, balance)
 	for _, f := range sc.Faults {
-		if f.NeedsLinks() && nw.Topology == "" {
-			nw.Topology = "loopback" // proxied links, nothing added: faults can cut them
+		if f.NeedsLinks() && no.Topology == "" {
+			no.Topology = "loopback" // proxied links, nothing added: faults can cut them
 		}
 	}
-	st := testnet.DefaultSettings()
-	st.TimeoutCommit = nw.TimeoutCommit.D()
-	st.MempoolSize = nw.MempoolSize
-	st.MaxBlockBytes = nw.MaxBlockBytes
-	st.MaxBlockGas = nw.MaxBlockGas
-	st.CreateEmptyBlocks = nw.CreateEmptyBlocks
-	bin := o.Binary
+	no.Home, no.Reset, no.Owner, no.Log = o.Home, true, o.Owner, o.Log
 	if o.NodeBinary != "" {
-		bin = o.NodeBinary
+		no.Binary = o.NodeBinary
 	}
-	return NetOptions{Kind: kind, Home: o.Home, Validators: nw.Validators, Seed: seed, Accounts: accounts, Balance: balance,
-		Settings: st, Reset: true, Binary: bin, Owner: o.Owner, Log: o.Log, Topology: nw.Topology, RPCNodes: nw.RPCNodes, ClientLinks: nw.ClientLinks}
+	return no
 }
 
 // PaymentsConfig is the payment lanes' settings a scenario gives, for every

@@ -167,6 +167,7 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 	red := sc
 	red.Workload.GenesisSeed = "" // it derives the account keys: never written out
 	red.Workload.WalletSeed = ""  // so does this
+	red.Network.Seed = ""         // and this (its JSON tag leaves it out too)
 	if red.Workload.FunderKey != "" {
 		red.Workload.FunderKey = "(given)" // a path to a key: not even that is written out
 	}

@@ -104,10 +104,23 @@ type Network struct {
 	Validators        int      `yaml:"validators" json:"validators"`
 	Accounts          uint64   `yaml:"accounts" json:"accounts"`
 	TimeoutCommit     Duration `yaml:"timeout_commit" json:"timeout_commit"`
+	TimeoutPropose    Duration `yaml:"timeout_propose" json:"timeout_propose"`
 	MempoolSize       int      `yaml:"mempool_size" json:"mempool_size"`
+	MempoolMaxBytes   int64    `yaml:"mempool_max_bytes" json:"mempool_max_bytes"`
+	MempoolCacheSize  int      `yaml:"mempool_cache_size" json:"mempool_cache_size"`
 	MaxBlockBytes     int64    `yaml:"max_block_bytes" json:"max_block_bytes"`
 	MaxBlockGas       int64    `yaml:"max_block_gas" json:"max_block_gas"`
 	CreateEmptyBlocks bool     `yaml:"create_empty_blocks" json:"create_empty_blocks"`
+	LogLevel          string   `yaml:"log_level" json:"log_level"`
+	// What the network is created with (`net up`, or a run that starts
+	// it); empty or 0: the kind's own.
+	ChainID string `yaml:"chain_id" json:"chain_id,omitempty"`
+	Seed    string `yaml:"seed" json:"-"` // derives the funded accounts' keys: never written out
+	Balance uint64 `yaml:"balance" json:"balance,omitempty"`
+	Bind    string `yaml:"bind" json:"bind"`                     // every node listener's address
+	Binary  string `yaml:"binary" json:"binary,omitempty"`       // cosmos, evm: the daemon instead of the kind's own
+	Denom   string `yaml:"denom" json:"denom,omitempty"`         // cosmos: default the daemon's staking denom
+	Prefix  string `yaml:"bech32_prefix" json:"bech32_prefix,omitempty"` // cosmos: default the daemon's
 	Keep              bool     `yaml:"keep" json:"keep"` // leave it running after the run
 	// Topology emulates the links between nodes: loopback (proxied, nothing
 	// added), lan, region, continent, global (docs/network.md); empty:
@@ -262,8 +275,9 @@ func Default() Scenario {
 		Version: Version,
 		Name:    "default",
 		Target:  Target{Broadcast: "sync", Confirm: "websocket", Via: "rpc", HTTP: HTTP{Confirm: "sync"}},
-		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond),
-			MempoolSize: 50000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true,
+		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond), TimeoutPropose: Duration(3 * time.Second),
+			MempoolSize: 50000, MempoolMaxBytes: 1 << 30, MempoolCacheSize: 200000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true,
+			LogLevel: "info", Bind: "127.0.0.1",
 			Ledger: Ledger{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"}},
 		Load: Load{Model: Open, Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
 			Warmup: Duration(5 * time.Second), Drain: Duration(15 * time.Second),

@@ -114,20 +114,7 @@ func (s *Scenario) Validate() error {
 	if t.NetHome != "" && len(t.Endpoints) > 0 {
 		return fmt.Errorf("target.net_home: %q given together with target.endpoints, expected one or the other", t.NetHome)
 	}
-	n := s.Network
-	if n.Validators < 1 || n.Validators > 64 {
-		return fmt.Errorf("network.validators: %d, expected 1..64", n.Validators)
-	}
-	if n.Accounts < 1 || n.Accounts > MaxAccounts {
-		return fmt.Errorf("network.accounts: %d, expected 1..%d", n.Accounts, MaxAccounts)
-	}
-	if err := durationIn("network.timeout_commit", n.TimeoutCommit, 0, time.Minute, "a duration"); err != nil {
-		return err
-	}
-	if n.MempoolSize < 1 {
-		return fmt.Errorf("network.mempool_size: %d, expected at least 1", n.MempoolSize)
-	}
-	if err := n.Ledger.validate(); err != nil {
+	if err := s.Network.Validate(); err != nil {
 		return err
 	}
 	if err := s.Load.validate(); err != nil {
@@ -150,18 +137,52 @@ func (s *Scenario) Validate() error {
 	if err := validateFaults(s.Faults, s.Load.LoadDuration()); err != nil {
 		return err
 	}
-	if s.Network.Topology != "" {
-		if err := oneOf("network.topology", s.Network.Topology, netem.Topologies...); err != nil {
+	return s.checkMemory()
+}
+
+// Validate checks the network section alone: what `net up` creates a
+// network with, and what a run that starts one does (one set of bounds for
+// both front doors).
+func (n Network) Validate() error {
+	switch {
+	case n.Validators < 1 || n.Validators > 64:
+		return fmt.Errorf("network.validators: %d, expected 1..64", n.Validators)
+	case n.Accounts < 1 || n.Accounts > MaxAccounts:
+		return fmt.Errorf("network.accounts: %d, expected 1..%d", n.Accounts, MaxAccounts)
+	case n.MempoolSize < 1:
+		return fmt.Errorf("network.mempool_size: %d, expected at least 1", n.MempoolSize)
+	case n.MempoolMaxBytes < 1:
+		return fmt.Errorf("network.mempool_max_bytes: %d, expected at least 1", n.MempoolMaxBytes)
+	case n.MempoolCacheSize < 0:
+		return fmt.Errorf("network.mempool_cache_size: %d, expected 0 or more", n.MempoolCacheSize)
+	case n.MaxBlockBytes < 1024 || n.MaxBlockBytes > 100<<20:
+		return fmt.Errorf("network.max_block_bytes: %d, expected 1024..104857600", n.MaxBlockBytes)
+	case n.MaxBlockGas == 0 || n.MaxBlockGas < -1:
+		return fmt.Errorf("network.max_block_gas: %d, expected -1 (no cap) or at least 1", n.MaxBlockGas)
+	case len(n.ChainID) > 64:
+		return fmt.Errorf("network.chain_id: %d characters, expected at most 64", len(n.ChainID))
+	case n.RPCNodes < 0 || n.RPCNodes > 16:
+		return fmt.Errorf("network.rpc_nodes: %d, expected 0..16", n.RPCNodes)
+	case n.ClientLinks && n.Topology == "":
+		return fmt.Errorf("network.client_links: true without network.topology, expected a topology whose conditions the generator's links take")
+	case net.ParseIP(n.Bind) == nil:
+		return fmt.Errorf("network.bind: %q, expected an IP address such as 127.0.0.1", n.Bind)
+	}
+	if err := durationIn("network.timeout_commit", n.TimeoutCommit, 0, time.Minute, "a duration"); err != nil {
+		return err
+	}
+	if err := durationIn("network.timeout_propose", n.TimeoutPropose, time.Millisecond, time.Minute, "a duration"); err != nil {
+		return err
+	}
+	if n.LogLevel == "" || strings.ContainsAny(n.LogLevel, " \t\n") {
+		return fmt.Errorf("network.log_level: %q, expected a node log level such as info, error or main:info,*:error", n.LogLevel)
+	}
+	if n.Topology != "" {
+		if err := oneOf("network.topology", n.Topology, netem.Topologies...); err != nil {
 			return err
 		}
 	}
-	if s.Network.ClientLinks && s.Network.Topology == "" {
-		return fmt.Errorf("network.client_links: true without network.topology, expected a topology whose conditions the generator's links take")
-	}
-	if s.Network.RPCNodes < 0 || s.Network.RPCNodes > 16 {
-		return fmt.Errorf("network.rpc_nodes: %d, expected 0..16", s.Network.RPCNodes)
-	}
-	return s.checkMemory()
+	return n.Ledger.validate()
 }
 
 // validate checks the ledger service's settings.

@@ -61,14 +61,18 @@ func planned(sc *scenario.Scenario) *testnet.Net {
 // StartNet starts the built-in network the scenario describes.
 func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {
 	g := testnet.DefaultGenesis()
-	return k.Up(ctx, kinds.FromScenario(sc, o, "builtin", g.Seed, sc.Network.Accounts, g.Balance))
+	no := kinds.FromScenario(sc, o, "builtin", g.Seed, sc.Network.Accounts, g.Balance)
+	if no.Binary == "" {
+		no.Binary = o.Binary // its nodes are tpslab
+	}
+	return k.Up(ctx, no)
 }
 
 // NetDefaults refuses the options of SDK daemons: the built-in network's
 // nodes are tpslab itself.
 func (Kind) NetDefaults(o *kinds.NetOptions, changed func(string) bool) error {
-	if o.Binary != "" || o.Denom != "" || o.Prefix != "" {
-		return exitcode.BadInputf("net up: --binary, --denom and --bech32-prefix are for SDK daemons, not --kind builtin (its nodes run tpslab itself)")
+	if o.Denom != "" || o.Prefix != "" {
+		return exitcode.BadInputf("net up: --denom and --bech32-prefix are for SDK daemons, not --kind builtin (its nodes run tpslab, or --binary: a tpslab from another checkout)")
 	}
 	return nil
 }

@@ -51,7 +51,6 @@ func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.Start
 		seed = "tpslab"
 	}
 	no := kinds.FromScenario(sc, o, "cosmos", seed, wallets, 1_000_000_000_000)
-	no.Binary = o.NodeBinary // empty: the kind's own daemon, not tpslab
 	return k.Up(ctx, no)
 }
 

@@ -34,7 +34,6 @@ func (Kind) Validate(sc *scenario.Scenario) error { return kinds.ViaRPC(sc, "cos
 // StartNet starts a Cosmos EVM network.
 func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {
 	no := kinds.FromScenario(sc, o, "cosmos-evm", evm.WalletSeed(sc), evm.Wallets(sc), 0)
-	no.Binary = o.NodeBinary // empty: the kind's own daemon, not tpslab
 	return k.Up(ctx, no)
 }
 

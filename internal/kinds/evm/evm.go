@@ -40,7 +40,6 @@ func (Kind) Validate(sc *scenario.Scenario) error { return kinds.ViaRPC(sc, "evm
 // StartNet starts a geth dev node.
 func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {
 	no := kinds.FromScenario(sc, o, "evm", WalletSeed(sc), Wallets(sc), 0)
-	no.Binary = o.NodeBinary // empty: the kind's own daemon, not tpslab
 	return k.Up(ctx, no)
 }
 

@@ -56,9 +56,9 @@ func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.Start
 	}
 	g := testnet.DefaultGenesis()
 	no := kinds.FromScenario(sc, o, "ledger", g.Seed, sc.Network.Accounts, g.Balance)
-	l := sc.Network.Ledger
-	no.Ledger = pgnet.Options{Processes: l.Processes, Connections: l.DBConnections, Batch: l.Batch,
-		SynchronousCommit: l.SynchronousCommit, Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D()}
+	if no.Binary == "" {
+		no.Binary = o.Binary // the service is tpslab
+	}
 	return k.Up(ctx, no)
 }
 
