@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
-	"github.com/tpslab/tpslab/internal/report"
 )
 
 // observed is what effects are computed from: committed and expired
@@ -36,12 +35,33 @@ const (
 	sustainSpan   = 3.0
 )
 
-// Second takes one collected second (the runner's Observer).
-func (s *Schedule) Second(sec *report.Second, iv *measure.Interval, _ bool) {
+// Effect is what one applied fault did (report.FaultEffect, field for
+// field: the runner converts it, so that fault knows nothing of the
+// result's format).
+type Effect struct {
+	Fault       string
+	StartS      float64
+	EndS        float64
+	Error       string
+	BeforeTPS   float64
+	DuringTPS   float64
+	AfterTPS    float64
+	LongestGapS float64
+	FirstBlockS *float64
+	RecoveryS   float64
+	CaughtUpS   *float64
+	Expired     int64
+	Lost        int64
+}
+
+// Observe takes one collected second: when it began (seconds since the
+// load began), what committed and expired in it, whether it was after the
+// load, and its blocks.
+func (s *Schedule) Observe(t float64, committed, expired int64, drain bool, blocks []measure.BlockStat) {
 	o := &s.obs
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	i := int(math.Floor(sec.T))
+	i := int(math.Floor(t))
 	if i < 0 {
 		return
 	}
@@ -49,19 +69,19 @@ func (s *Schedule) Second(sec *report.Second, iv *measure.Interval, _ bool) {
 		o.committed = append(o.committed, 0)
 		o.expired = append(o.expired, 0)
 	}
-	o.committed[i] += sec.Committed
-	o.expired[i] += sec.Expired
-	if sec.Phase != "drain" {
-		o.loadEnd = max(o.loadEnd, sec.T+1)
+	o.committed[i] += committed
+	o.expired[i] += expired
+	if !drain {
+		o.loadEnd = max(o.loadEnd, t+1)
 	}
-	for _, b := range iv.Blocks {
+	for _, b := range blocks {
 		o.blocks = append(o.blocks, seenBlock{seen: b.Seen, ours: int64(b.OursOK)})
 	}
 }
 
-// Result puts each fault's effect in the summary (the runner's Observer).
-func (s *Schedule) Result(res *report.Result, _ bool) {
-	lost := res.Summary.Lost
+// Effects are each applied fault's effect; lost is the run's.
+func (s *Schedule) Effects(lost int64) []Effect {
+	var out []Effect
 	applied := s.Applied()
 	for _, a := range applied {
 		// What follows a fault is measured until the next fault begins.
@@ -71,16 +91,17 @@ func (s *Schedule) Result(res *report.Result, _ bool) {
 				next = b.Start
 			}
 		}
-		res.Summary.Faults = append(res.Summary.Faults, s.obs.effect(a, lost, s.since(), next))
+		out = append(out, s.obs.effect(a, lost, s.since(), next))
 	}
+	return out
 }
 
 // effect measures what applied fault a did, from 10 s before it until the
 // load's end or next, the start of the next fault (0: none).
-func (o *observed) effect(a Applied, lost int64, now, next time.Duration) report.FaultEffect {
+func (o *observed) effect(a Applied, lost int64, now, next time.Duration) Effect {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	e := report.FaultEffect{Fault: a.Fault.String(), StartS: round2(a.Start.Seconds()), Error: a.Err, Lost: lost, RecoveryS: -1}
+	e := Effect{Fault: a.Fault.String(), StartS: round2(a.Start.Seconds()), Error: a.Err, Lost: lost, RecoveryS: -1}
 	start, end := a.Start.Seconds(), a.End.Seconds()
 	if a.End == 0 { // still active
 		end = now.Seconds()

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
-	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 )
 
@@ -29,7 +28,7 @@ func TestEffect(t *testing.T) {
 		if c > 0 {
 			iv.Blocks = []measure.BlockStat{{Seen: float64(sec) + 0.5, OursOK: int(c)}}
 		}
-		s.Second(&report.Second{T: float64(sec), Phase: "steady", Counts: measure.Counts{Committed: c}}, iv, false)
+		s.Observe(float64(sec), c, 0, false, iv.Blocks)
 	}
 	crash, _ := scenario.ParseFault("10s:crash:node1:5s")
 	later, _ := scenario.ParseFault("30s:pause:node2:5s")
@@ -38,9 +37,8 @@ func TestEffect(t *testing.T) {
 		{Fault: later, Start: 30 * time.Second, End: 35 * time.Second, CaughtUp: -1},
 	}
 	s.start = time.Now().Add(-40 * time.Second)
-	res := &report.Result{}
-	s.Result(res, true)
-	e := res.Summary.Faults[0]
+	effects := s.Effects(0)
+	e := effects[0]
 	if e.BeforeTPS != 100 || e.DuringTPS != 0 || e.StartS != 10 || e.EndS != 15 {
 		t.Errorf("before/during: %+v", e)
 	}
@@ -59,7 +57,7 @@ func TestEffect(t *testing.T) {
 	if e.CaughtUpS == nil || *e.CaughtUpS != 2 {
 		t.Errorf("caught up %v", e.CaughtUpS)
 	}
-	if f := res.Summary.Faults[1]; f.RecoveryS != -1 || f.CaughtUpS != nil {
+	if f := effects[1]; f.RecoveryS != -1 || f.CaughtUpS != nil {
 		t.Errorf("a fault the load never recovered from: %+v", f)
 	}
 }
@@ -76,7 +74,7 @@ func TestRecoveryIsNotACatchUpBlock(t *testing.T) {
 		if ours >= 0 {
 			iv.Blocks = []measure.BlockStat{{Seen: seen, OursOK: int(ours)}}
 		}
-		s.Second(&report.Second{T: float64(sec), Phase: "steady", Counts: measure.Counts{Committed: max(0, ours)}}, iv, false)
+		s.Observe(float64(sec), max(0, ours), 0, false, iv.Blocks)
 	}
 	for sec := 0; sec < 45; sec++ {
 		switch {
@@ -95,9 +93,8 @@ func TestRecoveryIsNotACatchUpBlock(t *testing.T) {
 	part, _ := scenario.ParseFault("10s:partition:node1+node2/node3+node4:10s")
 	s.applied = []Applied{{Fault: part, Start: 10 * time.Second, End: 20 * time.Second, CaughtUp: -1}}
 	s.start = time.Now().Add(-45 * time.Second)
-	res := &report.Result{}
-	s.Result(res, true)
-	e := res.Summary.Faults[0]
+	effects := s.Effects(0)
+	e := effects[0]
 	if e.FirstBlockS == nil || math.Abs(*e.FirstBlockS-4.4) > 1e-9 {
 		t.Errorf("first block %v s after the heal, want 4.4", e.FirstBlockS)
 	}
@@ -118,14 +115,13 @@ func TestRecoveryWithoutBlocks(t *testing.T) {
 		if sec >= 10 && sec < 15 {
 			c = 0
 		}
-		s.Second(&report.Second{T: float64(sec), Phase: "steady", Counts: measure.Counts{Committed: c}}, &measure.Interval{}, false)
+		s.Observe(float64(sec), c, 0, false, nil)
 	}
 	crash, _ := scenario.ParseFault("10s:crash:node1:5s")
 	s.applied = []Applied{{Fault: crash, Start: 10 * time.Second, End: 15 * time.Second, CaughtUp: -1}}
 	s.start = time.Now().Add(-30 * time.Second)
-	res := &report.Result{}
-	s.Result(res, true)
-	e := res.Summary.Faults[0]
+	effects := s.Effects(0)
+	e := effects[0]
 	if e.FirstBlockS != nil || e.RecoveryS != 0 {
 		t.Errorf("first block %v, recovery %.2f", e.FirstBlockS, e.RecoveryS)
 	}

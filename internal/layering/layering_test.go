@@ -60,6 +60,21 @@ func TestLedgerAppImportsNoSeam(t *testing.T) {
 	}
 }
 
+// Faults act on a network and measure their effect; how a run's result is
+// written is the runner's business: fault does not import report (the
+// runner converts fault.Effect into the result's report.FaultEffect).
+func TestFaultImportsNoOutput(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "../fault").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		if imp == mod+"report" {
+			t.Error("fault imports report")
+		}
+	}
+}
+
 // Outside each kind's own folder, no Go code names a kind: the registration
 // list in kinds/all names them by package. The allowed strings below equal
 // a kind's name by coincidence (a URL scheme, a directory, a binary).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/fault"
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/testnet"
@@ -105,5 +106,19 @@ func (r *run) checkAfterFaults(k kinds.Kind) {
 		}
 	} else {
 		fmt.Fprintln(r.o.Log, "net check after the faults: ok")
+	}
+}
+
+// faultEffects feeds the fault schedule each second and puts what each
+// fault did in the summary (an Observer).
+type faultEffects struct{ s *fault.Schedule }
+
+func (f faultEffects) Second(sec *report.Second, iv *measure.Interval, _ bool) {
+	f.s.Observe(sec.T, sec.Committed, sec.Expired, sec.Phase == "drain", iv.Blocks)
+}
+
+func (f faultEffects) Result(res *report.Result, _ bool) {
+	for _, e := range f.s.Effects(res.Summary.Lost) {
+		res.Summary.Faults = append(res.Summary.Faults, report.FaultEffect(e))
 	}
 }

@@ -33,7 +33,7 @@ func (r *run) observers() []Observer {
 		obs = append(obs, progress{r.o.Progress})
 	}
 	if r.sched != nil {
-		obs = append(obs, r.sched)
+		obs = append(obs, faultEffects{r.sched})
 	}
 	return append(obs, resultFile{r.w})
 }
