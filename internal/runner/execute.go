@@ -88,6 +88,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	ls := &loadState{stop: stopOffer, hasBlock: info.Height > 0, firstH: info.Height + 1,
 		intervals: hdrhistogram.New(1, 3_600_000, 2), steadyIv: hdrhistogram.New(1, 3_600_000, 2)}
 	r.ls = ls
+	r.sum = &summarizer{sc: &r.sc, profile: r.profile, rec: r.rec, ls: ls, tel: r.tel, loadDur: r.loadDur}
 	r.start = time.Now()
 	eng := &dispatch.Engine{Target: tgt, Workload: r.conn.Workload, Recorder: r.rec, Connections: sc.Load.Connections, Seed: sc.Seed}
 	if every := sc.Load.SendEvery(1); sc.Load.Model == scenario.Open && every > 0 {

@@ -101,6 +101,7 @@ type run struct {
 	events  []report.Event
 	start   time.Time // time zero of the load (zero before it)
 	ls      *loadState
+	sum     *summarizer // set with ls
 	obs     []Observer
 	prof    atomic.Pointer[profiling.Capture] // set once profiling began
 	// releaseLock drops the network's load lock, when one was taken.

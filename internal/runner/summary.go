@@ -9,6 +9,7 @@ import (
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
@@ -17,8 +18,33 @@ import (
 // as such, with a non-zero exit.
 const haltShare = 0.25
 
-// summary computes the headline figures from the totals so far.
+// summarizer computes the headline figures from what the load recorded. It
+// reads the load's state and writes nothing: the run wires it (wiring,
+// runner.go), the load loop feeds the recorder and the state (execute.go,
+// collect.go), and this turns them into numbers.
+type summarizer struct {
+	sc      *scenario.Scenario
+	profile schedule.Profile
+	rec     *measure.Recorder
+	ls      *loadState
+	tel     *telemetry.Sampler // nil: nothing read from inside
+	loadDur time.Duration      // the schedule's length
+}
+
+// summary is the run's summary so far: the summarizer's figures, and what
+// the run knows besides (profiles, the emulated links, the audit).
 func (r *run) summary() report.Summary {
+	s := r.sum.summary()
+	s.Profiles = r.prof.Load().Summary()
+	if len(r.links) > 0 {
+		s.Links = r.linkStats(&s)
+	}
+	s.NetCheck = r.netCheck
+	return s
+}
+
+// summary computes the headline figures from the totals so far.
+func (r *summarizer) summary() report.Summary {
 	ls := r.ls
 	tot, st := r.rec.Total, r.rec.Steady
 	s := report.Summary{Counts: tot.Counts}
@@ -89,14 +115,9 @@ func (r *run) summary() report.Summary {
 		s.SlowestStatements = ls.slowest
 	}
 	s.Cost = cost(&s, ls.steadyGenCPU, ls.steadyN)
-	s.Profiles = r.prof.Load().Summary()
 	// Every accepted (or unanswered) payment ends committed, failed in a
 	// block or expired; whatever is neither, and not still pending, is lost.
 	s.Lost = max(0, s.Accepted+s.UnackedTotal-s.Committed-s.FailedTotal-s.Expired-int64(ls.trk.Len()))
-	if len(r.links) > 0 {
-		s.Links = r.linkStats(&s)
-	}
-	s.NetCheck = r.netCheck
 	return s
 }
 
@@ -141,7 +162,7 @@ func cost(s *report.Summary, genCPUSum float64, steadySecs int) report.Cost {
 // or end beyond one usual block interval is a stall, not quantisation: it
 // is added to that time, so a chain that stops committing is not reported
 // at the rate it had while it still did.
-func (r *run) committedRate(s *report.Summary, st *measure.Interval) {
+func (r *summarizer) committedRate(s *report.Summary, st *measure.Interval) {
 	ls := r.ls
 	w := window{Start: s.Steady.StartS, End: s.Steady.EndS, Committed: st.Committed, Blocks: ls.steadyBlocks,
 		First: ls.steadyB[0], Last: ls.steadyB[1], FirstOurs: ls.steadyB0, Typical: float64(ls.steadyIv.ValueAtQuantile(50)) / 1000}
@@ -181,7 +202,7 @@ func (w window) rate() (tps, blockWindow, stall float64) {
 // means the run measured a halted chain; stalls that end with a block are
 // slow blocks (an overloaded chain executing huge ones), reported as
 // warnings.
-func (r *run) stalls(s *report.Summary) {
+func (r *summarizer) stalls(s *report.Summary) {
 	ls := r.ls
 	if !ls.hasBlock {
 		return
@@ -228,7 +249,7 @@ func round1(x float64) float64 { return math.Round(x*10) / 10 }
 // time and how much of it went to waiting for answers, the senders'
 // windows, and the CPU of the generator and of the machine (docs/metrics.md,
 // "Who could not keep up"). Only a generator short of capacity sets Limited.
-func (r *run) judgeGenerator(s *report.Summary, win float64) {
+func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 	st := r.rec.Steady
 	if win == 0 || st.Offered == 0 {
 		return
