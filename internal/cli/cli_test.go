@@ -55,7 +55,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "a.yaml", "b.yaml"}, `accepts at most 1 arg`},
 		{[]string{"validate", dir + "/missing.yaml"}, `missing.yaml`},
 		{[]string{"net", "up"}, `--home is required`},
-		{[]string{"net", "up", "--home", dir + "/n", "--validators", "0"}, `network.validators: 0, expected 1..64`},
+		{[]string{"net", "up", "--home", dir + "/n", "--validators", "0"}, `--validators: 0, expected 1..64`},
 		{[]string{"net", "status", "--home", dir}, `no net.json there`},
 		{[]string{"compare", dir}, `requires at least 2 arg`},
 		{[]string{"compare", t.TempDir(), t.TempDir()}, `no result.json`},

@@ -151,7 +151,15 @@ func netUpOptions(fs *pflag.FlagSet, reg *kinds.Registry, args []string, home st
 		return kinds.NetOptions{}, nil, exitcode.BadInputf("--kind: %s: tpslab starts no network of it, expected one of %s", k.Info().Name, strings.Join(reg.NamesWhere(kinds.IsNetwork), ", "))
 	}
 	if err := sc.Network.Validate(); err != nil {
-		return kinds.NetOptions{}, nil, exitcode.Wrap(exitcode.BadInput, err)
+		// Named as the user gave it: by its flag when a flag set it.
+		msg := err.Error()
+		for _, f := range netUpFlags {
+			if fs.Changed(f.flag) && strings.HasPrefix(msg, f.path+": ") {
+				msg = "--" + f.flag + ": " + strings.TrimPrefix(msg, f.path+": ")
+				break
+			}
+		}
+		return kinds.NetOptions{}, nil, exitcode.BadInputf("%s", msg)
 	}
 	g := testnet.DefaultGenesis()
 	o := kinds.NetFromScenario(&sc, k.Info().Name, g.Seed, sc.Network.Accounts, g.Balance)
