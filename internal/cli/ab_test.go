@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/testbin"
 )
 
@@ -42,6 +44,13 @@ func TestABNamesTheSlowerBuild(t *testing.T) {
 			reps, _ := filepath.Glob(filepath.Join(out, side, "rep-*", "result.json"))
 			if len(reps) != 3 {
 				t.Errorf("build %s: %d repetitions written, want 3", side, len(reps))
+			}
+			for _, rep := range reps {
+				if r, err := report.ReadResult(filepath.Dir(rep)); err != nil {
+					t.Error(err)
+				} else {
+					measuretest.Identities(t, r.Summary.Counts)
+				}
 			}
 		}
 		return stdout.String(), exitCode(err)
