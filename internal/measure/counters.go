@@ -27,7 +27,7 @@ func (d Counter) Value(c *Counts) int64 {
 	return *d.Scalar(c)
 }
 
-func scalar(f func(*Counts) *int64) func(*Counts) *int64                         { return f }
+func scalar(f func(*Counts) *int64) func(*Counts) *int64                        { return f }
 func reasons(f func(*Counts) *map[string]int64) func(*Counts) *map[string]int64 { return f }
 
 // Counters are every counter, in the summary table's order.

@@ -112,21 +112,21 @@ type Chain struct {
 
 // Second is one point of the time series: what happened in (t-1 s, t].
 type Second struct {
-	T           float64             `json:"t"`
-	Phase       string              `json:"phase"` // warmup | steady | drain
-	TargetRate  float64             `json:"target_rate,omitempty"`
+	T          float64 `json:"t"`
+	Phase      string  `json:"phase"` // warmup | steady | drain
+	TargetRate float64 `json:"target_rate,omitempty"`
 	// Counts are this second's counters (measure.Counters), flattened.
 	measure.Counts
-	AckMs       measure.Percentiles `json:"ack_ms"`
-	CommitMs    measure.Percentiles `json:"commit_ms"`
-	LagMs       measure.Percentiles `json:"lag_ms"`
-	InFlight    int                 `json:"in_flight"`
-	MempoolTxs  int                 `json:"mempool_txs"`
-	Blocks      int                 `json:"blocks"`
-	BlockTxs    int                 `json:"block_txs"`
-	GenCPU      float64             `json:"generator_cpu_percent"`
-	LiveNodes   int                 `json:"live_nodes,omitempty"`
-	LiveEndpts  int                 `json:"live_endpoints,omitempty"`
+	AckMs      measure.Percentiles `json:"ack_ms"`
+	CommitMs   measure.Percentiles `json:"commit_ms"`
+	LagMs      measure.Percentiles `json:"lag_ms"`
+	InFlight   int                 `json:"in_flight"`
+	MempoolTxs int                 `json:"mempool_txs"`
+	Blocks     int                 `json:"blocks"`
+	BlockTxs   int                 `json:"block_txs"`
+	GenCPU     float64             `json:"generator_cpu_percent"`
+	LiveNodes  int                 `json:"live_nodes,omitempty"`
+	LiveEndpts int                 `json:"live_endpoints,omitempty"`
 	// Telemetry is what was read from inside the system in this second
 	// (docs/metrics.md): rates per second and gauges, by metric name.
 	Telemetry map[string]float64 `json:"telemetry,omitempty"`

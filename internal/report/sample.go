@@ -203,7 +203,6 @@ func (m *blockMerger) done() []measure.BlockStat {
 	return m.out
 }
 
-
 func copyFloats(m map[string]float64) map[string]float64 {
 	if m == nil {
 		return nil
@@ -214,4 +213,3 @@ func copyFloats(m map[string]float64) map[string]float64 {
 	}
 	return c
 }
-

@@ -117,11 +117,11 @@ type Network struct {
 	ChainID string `yaml:"chain_id" json:"chain_id,omitempty"`
 	Seed    string `yaml:"seed" json:"-"` // derives the funded accounts' keys: never written out
 	Balance uint64 `yaml:"balance" json:"balance,omitempty"`
-	Bind    string `yaml:"bind" json:"bind"`                     // every node listener's address
-	Binary  string `yaml:"binary" json:"binary,omitempty"`       // cosmos, evm: the daemon instead of the kind's own
-	Denom   string `yaml:"denom" json:"denom,omitempty"`         // cosmos: default the daemon's staking denom
+	Bind    string `yaml:"bind" json:"bind"`                             // every node listener's address
+	Binary  string `yaml:"binary" json:"binary,omitempty"`               // cosmos, evm: the daemon instead of the kind's own
+	Denom   string `yaml:"denom" json:"denom,omitempty"`                 // cosmos: default the daemon's staking denom
 	Prefix  string `yaml:"bech32_prefix" json:"bech32_prefix,omitempty"` // cosmos: default the daemon's
-	Keep              bool     `yaml:"keep" json:"keep"` // leave it running after the run
+	Keep    bool   `yaml:"keep" json:"keep"`                             // leave it running after the run
 	// Topology emulates the links between nodes: loopback (proxied, nothing
 	// added), lan, region, continent, global (docs/network.md); empty:
 	// direct loopback, or loopback when a fault needs the links.
