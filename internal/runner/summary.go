@@ -320,7 +320,11 @@ func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 		warn = fmt.Sprintf("the load generator, not the system under test, was limiting: %s; its %s were busy %.0f%% of the load and only %.0f%% of that waiting for answers: building, signing and recording payments was the limit; the figures understate what the system can do", why, workers, g.BusyPercent, g.WaitingPercent)
 	case "generator_cpu":
 		g.Limited = true
-		warn = fmt.Sprintf("the load generator, not the system under test, was limiting: %s (its %s were busy only %.0f%% of the load: the dispatcher fell behind, at %.0f%% of one core); the figures understate what the system can do", why, workers, g.BusyPercent, g.CPUPercent)
+		if cpuBound {
+			warn = "the load generator, not the system under test, was limiting: " + why + "; the figures understate what the system can do"
+		} else {
+			warn = fmt.Sprintf("the load generator, not the system under test, was limiting: %s (its %s were busy only %.0f%% of the load: the dispatcher fell behind, at %.0f%% of one core); the figures understate what the system can do", why, workers, g.BusyPercent, g.CPUPercent)
+		}
 	}
 	if s.Shortfall != nil {
 		s.Shortfall.By, s.Shortfall.Why = by, warn
