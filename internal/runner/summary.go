@@ -284,7 +284,12 @@ func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 	switch {
 	case why == "":
 		if connsBusy && g.Lanes > 0 {
-			warn = fmt.Sprintf("%d due payments waited for their lane's previous batch to be answered (%d lanes, one batch in flight each; ack p50 %.0f ms): the target's RPC/CheckTx answered more slowly than payments gathered; their latencies include the wait (send_interval 0 sends each payment on its own over the connections)", st.ConnWaits, g.Lanes, s.LatencyMs.Ack.P50)
+			larger := "the target's answers (RPC/CheckTx) were the larger part"
+			if g.WaitingPercent < 50 {
+				larger = "building and recording payments in the lane was the larger part: the generator's own work"
+			}
+			warn = fmt.Sprintf("%d due payments waited for their lane's previous batch to be answered (%s, busy %.0f%% of the load, %.0f%% of that waiting for the target's answers; ack p50 %.0f ms): %s; their latencies include the wait (send_interval 0 sends each payment on its own over the connections)",
+				st.ConnWaits, workers, g.BusyPercent, g.WaitingPercent, s.LatencyMs.Ack.P50, larger)
 		} else if connsBusy {
 			warn = fmt.Sprintf("all %d connections were busy waiting for the target's answers for %d due payments (ack p50 %.0f ms): the target's RPC/CheckTx was the limit, not the generator; more connections may offer more", r.sc.Load.Connections, st.ConnWaits, s.LatencyMs.Ack.P50)
 		} else if windowFull {
