@@ -45,3 +45,26 @@ func TestRESTAnswersWithoutAResult(t *testing.T) {
 		}
 	}
 }
+
+// Refusals are named by what they mean: the SDK's errors by name, the fee
+// market's and other modules' with their codespace, unknown ones by the
+// raw pair (issue 24).
+func TestRefusalNames(t *testing.T) {
+	for _, c := range []struct {
+		space string
+		code  uint32
+		want  string
+	}{
+		{"sdk", 13, "insufficient_fee"},
+		{"sdk", 11, "out_of_gas"},
+		{"feemarket", 1, "feemarket_no_fee_coin"},
+		{"undefined", 1, "undefined_internal_error"},
+		{"bank", 5, "bank_send_disabled"},
+		{"wasm", 7, "wasm_7"},
+		{"", 3, "code_3"},
+	} {
+		if got := Reason(c.space, c.code, ""); got != c.want {
+			t.Errorf("%s/%d: %q, want %q", c.space, c.code, got, c.want)
+		}
+	}
+}

@@ -196,13 +196,29 @@ var sdkCodes = map[uint32]string{
 	35: "not_supported", 36: "not_found", 38: "app_config", 40: "invalid_gas_limit", 41: "tx_timeout",
 }
 
-// Reason names a result code: the SDK's own by name, others as
-// "<codespace>_<code>".
+// moduleCodes names the errors of the modules a payment chain carries
+// besides the SDK's own: codespace, then code (each module's
+// types/errors.go). The fee market is the one the Cosmos Hub runs
+// (github.com/skip-mev/feemarket); "undefined" is cosmossdk.io/errors'
+// codespace for errors registered nowhere (an internal error, such as a
+// block's utilization over the fee market's maximum).
+var moduleCodes = map[string]map[uint32]string{
+	"feemarket": {1: "no_fee_coin", 2: "too_many_fee_coins", 3: "fee_denom_not_resolvable"},
+	"bank": {2: "no_inputs", 3: "no_outputs", 4: "input_output_mismatch", 5: "send_disabled",
+		6: "denom_metadata_not_found", 7: "invalid_key", 8: "duplicate_entry", 9: "multiple_senders"},
+	"undefined": {1: "internal_error", 2: "stop_iterating", 111222: "panic"},
+}
+
+// Reason names a result code: the SDK's and the common modules' errors by
+// name, others as "<codespace>_<code>".
 func Reason(space string, code uint32, _ string) string {
 	if space == "sdk" {
 		if n, ok := sdkCodes[code]; ok {
 			return n
 		}
+	}
+	if n, ok := moduleCodes[space][code]; ok {
+		return space + "_" + n
 	}
 	if space == "" {
 		space = "code"
