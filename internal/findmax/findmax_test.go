@@ -153,3 +153,17 @@ func TestHintsNameSequenceMismatches(t *testing.T) {
 		t.Errorf("rejections only: %q", x)
 	}
 }
+
+// A chain that said before the load that its blocks cannot hold the
+// offered rate is named in the hints (issue 24).
+func TestHintsNameBlockSpace(t *testing.T) {
+	fail := &Step{Rate: 400, Result: &report.Result{Notes: []string{"warning: block space: blocks can hold at most 10 payments"}}}
+	h := Hints(nil, fail)
+	found := false
+	for _, x := range h {
+		found = found || strings.HasPrefix(x, "block space: blocks can hold at most 10 payments")
+	}
+	if !found {
+		t.Errorf("hints %v", h)
+	}
+}

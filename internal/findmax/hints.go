@@ -20,6 +20,12 @@ func Hints(pass, fail *Step) []string {
 	if f.Generator.Limited {
 		h = append(h, "generator: "+f.Generator.Warning)
 	}
+	// A chain whose blocks cannot hold the offered rate said so before the load.
+	for _, n := range fail.Result.Notes {
+		if b, ok := strings.CutPrefix(n, "warning: block space: "); ok {
+			h = append(h, "block space: "+b)
+		}
+	}
 	h = append(h, nodeHints(pass, fail)...)
 	for _, x := range insideHints(fail) {
 		if !(strings.HasPrefix(x, "CPU at") && hasPrefix(h, "nodes' CPU saturated")) {

@@ -192,6 +192,11 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if gas == 0 {
 		gas = 200_000
 	}
+	if msg, err := BlockSpace(qctx, sys.Endpoints[0], sc, gas); err != nil {
+		fmt.Fprintf(sys.Log, "block space: not checked: %v\n", err)
+	} else if msg != "" && sys.Warn != nil {
+		sys.Warn(msg)
+	}
 	codec := sdk.NewCodec(info.ChainID, denom, fee, gas, w.Memo, sdk.DeriveWallets(seed, count, prefix), tgt.ABCIQuery)
 	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys.Log); err != nil {
 		return nil, err

@@ -425,3 +425,42 @@ func TestTwoClientsShareSenders(t *testing.T) {
 		t.Errorf("the two runs committed %d together, blocks %d..%d hold %d", committed, first, last, ok)
 	}
 }
+
+// A chain whose blocks hold fewer payments than are offered per block says
+// so before the load: block.max_gas 2,000,000 holds 10 bank sends of
+// 200,000 gas, fewer than 150/s offered at a block every half second
+// (issue 24).
+func TestBlockSpaceWarnedBeforeTheLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an SDK chain")
+	}
+	bin, err := sdknet.Tpsd(testLog{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := testnet.DefaultSettings()
+	st.MaxBlockGas = 2_000_000
+	n, err := sdknet.Up(context.Background(), sdknet.Options{Kind: "cosmos", Binary: bin, Validators: 1, Home: filepath.Join(t.TempDir(), "net"),
+		ChainID: "cosmos-space", WalletSeed: "it", Wallets: 1000, Balance: 1_000_000_000, Settings: st, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Down() })
+	sc := bankScenario(t, n.Home, "rpc", "presigned")
+	sc.Load.Duration = scenario.Duration(4 * time.Second)
+	res, _ := run(t, sc)
+	if res == nil {
+		t.Fatal("no result")
+	}
+	found := false
+	for _, note := range res.Notes {
+		found = found || strings.Contains(note, "block space: blocks can hold at most 10 payments (consensus block.max_gas 2000000 / 200000 gas")
+	}
+	if !found {
+		t.Errorf("no block-space warning in the notes: %q", res.Notes)
+	}
+	// The committed rate is the blocks' capacity, not what was offered.
+	if per := res.Summary.BlocksSummary.TxsMax; per > 10 {
+		t.Errorf("a block held %d payments with room for 10", per)
+	}
+}
