@@ -86,9 +86,9 @@ type System struct {
 	Net       *testnet.Net // a local network (net.json), or nil for remote endpoints
 	Started   bool         // tpslab started it and stops it
 	Log       io.Writer    // where a kind reports setting up (funding, ...)
-	// Warn, when set, records a warning found before the load in the
-	// run's notes (result.json) as well as its log.
-	Warn func(msg string)
+	// Warn and Note, when set, record a warning or a note found before the
+	// load in the run's notes (result.json) as well as its log.
+	Warn, Note func(msg string)
 }
 
 // StartOptions say where and how a kind starts a fresh network for a run.

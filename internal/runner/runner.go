@@ -219,6 +219,7 @@ func (r *run) prepare(ctx context.Context) error {
 	}
 	r.sys, r.kind = sys, kind
 	sys.Warn = func(msg string) { r.note("warning: %s", msg) }
+	sys.Note = func(msg string) { r.note("%s", msg) }
 	r.w.Update(func(res *report.Result) { res.Network = networkInfo(sys) })
 	if len(sc.Faults) > 0 && !kind.Info().Faults && sys.Net != nil {
 		takers := r.o.Kinds.NamesWhere(func(k kinds.Kind) bool { return k.Info().Faults })

@@ -256,7 +256,7 @@ type Workload struct {
 	// Chains with fees and funded wallets (Cosmos SDK, EVM).
 	Denom        string `yaml:"denom" json:"denom,omitempty"`                 // default: the chain's staking denom
 	Fee          string `yaml:"fee" json:"fee,omitempty"`                     // per transaction, e.g. 500uatom; default none
-	Gas          uint64 `yaml:"gas" json:"gas,omitempty"`                     // gas limit per transfer; 0: the kind's (200000 cosmos, 21000 evm native, 100000 erc20)
+	Gas          uint64 `yaml:"gas" json:"gas,omitempty"`                     // gas limit per transfer; 0: the kind's (cosmos: a simulated send x1.3; evm native 21000, erc20 100000)
 	TxType       string `yaml:"tx_type" json:"tx_type,omitempty"`             // evm: dynamic (EIP-1559) | legacy
 	MaxFee       string `yaml:"max_fee" json:"max_fee,omitempty"`             // evm: cap on the fee per gas (wei, or e.g. 30gwei); default none
 	PriorityFee  string `yaml:"priority_fee" json:"priority_fee,omitempty"`   // evm: cap on the tip per gas

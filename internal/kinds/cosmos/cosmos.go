@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -190,16 +191,22 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	}
 	gas := w.Gas
 	if gas == 0 {
-		gas = 200_000
-	}
-	if msg, err := BlockSpace(qctx, sys.Endpoints[0], sc, gas); err != nil {
-		fmt.Fprintf(sys.Log, "block space: not checked: %v\n", err)
-	} else if msg != "" && sys.Warn != nil {
-		sys.Warn(msg)
+		gas = defaultGas // until the chain says what a send uses
 	}
 	codec := sdk.NewCodec(info.ChainID, denom, fee, gas, w.Memo, sdk.DeriveWallets(seed, count, prefix), tgt.ABCIQuery)
 	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys.Log); err != nil {
 		return nil, err
+	}
+	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+	defer ccancel()
+	if w.Gas == 0 {
+		gas = autoGas(cctx, codec, w.SendersOffset, sys)
+		codec.SetGas(gas)
+	}
+	if msg, err := BlockSpace(cctx, sys.Endpoints[0], sc, gas); err != nil {
+		fmt.Fprintf(sys.Log, "block space: not checked: %v\n", err)
+	} else if msg != "" && sys.Warn != nil {
+		sys.Warn(msg)
 	}
 	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), codec)
 	if err != nil {
@@ -209,6 +216,30 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
 	return p, nil
+}
+
+// defaultGas is what a payment reserves when the chain cannot simulate one.
+const defaultGas = 200_000
+
+// gasMargin is what auto gas adds to a simulated send: the gas a send uses
+// varies with the accounts' state (a recipient's first coins cost more).
+const gasMargin = 1.3
+
+// autoGas is workload.gas 0 (auto): one bank send simulated by the chain,
+// times gasMargin, rounded up to a thousand; defaultGas when the chain
+// cannot simulate it. Reserving what a send uses, not 200,000, lets a
+// gas-capped block (or a fee market's target) take as many as it can.
+func autoGas(ctx context.Context, codec *sdk.Codec, from int, sys *kinds.System) uint64 {
+	used, err := codec.SimulateGas(ctx, from)
+	if err != nil {
+		fmt.Fprintf(sys.Log, "gas: a bank send could not be simulated (%v); each payment reserves %d (give workload.gas)\n", err, uint64(defaultGas))
+		return defaultGas
+	}
+	gas := (uint64(math.Ceil(float64(used)*gasMargin)) + 999) / 1000 * 1000
+	if sys.Note != nil {
+		sys.Note(fmt.Sprintf("gas: a bank send used %d gas in the chain's simulation; each payment reserves %d (x%.1f, workload.gas 0: auto)", used, gas, gasMargin))
+	}
+	return gas
 }
 
 // fund gives the senders their funds from workload.funder_key, unless the

@@ -1,0 +1,61 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// SimulateGas asks the chain how much gas one bank send from wallet from
+// uses: it signs a send of 1 to the next wallet with the account's current
+// sequence and a generous limit, and runs it through the application's
+// simulation (the ABCI query path /app/simulate, which every SDK chain
+// answers; nothing is broadcast).
+func (c *Codec) SimulateGas(ctx context.Context, from int) (uint64, error) {
+	seq, err := c.Nonce(ctx, from)
+	if err != nil {
+		return 0, err
+	}
+	to := (from + 1) % len(c.wallets)
+	s := c.scratch.Get().(*scratch)
+	defer c.scratch.Put(s)
+	w := c.wallets[from]
+	s.msg = appendString(s.msg[:0], 1, w.Address)
+	s.msg = appendString(s.msg, 2, c.wallets[to].Address)
+	s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: "1"})
+	// A generous limit, unless the chain caps a block's gas below it (a tx
+	// may not ask for more than a block holds).
+	var out []byte
+	for _, limit := range []uint64{1_000_000, 200_000} {
+		tx := c.signTx(nil, s, typeMsgSend, w, c.numbers[from].Load(), seq, limit, c.Fee)
+		if out, err = c.query(ctx, "/app/simulate", tx); err == nil || !strings.Contains(err.Error(), "exceeds block max gas") {
+			break
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	var res struct {
+		GasInfo struct {
+			GasUsed string `json:"gas_used"`
+		} `json:"gas_info"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return 0, fmt.Errorf("the simulation's answer: %v", err)
+	}
+	used, err := strconv.ParseUint(res.GasInfo.GasUsed, 10, 64)
+	if err != nil || used == 0 {
+		return 0, fmt.Errorf("the simulation's answer has no gas used: %.200s", out)
+	}
+	return used, nil
+}
+
+// SetGas sets the gas limit each payment reserves.
+func (c *Codec) SetGas(gas uint64) {
+	c.Gas = gas
+	if len(c.wallets) > 1 {
+		c.size = len(c.Sign(nil, 0, 1, 1, 0))
+	}
+}
