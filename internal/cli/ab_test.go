@@ -16,7 +16,7 @@ import (
 )
 
 // Two builds of the built-in node, one deliberately slower (every signature
-// checked 21 times: -tags slowverify): ab names B worse with an interval
+// checked 101 times: -tags slowverify): ab names B worse with an interval
 // that excludes zero and exits 1; two identical builds show no significant
 // difference and exit 0 (issue 27).
 func TestABNamesTheSlowerBuild(t *testing.T) {

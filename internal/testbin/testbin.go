@@ -55,7 +55,7 @@ var (
 )
 
 // SlowVerify builds tpslab with the slowverify tag: a node that checks every
-// signature 21 times, a deliberately worse build for ab.
+// signature 101 times, a deliberately worse build for ab.
 func SlowVerify(t testing.TB) string { return slow.get(t) }
 
 // Path returns the path of a freshly built tpslab binary.
