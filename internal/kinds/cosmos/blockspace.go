@@ -2,14 +2,13 @@ package cosmos
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/schedule"
+	"github.com/tpslab/tpslab/internal/sut/cometbft"
 )
 
 // BlockSpace says, before the load, whether the chain's blocks can hold
@@ -21,24 +20,23 @@ func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPa
 	if sc.Load.Model != scenario.Open || gasPerPayment == 0 {
 		return "", nil
 	}
+	c := &cometbft.Client{URL: rpc, HTTP: http.DefaultClient}
 	var cp struct {
-		Result struct {
-			ConsensusParams struct {
-				Block struct {
-					MaxGas string `json:"max_gas"`
-				} `json:"block"`
-			} `json:"consensus_params"`
-		} `json:"result"`
+		ConsensusParams struct {
+			Block struct {
+				MaxGas cometbft.Int64 `json:"max_gas"`
+			} `json:"block"`
+		} `json:"consensus_params"`
 	}
-	if err := getJSON(ctx, rpc+"/consensus_params", &cp); err != nil {
+	if err := c.Call(ctx, "consensus_params", nil, &cp); err != nil {
 		return "", err
 	}
-	maxGas, err := strconv.ParseInt(cp.Result.ConsensusParams.Block.MaxGas, 10, 64)
-	if err != nil || maxGas <= 0 {
-		return "", nil // no cap (-1), or none said
+	maxGas := int64(cp.ConsensusParams.Block.MaxGas)
+	if maxGas <= 0 {
+		return "", nil // no cap (-1)
 	}
 	perBlock := maxGas / int64(gasPerPayment)
-	interval, err := blockInterval(ctx, rpc)
+	interval, err := blockInterval(ctx, c)
 	if err != nil || interval <= 0 {
 		return "", err
 	}
@@ -53,10 +51,7 @@ func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPa
 }
 
 // peakRate is the profile's highest rate, sampled every 100 ms.
-func peakRate(p interface {
-	Duration() time.Duration
-	RateAt(time.Duration) float64
-}) float64 {
+func peakRate(p schedule.Profile) float64 {
 	peak := 0.0
 	for t := time.Duration(0); t <= p.Duration(); t += 100 * time.Millisecond {
 		peak = max(peak, p.RateAt(t))
@@ -67,25 +62,14 @@ func peakRate(p interface {
 // blockInterval is the mean time between the last 10 blocks' headers
 // (block 1 left out: its time can be the genesis time). A fresh chain is
 // given up to 5 s to make the few blocks it needs.
-func blockInterval(ctx context.Context, rpc string) (time.Duration, error) {
-	var st struct {
-		Result struct {
-			SyncInfo struct {
-				Height string    `json:"latest_block_height"`
-				Time   time.Time `json:"latest_block_time"`
-			} `json:"sync_info"`
-		} `json:"result"`
-	}
-	var h int64
+func blockInterval(ctx context.Context, c *cometbft.Client) (time.Duration, error) {
+	var st cometbft.Status
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if err := getJSON(ctx, rpc+"/status", &st); err != nil {
-			return 0, err
-		}
 		var err error
-		if h, err = strconv.ParseInt(st.Result.SyncInfo.Height, 10, 64); err != nil {
+		if st, err = c.Status(ctx); err != nil {
 			return 0, err
 		}
-		if h >= 4 || time.Now().After(deadline) {
+		if st.SyncInfo.LatestBlockHeight >= 4 || time.Now().After(deadline) {
 			break
 		}
 		select {
@@ -94,37 +78,14 @@ func blockInterval(ctx context.Context, rpc string) (time.Duration, error) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+	h := int64(st.SyncInfo.LatestBlockHeight)
 	if h < 4 {
 		return 0, nil
 	}
 	back := min(int64(10), h-2)
-	var b struct {
-		Result struct {
-			Block struct {
-				Header struct {
-					Time time.Time `json:"time"`
-				} `json:"header"`
-			} `json:"block"`
-		} `json:"result"`
-	}
-	if err := getJSON(ctx, fmt.Sprintf("%s/block?height=%d", rpc, h-back), &b); err != nil {
+	b, err := c.Block(ctx, h-back)
+	if err != nil {
 		return 0, err
 	}
-	return st.Result.SyncInfo.Time.Sub(b.Result.Block.Header.Time) / time.Duration(back), nil
-}
-
-func getJSON(ctx context.Context, url string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(url, "/"), nil)
-	if err != nil {
-		return err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: HTTP %d", url, res.StatusCode)
-	}
-	return json.NewDecoder(res.Body).Decode(v)
+	return st.SyncInfo.LatestBlockTime.Sub(b.Header.Time) / time.Duration(back), nil
 }
