@@ -57,20 +57,31 @@ func (c Comparison) Print(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "METRIC\tBASE\tTHIS\tCHANGE\t95% CI\tSIGNIFICANT")
 		for _, r := range a.Rows {
-			sig := "no"
-			if r.Significant {
-				sig = map[bool]string{true: "yes, better", false: "yes, worse"}[r.Better]
-			}
-			ci := fmt.Sprintf("%+.1f%% .. %+.1f%%", r.CILowPct, r.CIHighPct)
-			if math.IsNaN(r.CILowPct) {
-				ci = "n/a (baseline is 0)"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f%%\t%s\t%s\n", r.Label(), val(r.Base), val(r.Value), r.ChangePct, ci, sig)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f%%\t%s\t%s\n", r.Label(), val(r.Base), val(r.Value), r.ChangePct, r.interval("n/a (baseline is 0)"), r.significance())
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "verdict: %s\n", a.Verdict)
 	}
 	fmt.Fprintf(w, "\nmethod: %s\n", c.Method())
+}
+
+// significance is the row's last column: no, yes better, yes worse.
+func (r Row) significance() string {
+	if !r.Significant {
+		return "no"
+	}
+	if r.Better {
+		return "yes, better"
+	}
+	return "yes, worse"
+}
+
+// interval is the row's 95% interval, or none when the baseline is 0.
+func (r Row) interval(none string) string {
+	if math.IsNaN(r.CILowPct) {
+		return none
+	}
+	return fmt.Sprintf("%+.1f%% .. %+.1f%%", r.CILowPct, r.CIHighPct)
 }
 
 // Label is the metric with its unit.
@@ -117,15 +128,11 @@ func (c Comparison) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "| metric | %s (%d runs) | %s (%d runs) | change | 95%% CI | significant |\n", mdEscape(c.Base.Name), len(c.Base.Runs), mdEscape(a.Set.Name), len(a.Set.Runs))
 		fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
 		for _, r := range a.Rows {
-			sig := "no"
-			if r.Significant {
-				sig = map[bool]string{true: "yes, better", false: "**yes, worse**"}[r.Better]
+			sig := r.significance()
+			if r.Significant && !r.Better {
+				sig = "**" + sig + "**"
 			}
-			ci := fmt.Sprintf("%+.1f%% .. %+.1f%%", r.CILowPct, r.CIHighPct)
-			if math.IsNaN(r.CILowPct) {
-				ci = "n/a"
-			}
-			fmt.Fprintf(w, "| %s | %s | %s | %+.1f%% | %s | %s |\n", mdEscape(r.Label()), val(r.Base), val(r.Value), r.ChangePct, ci, sig)
+			fmt.Fprintf(w, "| %s | %s | %s | %+.1f%% | %s | %s |\n", mdEscape(r.Label()), val(r.Base), val(r.Value), r.ChangePct, r.interval("n/a"), sig)
 		}
 		fmt.Fprintln(w)
 	}
