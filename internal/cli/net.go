@@ -61,7 +61,7 @@ func linksCmd() *cobra.Command {
 // network is described once, by that section, whichever door it comes
 // through (net up's flags or file, or a run that starts its network), with
 // the scenario's defaults and bounds.
-var netUpFlags = []struct{ flag, path, help string }{
+var netUpFlags = []scenarioFlag{
 	{"kind", "target.kind", "what to run"}, // the registered kinds are listed by registerNetUp
 	{"validators", "network.validators", "number of validators, one OS process each"},
 	{"chain-id", "network.chain_id", "chain id (default tpslab, or the kind's)"},
@@ -100,23 +100,8 @@ func registerNetUp(fs *pflag.FlagSet, reg *kinds.Registry) {
 	if err := reg.Resolve(&def, true); err != nil {
 		panic(err) // the registry is empty: a programming error
 	}
-	for _, f := range netUpFlags {
-		help := f.help
-		if f.flag == "kind" {
-			help += ": " + strings.Join(reg.NamesWhere(kinds.IsNetwork), " | ") + " (tpslab kinds says what each is)"
-		}
-		v, typ, err := scenario.Get(&def, f.path)
-		if err != nil {
-			panic(fmt.Sprintf("flag --%s: %v", f.flag, err)) // a flag mapped to no field: a programming error
-		}
-		fs.Var(&scenarioValue{typ: typ, v: v}, f.flag, help+" ("+f.path+")")
-		if v == "0" || v == "0s" || v == "false" || v == "" {
-			fs.Lookup(f.flag).DefValue = ""
-		}
-		if typ == "bool" {
-			fs.Lookup(f.flag).NoOptDefVal = "true" // a switch
-		}
-	}
+	registerScenarioFlags(fs, netUpFlags, &def, map[string]string{
+		"kind": ": " + strings.Join(reg.NamesWhere(kinds.IsNetwork), " | ") + " (tpslab kinds says what each is)"})
 }
 
 // netUpOptions reads the scenario file (if any) and the flags into the
@@ -131,14 +116,12 @@ func netUpOptions(fs *pflag.FlagSet, reg *kinds.Registry, args []string, home st
 			return kinds.NetOptions{}, nil, exitcode.Wrap(exitcode.BadInput, err)
 		}
 	}
+	if err := applyScenarioFlags(fs, netUpFlags, &sc); err != nil {
+		return kinds.NetOptions{}, nil, err
+	}
 	path := map[string]string{}
 	for _, f := range netUpFlags {
 		path[f.flag] = f.path
-		if fl := fs.Lookup(f.flag); fl != nil && fl.Changed {
-			if err := scenario.Set(&sc, f.path, fl.Value.String()); err != nil {
-				return kinds.NetOptions{}, nil, exitcode.BadInputf("--%s: %v", f.flag, err)
-			}
-		}
 	}
 	if err := reg.Resolve(&sc, true); err != nil {
 		return kinds.NetOptions{}, nil, err

@@ -22,7 +22,7 @@ import (
 
 // scenarioFlags maps named flags onto scenario fields; `--set path=value`
 // reaches every other field.
-var scenarioFlags = []struct{ flag, path, help string }{
+var scenarioFlags = []scenarioFlag{
 	{"target", "target.kind", "system kind"}, // the registered kinds are listed by register
 	{"depth", "target.depth", "evm: confirmation depth k (blocks under the head for finality)"},
 	{"tx-type", "workload.tx_type", "evm: dynamic (EIP-1559) | legacy"},
@@ -90,23 +90,8 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	if err := reg.Resolve(&def, true); err != nil {
 		panic(err) // the registry is empty: a programming error
 	}
-	for _, f := range scenarioFlags {
-		help := f.help
-		if f.flag == "target" {
-			help += ": " + strings.Join(reg.Names(), " | ") + " (tpslab kinds says what each is)"
-		}
-		v, typ, err := scenario.Get(&def, f.path)
-		if err != nil {
-			panic(fmt.Sprintf("flag --%s: %v", f.flag, err)) // a flag mapped to no field: a programming error
-		}
-		fs.Var(&scenarioValue{typ: typ, v: v}, f.flag, help+" ("+f.path+")")
-		if v == "0" || v == "0s" || v == "false" || v == "[]" {
-			fs.Lookup(f.flag).DefValue = "" // --help shows no default for a zero value
-		}
-		if f.flag == "reuse-wallets" || f.flag == "client-links" {
-			fs.Lookup(f.flag).NoOptDefVal = "true" // a switch: --reuse-wallets alone means true
-		}
-	}
+	kindsHelp := ": " + strings.Join(reg.Names(), " | ") + " (tpslab kinds says what each is)"
+	registerScenarioFlags(fs, scenarioFlags, &def, map[string]string{"target": kindsHelp})
 	fs.StringArrayVar(&o.endpoints, "endpoint", nil, "RPC URL of the target, repeatable; given, tpslab starts no network")
 	fs.StringArrayVar(&o.api, "api-endpoint", nil, "cosmos: REST URL, repeatable (for --via rest)")
 	fs.StringArrayVar(&o.grpc, "grpc-endpoint", nil, "cosmos: gRPC host:port, repeatable (for --via grpc)")
@@ -127,12 +112,8 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 			return sc, exitcode.Wrap(exitcode.BadInput, err)
 		}
 	}
-	for _, f := range scenarioFlags {
-		if fl := o.fs.Lookup(f.flag); fl != nil && fl.Changed {
-			if err := scenario.Set(&sc, f.path, fl.Value.String()); err != nil {
-				return sc, exitcode.BadInputf("--%s: %v", f.flag, err)
-			}
-		}
+	if err := applyScenarioFlags(o.fs, scenarioFlags, &sc); err != nil {
+		return sc, err
 	}
 	if len(o.endpoints) > 0 {
 		sc.Target.Endpoints = o.endpoints
@@ -179,6 +160,39 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 		return sc, exitcode.Wrap(exitcode.BadInput, err)
 	}
 	return sc, nil
+}
+
+// scenarioFlag maps a named flag onto one scenario field.
+type scenarioFlag struct{ flag, path, help string }
+
+// registerScenarioFlags declares each flag of table, typed, with def's value
+// as its default; extra adds to a flag's help.
+func registerScenarioFlags(fs *pflag.FlagSet, table []scenarioFlag, def *scenario.Scenario, extra map[string]string) {
+	for _, f := range table {
+		v, typ, err := scenario.Get(def, f.path)
+		if err != nil {
+			panic(fmt.Sprintf("flag --%s: %v", f.flag, err)) // a flag mapped to no field: a programming error
+		}
+		fs.Var(&scenarioValue{typ: typ, v: v}, f.flag, f.help+extra[f.flag]+" ("+f.path+")")
+		if v == "0" || v == "0s" || v == "false" || v == "[]" || v == "" {
+			fs.Lookup(f.flag).DefValue = "" // --help shows no default for a zero value
+		}
+		if typ == "bool" {
+			fs.Lookup(f.flag).NoOptDefVal = "true" // a switch: --flag alone means true
+		}
+	}
+}
+
+// applyScenarioFlags sets the fields of the flags of table the user gave.
+func applyScenarioFlags(fs *pflag.FlagSet, table []scenarioFlag, sc *scenario.Scenario) error {
+	for _, f := range table {
+		if fl := fs.Lookup(f.flag); fl != nil && fl.Changed {
+			if err := scenario.Set(sc, f.path, fl.Value.String()); err != nil {
+				return exitcode.BadInputf("--%s: %v", f.flag, err)
+			}
+		}
+	}
+	return nil
 }
 
 // scenarioValue is a flag that sets one scenario field: its type and
