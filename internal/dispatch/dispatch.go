@@ -331,7 +331,11 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 		} else {
 			resubmits++ // the payment's own bytes again
 		}
-		w.rec.Mismatch(rc.Class, resubmits, rc.Resigned)
+		if rc.Repriced {
+			w.rec.Repriced()
+		} else {
+			w.rec.Mismatch(rc.Class, resubmits, rc.Resigned)
+		}
 		r = w.submit(ctx, tx)
 	}
 	now := e.Since()

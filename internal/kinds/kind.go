@@ -89,6 +89,9 @@ type System struct {
 	// Warn and Note, when set, record a warning or a note found before the
 	// load in the run's notes (result.json) as well as its log.
 	Warn, Note func(msg string)
+	// AtEnd, when set, takes a function whose notes the run records after
+	// the load (how a price moved, ...).
+	AtEnd func(func() []string)
 }
 
 // StartOptions say where and how a kind starts a fresh network for a run.

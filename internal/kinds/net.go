@@ -35,6 +35,7 @@ type NetOptions struct {
 	RPCNodes   int    // builtin: full nodes that take the load
 	// ClientLinks: builtin: the load generator behind emulated links too.
 	ClientLinks bool
+	Economics   testnet.Economics // cosmos: the fee market and minting
 }
 
 // withLog is o with a writer for its progress lines.
@@ -64,6 +65,8 @@ func NetFromScenario(sc *scenario.Scenario, kind, seed string, accounts, balance
 	return NetOptions{Kind: kind, Validators: nw.Validators, ChainID: nw.ChainID, Seed: seed, Accounts: accounts, Balance: balance,
 		Settings: st, Bind: nw.Bind, Binary: nw.Binary, Denom: nw.Denom, Prefix: nw.Prefix,
 		Topology: nw.Topology, RPCNodes: nw.RPCNodes, ClientLinks: nw.ClientLinks,
+		Economics: testnet.Economics{FeeMarket: nw.FeeMarket.Enabled, MinBaseGasPrice: nw.FeeMarket.MinBaseGasPrice,
+			MaxBlockUtilization: nw.FeeMarket.MaxBlockUtilization, Mint: nw.Mint},
 		Ledger: pgnet.Options{Processes: l.Processes, Connections: l.DBConnections, Batch: l.Batch, SynchronousCommit: l.SynchronousCommit,
 			Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D()}}
 }

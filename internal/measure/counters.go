@@ -62,6 +62,8 @@ var Counters = []Counter{
 		Scalar: scalar(func(c *Counts) *int64 { return &c.Resubmitted })},
 	{Name: "resigned", Prom: "resigned_total", Title: "  re-signed", Help: "payments re-signed with the chain's expected sequence",
 		Scalar: scalar(func(c *Counts) *int64 { return &c.Resigned })},
+	{Name: "repriced", Prom: "repriced_total", Title: "re-priced (refused for the fee, re-signed)", Help: "payments refused for an insufficient fee and signed again at the chain's current gas price (once each)",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.Repriced })},
 	{Name: "reorged", Prom: "reorged_total", Title: "back to pending by a reorg", Help: "payments put back to pending by a reorg",
 		Scalar: scalar(func(c *Counts) *int64 { return &c.Reorgs })},
 	{Name: "conn_waits", Prom: "conn_waits_total", Title: "connection waits", Help: "due payments that waited for a busy connection or their lane's batch in flight",

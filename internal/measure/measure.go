@@ -40,6 +40,7 @@ type Counts struct {
 	Resyncs     int64            `json:"resyncs"`
 	Resubmitted int64            `json:"resubmitted,omitempty"`
 	Resigned    int64            `json:"resigned,omitempty"`
+	Repriced    int64            `json:"repriced,omitempty"`
 	Mismatches  map[string]int64 `json:"sequence_mismatches,omitempty"`
 	Reorgs      int64            `json:"reorged,omitempty"`
 	Throttled   int64            `json:"throttled,omitempty"`
@@ -282,6 +283,14 @@ func (s *Shard) Mismatch(class string, resubmits int, resigned bool) {
 	if resigned {
 		s.d.Resigned++
 	}
+	s.mu.Unlock()
+}
+
+// Repriced records a payment refused for its fee and signed again at the
+// chain's current gas price.
+func (s *Shard) Repriced() {
+	s.mu.Lock()
+	s.d.Repriced++
 	s.mu.Unlock()
 }
 

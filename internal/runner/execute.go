@@ -185,6 +185,11 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		r.sched.Close()
 		r.checkAfterFaults(r.kind)
 	}
+	for _, f := range r.atEnd {
+		for _, n := range f() {
+			r.note("%s", n)
+		}
+	}
 	// Whatever is still pending was not committed within the run.
 	ls.trk.Expire(time.Duration(math.MaxInt64))
 	r.tick(true)

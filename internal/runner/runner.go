@@ -92,6 +92,7 @@ type run struct {
 	sys     *kinds.System
 	conn    *kinds.Conn
 	w       *report.Writer
+	atEnd   []func() []string // notes the system adds after the load
 	res     *report.Result
 	profile schedule.Profile
 	loadDur time.Duration
@@ -220,6 +221,7 @@ func (r *run) prepare(ctx context.Context) error {
 	r.sys, r.kind = sys, kind
 	sys.Warn = func(msg string) { r.note("warning: %s", msg) }
 	sys.Note = func(msg string) { r.note("%s", msg) }
+	sys.AtEnd = func(f func() []string) { r.atEnd = append(r.atEnd, f) }
 	r.w.Update(func(res *report.Result) { res.Network = networkInfo(sys) })
 	if len(sc.Faults) > 0 && !kind.Info().Faults && sys.Net != nil {
 		takers := r.o.Kinds.NamesWhere(func(k kinds.Kind) bool { return k.Info().Faults })

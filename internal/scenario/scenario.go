@@ -133,6 +133,21 @@ type Network struct {
 	// Ledger are the database settings of the ledger service tpslab starts
 	// (target.kind ledger).
 	Ledger Ledger `yaml:"ledger" json:"ledger"`
+	// FeeMarket and Mint are a Cosmos SDK chain's economics, written into
+	// the genesis of a chain whose daemon has the modules (tpsd has both,
+	// as the Cosmos Hub does; other daemons keep their own).
+	FeeMarket FeeMarket `yaml:"fee_market" json:"fee_market"`
+	Mint      bool      `yaml:"mint" json:"mint"` // x/mint's inflation; false: none minted
+}
+
+// FeeMarket is the Cosmos Hub's fee market (github.com/skip-mev/feemarket):
+// a base gas price that rises while blocks are fuller than half of
+// MaxBlockUtilization and falls back to MinBaseGasPrice. Its fee denom is
+// the network's denom.
+type FeeMarket struct {
+	Enabled             bool   `yaml:"enabled" json:"enabled"`
+	MinBaseGasPrice     string `yaml:"min_base_gas_price" json:"min_base_gas_price"` // a decimal, per gas unit
+	MaxBlockUtilization uint64 `yaml:"max_block_utilization" json:"max_block_utilization"`
 }
 
 // Ledger are the settings a database engineer tunes in the reference
@@ -254,18 +269,19 @@ type Workload struct {
 	GenesisSeed     string `yaml:"genesis_seed" json:"genesis_seed,omitempty"`
 	Accounts        uint64 `yaml:"accounts" json:"accounts,omitempty"` // funded genesis accounts, or test wallets
 	// Chains with fees and funded wallets (Cosmos SDK, EVM).
-	Denom        string `yaml:"denom" json:"denom,omitempty"`                 // default: the chain's staking denom
-	Fee          string `yaml:"fee" json:"fee,omitempty"`                     // per transaction, e.g. 500uatom; default none
-	Gas          uint64 `yaml:"gas" json:"gas,omitempty"`                     // gas limit per transfer; 0: the kind's (cosmos: a simulated send x1.3; evm native 21000, erc20 100000)
-	TxType       string `yaml:"tx_type" json:"tx_type,omitempty"`             // evm: dynamic (EIP-1559) | legacy
-	MaxFee       string `yaml:"max_fee" json:"max_fee,omitempty"`             // evm: cap on the fee per gas (wei, or e.g. 30gwei); default none
-	PriorityFee  string `yaml:"priority_fee" json:"priority_fee,omitempty"`   // evm: cap on the tip per gas
-	Memo         string `yaml:"memo" json:"memo,omitempty"`                   // on every transfer
-	Prefix       string `yaml:"bech32_prefix" json:"bech32_prefix,omitempty"` // default: the chain's
-	WalletSeed   string `yaml:"wallet_seed" json:"wallet_seed,omitempty"`     // test wallets are derived from it (never written out); default: the network's, or "tpslab"
-	FunderKey    string `yaml:"funder_key" json:"funder_key,omitempty"`       // a file with a funded key (hex or mnemonic); the key is never written out
-	FundAmount   uint64 `yaml:"fund_amount" json:"fund_amount,omitempty"`     // given to each sender by the funder
-	ReuseWallets bool   `yaml:"reuse_wallets" json:"reuse_wallets,omitempty"` // skip funding when the wallets hold funds
+	Denom        string  `yaml:"denom" json:"denom,omitempty"`                 // default: the chain's staking denom
+	Fee          string  `yaml:"fee" json:"fee,omitempty"`                     // cosmos: per transaction, e.g. 500uatom; "" or auto: the chain's gas price x fee_margin
+	FeeMargin    float64 `yaml:"fee_margin" json:"fee_margin,omitempty"`       // cosmos, fee auto: times the gas price; 0: 1.5 live, 3 presigned
+	Gas          uint64  `yaml:"gas" json:"gas,omitempty"`                     // gas limit per transfer; 0: the kind's (cosmos: a simulated send x1.3; evm native 21000, erc20 100000)
+	TxType       string  `yaml:"tx_type" json:"tx_type,omitempty"`             // evm: dynamic (EIP-1559) | legacy
+	MaxFee       string  `yaml:"max_fee" json:"max_fee,omitempty"`             // evm: cap on the fee per gas (wei, or e.g. 30gwei); default none
+	PriorityFee  string  `yaml:"priority_fee" json:"priority_fee,omitempty"`   // evm: cap on the tip per gas
+	Memo         string  `yaml:"memo" json:"memo,omitempty"`                   // on every transfer
+	Prefix       string  `yaml:"bech32_prefix" json:"bech32_prefix,omitempty"` // default: the chain's
+	WalletSeed   string  `yaml:"wallet_seed" json:"wallet_seed,omitempty"`     // test wallets are derived from it (never written out); default: the network's, or "tpslab"
+	FunderKey    string  `yaml:"funder_key" json:"funder_key,omitempty"`       // a file with a funded key (hex or mnemonic); the key is never written out
+	FundAmount   uint64  `yaml:"fund_amount" json:"fund_amount,omitempty"`     // given to each sender by the funder
+	ReuseWallets bool    `yaml:"reuse_wallets" json:"reuse_wallets,omitempty"` // skip funding when the wallets hold funds
 }
 
 // Default is `tpslab run` with no arguments: a 4-validator built-in network,
@@ -278,7 +294,8 @@ func Default() Scenario {
 		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond), TimeoutPropose: Duration(3 * time.Second),
 			MempoolSize: 50000, MempoolMaxBytes: 1 << 30, MempoolCacheSize: 200000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true,
 			LogLevel: "info", Bind: "127.0.0.1",
-			Ledger: Ledger{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"}},
+			Ledger:    Ledger{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"},
+			FeeMarket: FeeMarket{Enabled: true, MinBaseGasPrice: "1", MaxBlockUtilization: 30_000_000}, Mint: true},
 		Load: Load{Model: Open, Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
 			Warmup: Duration(5 * time.Second), Drain: Duration(15 * time.Second),
 			WaitFor: "ack", Connections: 32, SendInterval: "auto"},

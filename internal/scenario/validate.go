@@ -143,6 +143,9 @@ func (s *Scenario) Validate() error {
 // Validate checks the network section alone: what `net up` creates a
 // network with, and what a run that starts one does (one set of bounds for
 // both front doors).
+// decimal is an SDK decimal as genesis files write it (no sign, no exponent).
+var decimal = regexp.MustCompile(`^[0-9]{1,30}(\.[0-9]{1,18})?$`)
+
 func (n Network) Validate() error {
 	switch {
 	case n.Validators < 1 || n.Validators > 64:
@@ -181,6 +184,12 @@ func (n Network) Validate() error {
 		if err := oneOf("network.topology", n.Topology, netem.Topologies...); err != nil {
 			return err
 		}
+	}
+	if !decimal.MatchString(n.FeeMarket.MinBaseGasPrice) {
+		return fmt.Errorf("network.fee_market.min_base_gas_price: %q, expected a decimal gas price of 0 or more, such as 1 or 0.005", n.FeeMarket.MinBaseGasPrice)
+	}
+	if u := n.FeeMarket.MaxBlockUtilization; u < 100_000 || u > 1<<53 {
+		return fmt.Errorf("network.fee_market.max_block_utilization: %d, expected 100000..%d gas per block", u, uint64(1)<<53)
 	}
 	return n.Ledger.validate()
 }
@@ -364,6 +373,9 @@ func (w Workload) validate(l Load) error {
 	}
 	if w.Padding < 0 || w.Padding > 65535 {
 		return fmt.Errorf("workload.padding: %d, expected 0..65535 bytes", w.Padding)
+	}
+	if w.FeeMargin != 0 && (w.FeeMargin < 1 || w.FeeMargin > 100) {
+		return fmt.Errorf("workload.fee_margin: %g, expected 0 (1.5 live, 3 presigned) or 1..100 times the chain's gas price", w.FeeMargin)
 	}
 	if w.Gas > 1_000_000_000 {
 		return fmt.Errorf("workload.gas: %d, expected 0 (the kind's default) .. 1000000000", w.Gas)

@@ -119,6 +119,19 @@ type Cosmos struct {
 	Balance    uint64 `json:"wallet_balance"`
 	Supply     string `json:"genesis_supply"`  // of Denom, conserved by bank sends
 	FunderKey  string `json:"funder_key_file"` // a funded key for fan-out funding (a path; the key stays in the file)
+	// What the genesis set of the Hub's economics, where the daemon has
+	// the modules: the fee market on, and minting on (the supply grows).
+	FeeMarket bool `json:"fee_market,omitempty"`
+	Minting   bool `json:"minting,omitempty"`
+}
+
+// Economics are the Cosmos Hub's fee market and minting, for the genesis of
+// an SDK chain whose daemon has the modules.
+type Economics struct {
+	FeeMarket           bool
+	MinBaseGasPrice     string // a decimal
+	MaxBlockUtilization uint64
+	Mint                bool
 }
 
 // EVM describes an EVM network: its node program, chain id, the funder

@@ -234,6 +234,9 @@ type paymentBuilder struct {
 	buf   []byte
 	r     *rand.Rand
 	recip Chooser
+	// repriced is the sender and sequence+1 of the payment the last Answer
+	// re-priced, if it did.
+	repriced [2]uint64
 }
 
 // NewBuilder returns a builder for one worker goroutine.
@@ -300,6 +303,9 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, erro
 func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uint64, r sut.Receipt, recover bool) Recovery {
 	p := b.p
 	l := &p.lanes[s]
+	key := [2]uint64{uint64(s), nonce + 1}
+	last := b.repriced
+	b.repriced = [2]uint64{}
 	switch r.Status {
 	case sut.Pending, sut.Unacked:
 		held := tx
@@ -312,6 +318,13 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uin
 		return Recovery{}
 	case sut.Committed, sut.Failed:
 		return Recovery{}
+	}
+	// Once per payment: the answer to a re-priced payment's retry comes
+	// next on this builder, and a second refusal for its fee stands.
+	if rp, ok := p.codec.(Repricer); ok && recover && last != key && rp.Reprice(ctx, r) {
+		b.repriced = key
+		b.buf = p.codec.Sign(b.buf[:0], p.offset+s, b.recip.Pick(), p.drawAmount(b.r), nonce)
+		return Recovery{Class: "repriced", Tx: sut.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, Nonce: nonce, Resigned: true, Repriced: true}
 	}
 	mm, e, known := p.codec.Mismatch(r)
 	rewind := func() Recovery {

@@ -67,6 +67,14 @@ type Recovery struct {
 	Nonce    uint64
 	Resigned bool
 	Resynced bool
+	Repriced bool // refused for its fee: re-signed at the chain's price (Class "repriced")
+}
+
+// Repricer is a codec whose fee follows the chain's gas price (an optional
+// capability): Reprice takes a refusal and says whether it was for the fee
+// and the payment should be signed again at the price the chain asks now.
+type Repricer interface {
+	Reprice(ctx context.Context, r sut.Receipt) bool
 }
 
 // Builder makes the transactions of one worker goroutine; every payment of

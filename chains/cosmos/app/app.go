@@ -1,7 +1,10 @@
 // Package app is tpslab's reference Cosmos SDK chain: the real SDK modules a
 // bank-send payment network needs (auth, bank, staking, genutil, consensus,
-// the tx configuration), wired with depinject, nothing mocked. It is its
-// own Go module so that the tpslab binary does not carry the SDK.
+// the tx configuration), wired with depinject, nothing mocked, plus the
+// Cosmos Hub's economics: x/mint and the fee market the Hub runs
+// (github.com/skip-mev/feemarket), so load tests meet a rising gas price,
+// burned or collected fees and a growing supply as they would on the Hub.
+// It is its own Go module so that the tpslab binary does not carry the SDK.
 package app
 
 import (
@@ -18,11 +21,13 @@ import (
 	bankmodulev1 "cosmossdk.io/api/cosmos/bank/module/v1"
 	consensusmodulev1 "cosmossdk.io/api/cosmos/consensus/module/v1"
 	genutilmodulev1 "cosmossdk.io/api/cosmos/genutil/module/v1"
+	mintmodulev1 "cosmossdk.io/api/cosmos/mint/module/v1"
 	stakingmodulev1 "cosmossdk.io/api/cosmos/staking/module/v1"
 	txconfigv1 "cosmossdk.io/api/cosmos/tx/config/v1"
 	"cosmossdk.io/core/appconfig"
 	"cosmossdk.io/depinject"
 	"cosmossdk.io/log"
+	storetypes "cosmossdk.io/store/types"
 
 	"github.com/cosmos/cosmos-sdk/baseapp"
 	"github.com/cosmos/cosmos-sdk/client"
@@ -30,8 +35,10 @@ import (
 	codectypes "github.com/cosmos/cosmos-sdk/codec/types"
 	"github.com/cosmos/cosmos-sdk/runtime"
 	servertypes "github.com/cosmos/cosmos-sdk/server/types"
+	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/cosmos/cosmos-sdk/types/module"
 	_ "github.com/cosmos/cosmos-sdk/x/auth" // registers the module with depinject
+	authante "github.com/cosmos/cosmos-sdk/x/auth/ante"
 	authkeeper "github.com/cosmos/cosmos-sdk/x/auth/keeper"
 	_ "github.com/cosmos/cosmos-sdk/x/auth/tx/config" // the tx configuration and default ante handler
 	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
@@ -43,9 +50,17 @@ import (
 	consensustypes "github.com/cosmos/cosmos-sdk/x/consensus/types"
 	"github.com/cosmos/cosmos-sdk/x/genutil"
 	genutiltypes "github.com/cosmos/cosmos-sdk/x/genutil/types"
+	_ "github.com/cosmos/cosmos-sdk/x/mint"
+	minttypes "github.com/cosmos/cosmos-sdk/x/mint/types"
 	_ "github.com/cosmos/cosmos-sdk/x/staking"
 	stakingkeeper "github.com/cosmos/cosmos-sdk/x/staking/keeper"
 	stakingtypes "github.com/cosmos/cosmos-sdk/x/staking/types"
+
+	"github.com/skip-mev/feemarket/x/feemarket"
+	feemarketante "github.com/skip-mev/feemarket/x/feemarket/ante"
+	feemarketkeeper "github.com/skip-mev/feemarket/x/feemarket/keeper"
+	feemarketpost "github.com/skip-mev/feemarket/x/feemarket/post"
+	feemarkettypes "github.com/skip-mev/feemarket/x/feemarket/types"
 )
 
 // Name is the daemon's name; its default home is ~/.tpsd.
@@ -62,6 +77,9 @@ var DefaultNodeHome = func() string {
 
 var moduleAccountPerms = []*authmodulev1.ModuleAccountPermission{
 	{Account: authtypes.FeeCollectorName},
+	{Account: minttypes.ModuleName, Permissions: []string{authtypes.Minter}},
+	{Account: feemarkettypes.ModuleName, Permissions: []string{authtypes.Burner}},
+	{Account: feemarkettypes.FeeCollectorName, Permissions: []string{authtypes.Burner}},
 	{Account: stakingtypes.BondedPoolName, Permissions: []string{authtypes.Burner, stakingtypes.ModuleName}},
 	{Account: stakingtypes.NotBondedPoolName, Permissions: []string{authtypes.Burner, stakingtypes.ModuleName}},
 }
@@ -72,11 +90,14 @@ var Config = depinject.Configs(appconfig.Compose(&appv1alpha1.Config{
 		{
 			Name: runtime.ModuleName,
 			Config: appconfig.WrapAny(&runtimev1alpha1.Module{
-				AppName:       Name,
-				BeginBlockers: []string{stakingtypes.ModuleName},
-				EndBlockers:   []string{stakingtypes.ModuleName},
+				AppName: Name,
+				// The fee market is not a depinject module here (its
+				// provider leaves the denom resolver unset, and queries
+				// then panic); New registers it, and the orders name it.
+				BeginBlockers: []string{minttypes.ModuleName, stakingtypes.ModuleName, feemarkettypes.ModuleName},
+				EndBlockers:   []string{stakingtypes.ModuleName, feemarkettypes.ModuleName},
 				// genutil after staking, so that gentxs find the pools funded.
-				InitGenesis: []string{authtypes.ModuleName, banktypes.ModuleName, stakingtypes.ModuleName, genutiltypes.ModuleName, consensustypes.ModuleName},
+				InitGenesis: []string{authtypes.ModuleName, banktypes.ModuleName, stakingtypes.ModuleName, minttypes.ModuleName, genutiltypes.ModuleName, consensustypes.ModuleName, feemarkettypes.ModuleName},
 				OverrideStoreKeys: []*runtimev1alpha1.StoreKeyConfig{
 					{ModuleName: authtypes.ModuleName, KvStoreKey: "acc"},
 				},
@@ -84,8 +105,10 @@ var Config = depinject.Configs(appconfig.Compose(&appv1alpha1.Config{
 		},
 		{Name: authtypes.ModuleName, Config: appconfig.WrapAny(&authmodulev1.Module{Bech32Prefix: "cosmos", ModuleAccountPermissions: moduleAccountPerms})},
 		{Name: banktypes.ModuleName, Config: appconfig.WrapAny(&bankmodulev1.Module{
-			BlockedModuleAccountsOverride: []string{authtypes.FeeCollectorName, stakingtypes.BondedPoolName, stakingtypes.NotBondedPoolName},
+			BlockedModuleAccountsOverride: []string{authtypes.FeeCollectorName, stakingtypes.BondedPoolName, stakingtypes.NotBondedPoolName,
+				minttypes.ModuleName, feemarkettypes.ModuleName, feemarkettypes.FeeCollectorName},
 		})},
+		{Name: minttypes.ModuleName, Config: appconfig.WrapAny(&mintmodulev1.Module{})},
 		{Name: stakingtypes.ModuleName, Config: appconfig.WrapAny(&stakingmodulev1.Module{})},
 		{Name: "tx", Config: appconfig.WrapAny(&txconfigv1.Config{})},
 		{Name: genutiltypes.ModuleName, Config: appconfig.WrapAny(&genutilmodulev1.Module{})},
@@ -97,6 +120,10 @@ var Config = depinject.Configs(appconfig.Compose(&appv1alpha1.Config{
 	depinject.Supply(map[string]module.AppModuleBasic{
 		genutiltypes.ModuleName: genutil.NewAppModuleBasic(genutiltypes.DefaultMessageValidator),
 	}),
+	// x/mint's keeper answers its own StakingKeeper interface too: mint
+	// reads the staking keeper's supply and bonded ratio.
+	depinject.BindInterface("github.com/cosmos/cosmos-sdk/x/mint/types/types.StakingKeeper",
+		"github.com/cosmos/cosmos-sdk/x/staking/keeper/*keeper.Keeper"),
 )
 
 // App is the chain's ABCI application.
@@ -111,6 +138,7 @@ type App struct {
 	BankKeeper            bankkeeper.Keeper
 	StakingKeeper         *stakingkeeper.Keeper
 	ConsensusParamsKeeper consensuskeeper.Keeper
+	FeeMarketKeeper       *feemarketkeeper.Keeper
 }
 
 var _ servertypes.Application = (*App)(nil)
@@ -126,6 +154,9 @@ func New(logger log.Logger, db dbm.DB, traceStore io.Writer, loadLatest bool, ap
 		panic(fmt.Errorf("wire the application: %w", err))
 	}
 	app.App = builder.Build(db, traceStore, baseAppOptions...)
+	if err := app.registerFeeMarket(); err != nil {
+		panic(fmt.Errorf("wire the fee market: %w", err))
+	}
 	if err := app.Load(loadLatest); err != nil {
 		panic(err)
 	}
@@ -137,3 +168,51 @@ func (a *App) AppCodec() codec.Codec { return a.appCodec }
 
 // TxConfig is the application's transaction configuration.
 func (a *App) TxConfig() client.TxConfig { return a.txConfig }
+
+// registerFeeMarket adds the fee market as the Cosmos Hub wires it: its store
+// and module, its check in the ante chain in place of the SDK's fee
+// deduction, and its deduction as the post handler. With the module's
+// enabled parameter false, both fall back to the SDK's own fee rules.
+func (a *App) registerFeeMarket() error {
+	key := storetypes.NewKVStoreKey(feemarkettypes.StoreKey)
+	if err := a.RegisterStores(key); err != nil {
+		return err
+	}
+	a.FeeMarketKeeper = feemarketkeeper.NewKeeper(a.appCodec, key, a.AccountKeeper, feeDenomOnly{},
+		authtypes.NewModuleAddress("gov").String())
+	if err := a.RegisterModules(feemarket.NewAppModule(a.appCodec, *a.FeeMarketKeeper)); err != nil {
+		return err
+	}
+	ante := sdk.ChainAnteDecorators(
+		authante.NewSetUpContextDecorator(),
+		authante.NewExtensionOptionsDecorator(nil),
+		authante.NewValidateBasicDecorator(),
+		authante.NewTxTimeoutHeightDecorator(),
+		authante.NewValidateMemoDecorator(a.AccountKeeper),
+		authante.NewConsumeGasForTxSizeDecorator(a.AccountKeeper),
+		feemarketante.NewFeeMarketCheckDecorator(a.AccountKeeper, a.BankKeeper, nil, a.FeeMarketKeeper,
+			authante.NewDeductFeeDecorator(a.AccountKeeper, a.BankKeeper, nil, nil)),
+		authante.NewSetPubKeyDecorator(a.AccountKeeper),
+		authante.NewValidateSigCountDecorator(a.AccountKeeper),
+		authante.NewSigGasConsumeDecorator(a.AccountKeeper, authante.DefaultSigVerificationGasConsumer),
+		authante.NewSigVerificationDecorator(a.AccountKeeper, a.txConfig.SignModeHandler()),
+		authante.NewIncrementSequenceDecorator(a.AccountKeeper),
+	)
+	a.SetAnteHandler(ante)
+	a.SetPostHandler(sdk.ChainPostDecorators(feemarketpost.NewFeeMarketDeductDecorator(a.AccountKeeper, a.BankKeeper, a.FeeMarketKeeper)))
+	return nil
+}
+
+// feeDenomOnly accepts fees in the fee market's own denom only: a payment
+// network under test has one currency, and the Hub's resolver for others
+// needs its liquidity modules.
+type feeDenomOnly struct{}
+
+func (feeDenomOnly) ConvertToDenom(_ sdk.Context, coin sdk.DecCoin, denom string) (sdk.DecCoin, error) {
+	if coin.Denom == denom {
+		return coin, nil
+	}
+	return sdk.DecCoin{}, fmt.Errorf("fees are paid in %s, not %s", denom, coin.Denom)
+}
+
+func (feeDenomOnly) ExtraDenoms(sdk.Context) ([]string, error) { return nil, nil }

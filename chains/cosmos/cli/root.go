@@ -29,6 +29,9 @@ import (
 	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
 	genutilcli "github.com/cosmos/cosmos-sdk/x/genutil/client/cli"
 
+	"github.com/skip-mev/feemarket/x/feemarket"
+	feemarkettypes "github.com/skip-mev/feemarket/x/feemarket/types"
+
 	"github.com/tpslab/tpslab/chains/cosmos/app"
 )
 
@@ -50,9 +53,12 @@ func NewRootCmd() *cobra.Command {
 	); err != nil {
 		panic(err)
 	}
+	// The fee market is registered by hand (see app.registerFeeMarket), so
+	// its genesis section is added to what init writes here.
+	basics[feemarkettypes.ModuleName] = feemarket.AppModuleBasic{}
 	root := &cobra.Command{
 		Use:           app.Name,
-		Short:         "tpslab's reference Cosmos SDK chain (auth, bank, staking)",
+		Short:         "tpslab's reference Cosmos SDK chain (auth, bank, staking, mint, fee market)",
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SetOut(cmd.OutOrStdout())

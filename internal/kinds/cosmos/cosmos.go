@@ -78,7 +78,7 @@ func UpSDK(ctx context.Context, o kinds.NetOptions, chainID string, build func(i
 	}
 	so := sdknet.Options{Kind: o.Kind, Binary: bin, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID, Denom: o.Denom, Prefix: o.Prefix,
 		WalletSeed: o.Seed, Wallets: int(o.Accounts), Balance: o.Balance, Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log,
-		EVM: evm}
+		EVM: evm, Economics: o.Economics}
 	if err := so.Validate(); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
@@ -103,6 +103,9 @@ func CheckSDK(ctx context.Context, n *testnet.Net) kinds.Audit {
 		}
 	}
 	a.Problems, a.OK = problems, "ok: supply of "+n.Cosmos.Denom+" conserved, app hashes agree"
+	if n.Cosmos.Minting {
+		a.OK = "ok: supply of " + n.Cosmos.Denom + " is the genesis supply plus what x/mint minted, app hashes agree"
+	}
 	return a
 }
 
@@ -185,22 +188,39 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if err := sc.CheckAccounts(uint64(count)); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
-	fee, err := sdk.ParseCoins(w.Fee)
-	if err != nil {
-		return nil, exitcode.BadInputf("workload.fee: %v", err)
+	auto := w.Fee == "" || w.Fee == "auto"
+	var fee []sdk.Coin
+	if !auto {
+		if fee, err = sdk.ParseCoins(w.Fee); err != nil {
+			return nil, exitcode.BadInputf("workload.fee: %v (or auto: the chain's gas price)", err)
+		}
 	}
 	gas := w.Gas
 	if gas == 0 {
 		gas = defaultGas // until the chain says what a send uses
 	}
 	codec := sdk.NewCodec(info.ChainID, denom, fee, gas, w.Memo, sdk.DeriveWallets(seed, count, prefix), tgt.ABCIQuery)
+	if auto {
+		margin := feeMargin(w)
+		from, err := codec.UseChainFee(qctx, margin)
+		if err != nil {
+			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%v (or give workload.fee)", err))
+		}
+		if sys.Note != nil {
+			how := "re-read every second and followed, and a payment refused for its fee is re-priced and re-signed once"
+			if w.Mode == scenario.Presigned {
+				how = "signed ahead with that headroom; a payment refused for its fee is re-priced and re-signed"
+			}
+			sys.Note(fmt.Sprintf("fee: %s; each payment pays its gas x that x%.1f (workload.fee auto): %s", from, margin, how))
+		}
+	}
 	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys.Log); err != nil {
 		return nil, err
 	}
 	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
 	defer ccancel()
 	if w.Gas == 0 {
-		gas = autoGas(cctx, codec, w.SendersOffset, sys)
+		gas = autoGas(cctx, codec, []int{w.SendersOffset, w.SendersOffset + w.Senders - 1}, sys)
 		codec.SetGas(gas)
 	}
 	if msg, err := BlockSpace(cctx, sys.Endpoints[0], sc, gas); err != nil {
@@ -215,7 +235,47 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 		}
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
+	if auto && sys.AtEnd != nil {
+		presigned := w.Mode == scenario.Presigned
+		stop := codec.WatchPrice(ctx, !presigned)
+		sys.AtEnd(func() []string { stop(); return feeNotes(codec, feeMargin(w), presigned) })
+	}
 	return p, nil
+}
+
+// The margins over the chain's gas price a payment pays (workload.fee
+// auto). The fee market raises its price by at most 12.5% a block, and a
+// payment is checked again at the block that takes it: live signing covers
+// about three full blocks; presigned bytes cannot follow the price, so they
+// carry room for nine.
+const (
+	liveFeeMargin      = 1.5
+	presignedFeeMargin = 3.0
+)
+
+// feeMargin is workload.fee_margin, or the mode's.
+func feeMargin(w scenario.Workload) float64 {
+	switch {
+	case w.FeeMargin != 0:
+		return w.FeeMargin
+	case w.Mode == scenario.Presigned:
+		return presignedFeeMargin
+	}
+	return liveFeeMargin
+}
+
+// feeNotes says how the gas price moved during the run and whether it
+// overtook what the payments paid.
+func feeNotes(codec *sdk.Codec, margin float64, presigned bool) []string {
+	first, peak, fee, ok := codec.FeeFacts()
+	if !ok || peak <= 0 {
+		return nil
+	}
+	n := fmt.Sprintf("fee: the gas price went from %.6g to at most %.6g %s per gas during the run; a payment paid %s at the end", first, peak, codec.Denom, fee)
+	if presigned && first > 0 && peak > first*margin {
+		n += fmt.Sprintf("; the price rose past the x%.1f the payments were presigned with: that is why payments were refused for their fee (insufficient_fee; re-priced ones are counted as repriced) or dropped from mempools (expired)", margin)
+	}
+	return []string{n}
 }
 
 // defaultGas is what a payment reserves when the chain cannot simulate one.
@@ -225,19 +285,41 @@ const defaultGas = 200_000
 // varies with the accounts' state (a recipient's first coins cost more).
 const gasMargin = 1.3
 
-// autoGas is workload.gas 0 (auto): one bank send simulated by the chain,
-// times gasMargin, rounded up to a thousand; defaultGas when the chain
-// cannot simulate it. Reserving what a send uses, not 200,000, lets a
-// gas-capped block (or a fee market's target) take as many as it can.
-func autoGas(ctx context.Context, codec *sdk.Codec, from int, sys *kinds.System) uint64 {
-	used, err := codec.SimulateGas(ctx, from)
+// feeMarketGas is what a payment on a fee-market chain uses beyond its
+// simulation: the fee market simulates its fee deduction as one constant
+// (12,490 gas) and no tip, while a real payment escrows the fee, pays it
+// and sends the tip to the proposer (measured on tpsd: 114,700 used
+// against 89,000 simulated, 156,000 against 130,000 for a first payment).
+const feeMarketGas = 30_000
+
+// autoGas is workload.gas 0 (auto): a bank send simulated by the chain
+// (plus feeMarketGas where it runs a fee market), times gasMargin,
+// rounded up to a thousand; defaultGas when the chain cannot simulate it.
+// Reserving what a send uses, not 200,000, lets a gas-capped block (or a
+// fee market's target) take as many as it can.
+func autoGas(ctx context.Context, codec *sdk.Codec, from []int, sys *kinds.System) uint64 {
+	// The first and the last sender: a sender's first payment also stores
+	// its key, and a run may add new senders to ones used before.
+	var used uint64
+	var err error
+	for _, f := range from {
+		var u uint64
+		if u, err = codec.SimulateGas(ctx, f); err != nil {
+			break
+		}
+		used = max(used, u)
+	}
 	if err != nil {
 		fmt.Fprintf(sys.Log, "gas: a bank send could not be simulated (%v); each payment reserves %d (give workload.gas)\n", err, uint64(defaultGas))
 		return defaultGas
 	}
-	gas := (uint64(math.Ceil(float64(used)*gasMargin)) + 999) / 1000 * 1000
+	extra, why := uint64(0), ""
+	if codec.FeeMarket(ctx) {
+		extra, why = feeMarketGas, fmt.Sprintf(" of that plus %d for the fee market's deduction and tip, which simulations leave out", feeMarketGas)
+	}
+	gas := (uint64(math.Ceil(float64(used+extra)*gasMargin)) + 999) / 1000 * 1000
 	if sys.Note != nil {
-		sys.Note(fmt.Sprintf("gas: a bank send used %d gas in the chain's simulation; each payment reserves %d (x%.1f, workload.gas 0: auto)", used, gas, gasMargin))
+		sys.Note(fmt.Sprintf("gas: a bank send used %d gas in the chain's simulation; each payment reserves %d (x%.1f%s; workload.gas 0: auto)", used, gas, gasMargin, why))
 	}
 	return gas
 }

@@ -146,6 +146,12 @@ func (c *Client) Peers(ctx context.Context) (int, error) {
 
 // ABCIQuery runs an ABCI query; a non-zero code is an error.
 func (c *Client) ABCIQuery(ctx context.Context, path string, data []byte) ([]byte, error) {
+	return c.ABCIQueryAt(ctx, path, data, 0)
+}
+
+// ABCIQueryAt runs an ABCI query against the state at height h (0: the
+// latest).
+func (c *Client) ABCIQueryAt(ctx context.Context, path string, data []byte, h int64) ([]byte, error) {
 	var r struct {
 		Response struct {
 			Code      uint32 `json:"code"`
@@ -154,7 +160,11 @@ func (c *Client) ABCIQuery(ctx context.Context, path string, data []byte) ([]byt
 			Value     []byte `json:"value"`
 		} `json:"response"`
 	}
-	if err := c.Call(ctx, "abci_query", map[string]string{"path": path, "data": hex.EncodeToString(data)}, &r); err != nil {
+	params := map[string]string{"path": path, "data": hex.EncodeToString(data)}
+	if h > 0 {
+		params["height"] = strconv.FormatInt(h, 10)
+	}
+	if err := c.Call(ctx, "abci_query", params, &r); err != nil {
 		return nil, err
 	}
 	if r.Response.Code != 0 {
@@ -193,6 +203,25 @@ func (c *Client) Block(ctx context.Context, h int64) (RawBlock, error) {
 	}
 	err := c.Call(ctx, "block", map[string]string{"height": strconv.FormatInt(h, 10)}, &r)
 	return r.Block, err
+}
+
+// Event is an ABCI event as /block_results writes it.
+type Event struct {
+	Type       string `json:"type"`
+	Attributes []struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	} `json:"attributes"`
+}
+
+// BlockEvents reads the events of height h's block outside its
+// transactions (begin and end blockers: minting, ...).
+func (c *Client) BlockEvents(ctx context.Context, h int64) ([]Event, error) {
+	var r struct {
+		Events []Event `json:"finalize_block_events"`
+	}
+	err := c.Call(ctx, "block_results", map[string]string{"height": strconv.FormatInt(h, 10)}, &r)
+	return r.Events, err
 }
 
 // BlockResults reads the transaction results of height h.

@@ -28,7 +28,6 @@ type QueryFunc func(ctx context.Context, path string, data []byte) ([]byte, erro
 type Codec struct {
 	ChainID string
 	Denom   string
-	Fee     []Coin
 	Gas     uint64
 	Memo    string
 	wallets []Wallet
@@ -37,12 +36,16 @@ type Codec struct {
 	query   QueryFunc
 	scratch sync.Pool
 	size    int
+	// fees is what a payment pays: fixed, or the chain's price (pricing).
+	fees    atomic.Pointer[[]Coin]
+	pricing *pricing
 }
 
 // NewCodec signs for wallets on chainID.
 func NewCodec(chainID, denom string, fee []Coin, gas uint64, memo string, wallets []Wallet, query QueryFunc) *Codec {
-	c := &Codec{ChainID: chainID, Denom: denom, Fee: fee, Gas: gas, Memo: memo, wallets: wallets,
+	c := &Codec{ChainID: chainID, Denom: denom, Gas: gas, Memo: memo, wallets: wallets,
 		numbers: make([]atomic.Uint64, len(wallets)), known: make([]atomic.Bool, len(wallets)), query: query}
+	c.fees.Store(&fee)
 	c.scratch.New = func() any { return &scratch{} }
 	if len(wallets) > 1 {
 		c.size = len(c.Sign(nil, 0, 1, 1, 0))
@@ -75,7 +78,7 @@ func (c *Codec) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
 	s.msg = appendString(s.msg[:0], 1, w.Address)
 	s.msg = appendString(s.msg, 2, c.wallets[to].Address)
 	s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: string(amt)})
-	return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, c.Gas, c.Fee)
+	return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, c.Gas, c.fee())
 }
 
 // signTx wraps msg (of typeURL, in s.msg) in a TxBody, signs it for w and

@@ -53,7 +53,7 @@ func Fund(ctx context.Context, c *Codec, sub sut.Submitter, funder Wallet, to []
 			})
 		}
 		gas := multiSendGas(end - start)
-		tx := c.signTx(nil, s, typeMsgMultiSend, funder, acct.Number, seq, gas, scaleFee(c.Fee, gas, c.Gas))
+		tx := c.signTx(nil, s, typeMsgMultiSend, funder, acct.Number, seq, gas, scaleFee(c.fee(), gas, c.Gas))
 		r := sub.Submit(ctx, sut.Tx{ID: c.ID(tx), Bytes: tx})
 		if r.Status != sut.Pending && r.Status != sut.Committed {
 			return fmt.Errorf("funding wallets %d..%d: %s: %s", to[start], to[end-1], r.Reason, r.Detail)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -29,7 +30,7 @@ func (c *Codec) SimulateGas(ctx context.Context, from int) (uint64, error) {
 	// may not ask for more than a block holds).
 	var out []byte
 	for _, limit := range []uint64{1_000_000, 200_000} {
-		tx := c.signTx(nil, s, typeMsgSend, w, c.numbers[from].Load(), seq, limit, c.Fee)
+		tx := c.signTx(nil, s, typeMsgSend, w, c.numbers[from].Load(), seq, limit, c.fee())
 		if out, err = c.query(ctx, "/app/simulate", tx); err == nil || !strings.Contains(err.Error(), "exceeds block max gas") {
 			break
 		}
@@ -55,6 +56,9 @@ func (c *Codec) SimulateGas(ctx context.Context, from int) (uint64, error) {
 // SetGas sets the gas limit each payment reserves.
 func (c *Codec) SetGas(gas uint64) {
 	c.Gas = gas
+	if c.pricing != nil {
+		c.fees.Store(c.feeFor(gas, math.Float64frombits(c.pricing.price.Load())))
+	}
 	if len(c.wallets) > 1 {
 		c.size = len(c.Sign(nil, 0, 1, 1, 0))
 	}

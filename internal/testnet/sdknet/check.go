@@ -3,8 +3,10 @@ package sdknet
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/sut/cometbft"
@@ -19,13 +21,16 @@ type NodeAudit struct {
 	Supply  string `json:"supply"`
 }
 
-// Check audits every running node: the test denom's supply equals the
-// genesis supply (bank sends only move it), and every node that has a block
-// at a height agrees on its app hash (the state before it).
+// Check audits every running node at the lowest height they all have: the
+// test denom's supply is the genesis supply plus what x/mint minted up to
+// that height, read from each block's mint event (bank sends only move
+// coins, and the fee market collects fees rather than burning them), and
+// the nodes agree on the app hash there.
 func Check(ctx context.Context, n *testnet.Net) (map[string]NodeAudit, []string) {
 	audits := map[string]NodeAudit{}
 	var problems []string
 	var minH int64 = -1
+	clients := map[string]*cometbft.Client{}
 	for _, nd := range n.Nodes {
 		if !nd.Alive() {
 			problems = append(problems, nd.Name+": not running")
@@ -34,46 +39,65 @@ func Check(ctx context.Context, n *testnet.Net) (map[string]NodeAudit, []string)
 		cl := &cometbft.Client{URL: nd.RPC, HTTP: httpClient}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		st, err := cl.Status(cctx)
+		cancel()
 		if err != nil {
-			cancel()
 			problems = append(problems, fmt.Sprintf("%s: status: %v", nd.Name, err))
 			continue
 		}
-		supply, err := cosmos.Supply(cctx, cl.ABCIQuery, n.Cosmos.Denom)
-		cancel()
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: supply query: %v", nd.Name, err))
-			continue
-		}
-		a := NodeAudit{Height: int64(st.SyncInfo.LatestBlockHeight), Supply: supply}
-		audits[nd.Name] = a
-		if supply != n.Cosmos.Supply {
-			problems = append(problems, fmt.Sprintf("%s: supply of %s is %s, genesis supply was %s", nd.Name, n.Cosmos.Denom, supply, n.Cosmos.Supply))
-		}
-		if minH < 0 || a.Height < minH {
-			minH = a.Height
+		clients[nd.Name] = cl
+		audits[nd.Name] = NodeAudit{Height: int64(st.SyncInfo.LatestBlockHeight)}
+		if h := int64(st.SyncInfo.LatestBlockHeight); minH < 0 || h < minH {
+			minH = h
 		}
 	}
 	if minH < 1 {
 		return audits, problems
 	}
+	want, ok := new(big.Int).SetString(n.Cosmos.Supply, 10)
+	if !ok {
+		return audits, append(problems, fmt.Sprintf("net.json: genesis_supply %q is not an integer", n.Cosmos.Supply))
+	}
+	var minted *big.Int
+	if n.Cosmos.Minting {
+		for _, cl := range clients {
+			var err error
+			if minted, err = Minted(ctx, cl, minH); err != nil {
+				return audits, append(problems, fmt.Sprintf("minted up to height %d: %v", minH, err))
+			}
+			want.Add(want, minted)
+			break
+		}
+	}
 	hashes := map[string]string{}
 	for _, nd := range n.Nodes {
-		if _, ok := audits[nd.Name]; !ok {
+		cl, ok := clients[nd.Name]
+		if !ok {
 			continue
 		}
-		cl := &cometbft.Client{URL: nd.RPC, HTTP: httpClient}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		b, err := cl.Block(cctx, minH)
+		supply, err := cosmos.Supply(cctx, func(ctx context.Context, path string, data []byte) ([]byte, error) {
+			return cl.ABCIQueryAt(ctx, path, data, minH)
+		}, n.Cosmos.Denom)
+		var b cometbft.RawBlock
+		if err == nil {
+			b, err = cl.Block(cctx, minH)
+		}
 		cancel()
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: block %d: %v", nd.Name, minH, err))
+			problems = append(problems, fmt.Sprintf("%s: height %d: %v", nd.Name, minH, err))
 			continue
 		}
 		a := audits[nd.Name]
-		a.AppHash = b.Header.AppHash
+		a.Supply, a.AppHash = supply, b.Header.AppHash
 		audits[nd.Name] = a
 		hashes[nd.Name] = b.Header.AppHash
+		if supply != want.String() {
+			why := fmt.Sprintf("genesis supply was %s", n.Cosmos.Supply)
+			if minted != nil {
+				why = fmt.Sprintf("genesis supply %s plus %s minted is %s", n.Cosmos.Supply, minted, want)
+			}
+			problems = append(problems, fmt.Sprintf("%s: supply of %s at height %d is %s; %s", nd.Name, n.Cosmos.Denom, minH, supply, why))
+		}
 	}
 	var ref, refNode string
 	for name, h := range hashes {
@@ -86,6 +110,56 @@ func Check(ctx context.Context, n *testnet.Net) (map[string]NodeAudit, []string)
 		}
 	}
 	return audits, problems
+}
+
+// Minted sums the amounts of x/mint's mint events in blocks 1..h (it
+// mints its mint_denom, which genesis set to the network's denom), eight
+// blocks at a time.
+func Minted(ctx context.Context, cl *cometbft.Client, h int64) (*big.Int, error) {
+	sums := make([]*big.Int, 8)
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for w := range sums {
+		sums[w] = new(big.Int)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for x := int64(w) + 1; x <= h && errs[w] == nil; x += int64(len(sums)) {
+				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				evs, err := cl.BlockEvents(cctx, x)
+				cancel()
+				if err != nil {
+					errs[w] = fmt.Errorf("block %d: %w", x, err)
+					break
+				}
+				for _, e := range evs {
+					if e.Type != "mint" {
+						continue
+					}
+					for _, a := range e.Attributes {
+						if a.Key != "amount" {
+							continue
+						}
+						v, ok := new(big.Int).SetString(a.Value, 10)
+						if !ok {
+							errs[w] = fmt.Errorf("block %d: mint amount %q is not an integer", x, a.Value)
+							break
+						}
+						sums[w].Add(sums[w], v)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := new(big.Int)
+	for w, s := range sums {
+		if errs[w] != nil {
+			return nil, errs[w]
+		}
+		total.Add(total, s)
+	}
+	return total, nil
 }
 
 func short(h string) string {

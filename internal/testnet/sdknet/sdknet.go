@@ -53,6 +53,8 @@ type Options struct {
 	// EVM: a Cosmos EVM chain (tpsevmd): every node also serves the
 	// Ethereum JSON-RPC, and the test wallets are Ethereum keys.
 	EVM bool
+	// Economics are applied where the daemon's genesis has the modules.
+	Economics testnet.Economics
 }
 
 // Validate checks the options before anything is created.
@@ -379,14 +381,24 @@ func fundWallets(path string, o Options, c *testnet.Cosmos, wallets []string, fu
 	bank["supply"] = json.RawMessage("[]") // recomputed from the balances at InitGenesis
 	app["auth"], _ = json.Marshal(auth)
 	app["bank"], _ = json.Marshal(bank)
+	maxGas := o.Settings.MaxBlockGas
+	if err := economics(app, o.Economics, c); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if c.FeeMarket && maxGas == -1 && o.Economics.MaxBlockUtilization > 0 {
+		// Blocks hold what the fee market lets in: with no consensus cap,
+		// proposers fill blocks past its maximum and the excess fails
+		// inside the block (the Hub's own genesis has this mismatch).
+		maxGas = int64(o.Economics.MaxBlockUtilization)
+	}
 	g["app_state"], _ = json.Marshal(app)
-	if o.Settings.MaxBlockBytes > 0 || o.Settings.MaxBlockGas != 0 {
+	if o.Settings.MaxBlockBytes > 0 || maxGas != 0 {
 		var cons map[string]any
 		if err := json.Unmarshal(g["consensus"], &cons); err == nil {
 			if params, ok := cons["params"].(map[string]any); ok {
 				if block, ok := params["block"].(map[string]any); ok {
 					block["max_bytes"] = strconv.FormatInt(o.Settings.MaxBlockBytes, 10)
-					block["max_gas"] = strconv.FormatInt(o.Settings.MaxBlockGas, 10)
+					block["max_gas"] = strconv.FormatInt(maxGas, 10)
 				}
 			}
 			g["consensus"], _ = json.Marshal(cons)
@@ -408,6 +420,48 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
+}
+
+// economics writes the fee market's and x/mint's parameters into app
+// state, for the modules the daemon's genesis has, and records in c what
+// is on. The fee market collects fees for distribution (distribute_fees)
+// rather than burning them, so only minting changes the supply.
+func economics(app map[string]json.RawMessage, e testnet.Economics, c *testnet.Cosmos) error {
+	var fm map[string]map[string]any
+	// Cosmos EVM's EIP-1559 module has the same name and other parameters:
+	// it keeps its own.
+	if raw, ok := app["feemarket"]; ok && json.Unmarshal(raw, &fm) == nil && fm["state"] != nil && fm["params"]["max_block_utilization"] != nil {
+		p := fm["params"]
+		p["enabled"], p["fee_denom"], p["distribute_fees"] = e.FeeMarket, c.Denom, true
+		if price := e.MinBaseGasPrice; price != "" {
+			if !strings.Contains(price, ".") {
+				price += ".0"
+			}
+			p["min_base_gas_price"], fm["state"]["base_gas_price"] = price, price
+		}
+		if e.MaxBlockUtilization > 0 {
+			p["max_block_utilization"] = strconv.FormatUint(e.MaxBlockUtilization, 10)
+		}
+		c.FeeMarket = e.FeeMarket
+		app["feemarket"], _ = json.Marshal(fm)
+	}
+	if raw, ok := app["mint"]; ok {
+		var m map[string]map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil || m["params"] == nil || m["minter"] == nil {
+			return fmt.Errorf("app_state.mint: not x/mint's params and minter (%v)", err)
+		}
+		m["params"]["mint_denom"] = c.Denom
+		if !e.Mint {
+			zero := "0.000000000000000000"
+			for _, k := range []string{"inflation_rate_change", "inflation_max", "inflation_min"} {
+				m["params"][k] = zero
+			}
+			m["minter"]["inflation"] = zero
+		}
+		c.Minting = e.Mint
+		app["mint"], _ = json.Marshal(m)
+	}
+	return nil
 }
 
 // configure writes node i's listeners (loopback), peers and settings into

@@ -1,0 +1,160 @@
+package cosmos_test
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/sdknet"
+)
+
+// hubChain starts tpsd with the Cosmos Hub's economics as a run or net up
+// would by default: the fee market on and x/mint minting.
+func hubChain(t *testing.T, validators int, maxBlockUtilization uint64, maxBlockGas int64) *testnet.Net {
+	t.Helper()
+	bin, err := sdknet.Tpsd(testLog{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw := scenario.Default().Network
+	st := testnet.DefaultSettings()
+	if maxBlockGas != 0 {
+		st.MaxBlockGas = maxBlockGas
+	}
+	if maxBlockUtilization > 0 {
+		nw.FeeMarket.MaxBlockUtilization = maxBlockUtilization
+	}
+	n, err := sdknet.Up(context.Background(), sdknet.Options{Kind: "cosmos", Binary: bin, Validators: validators, Home: filepath.Join(t.TempDir(), "net"),
+		ChainID: "cosmos-hub-it", WalletSeed: "it", Wallets: 2000, Balance: 1_000_000_000_000, Settings: st, Log: testLog{t},
+		Economics: testnet.Economics{FeeMarket: nw.FeeMarket.Enabled, MinBaseGasPrice: nw.FeeMarket.MinBaseGasPrice,
+			MaxBlockUtilization: nw.FeeMarket.MaxBlockUtilization, Mint: nw.Mint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Down() })
+	if !n.Cosmos.FeeMarket || !n.Cosmos.Minting {
+		t.Fatalf("net.json: fee market %v, minting %v: want both on", n.Cosmos.FeeMarket, n.Cosmos.Minting)
+	}
+	return n
+}
+
+// The seed's Cosmos Hub examples, unchanged but for their length, commit on
+// tpsd with the Hub's fee market and minting and no fee given: under 1%
+// refused, none failed inside blocks, the committed count equal to our
+// code-0 transactions in the blocks; net check accounts for the minting and
+// still catches a supply it cannot explain.
+func TestHubExamplesOnAFeeMarket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts SDK chains with a fee market")
+	}
+	for _, c := range []struct {
+		validators int
+		example    string
+	}{{1, "cosmos-hub-locust.yaml"}, {4, "cosmos-hub-bank-sends.yaml"}} {
+		n := hubChain(t, c.validators, 0, 0)
+		sc, err := scenario.ReadFile(filepath.Join("..", "..", "..", "examples", c.example))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Workload.Fee != "" {
+			t.Fatalf("%s gives a fee (%q): the test is that it needs none", c.example, sc.Workload.Fee)
+		}
+		sc.Target.NetHome = n.Home
+		sc.Load.RampUp, sc.Load.Duration, sc.Load.Warmup = scenario.Duration(5*time.Second), scenario.Duration(25*time.Second), scenario.Duration(8*time.Second)
+		sc.Out = filepath.Join(t.TempDir(), "run")
+		res, err := run(t, sc)
+		if err != nil {
+			t.Fatalf("%s on %d validators: %v", c.example, c.validators, err)
+		}
+		s := res.Summary
+		ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders(n, sc.Workload.Senders))
+		t.Logf("%s on %d validators (fee market, minting): %.1f committed tx/s, p99 commit %.0f ms, %d committed, %d refused %v, %d expired; notes %q",
+			c.example, c.validators, s.CommittedTPS, s.LatencyMs.Commit.P99, s.Committed, s.RejectedTotal, s.Rejected, s.Expired, res.Notes)
+		if s.Committed < 1000 || ok != s.Committed || failed != 0 || s.FailedTotal != 0 {
+			t.Errorf("result %d committed / %d failed; blocks hold %d / %d of ours", s.Committed, s.FailedTotal, ok, failed)
+		}
+		if float64(s.RejectedTotal) >= 0.01*float64(s.Sent) {
+			t.Errorf("%d of %d refused (%v): want under 1%%", s.RejectedTotal, s.Sent, s.Rejected)
+		}
+		fee := false
+		for _, note := range res.Notes {
+			fee = fee || strings.HasPrefix(note, "fee: the fee market's gas price is ")
+		}
+		if !fee {
+			t.Errorf("no note on the fee paid: %q", res.Notes)
+		}
+		if _, problems := sdknet.Check(context.Background(), n); len(problems) > 0 {
+			t.Errorf("net check on a minting chain: %v", problems)
+		}
+	}
+}
+
+// net check fails when the supply moved by anything but minting: here the
+// recorded genesis supply is off by one coin, as if a balance had been
+// changed by hand.
+func TestNetCheckCatchesSupplyBesidesMinting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an SDK chain")
+	}
+	n := hubChain(t, 1, 0, 0)
+	time.Sleep(2 * time.Second) // a few blocks of minting
+	audits, problems := sdknet.Check(context.Background(), n)
+	if len(problems) > 0 {
+		t.Fatalf("a minting chain: %v", problems)
+	}
+	genesis, _ := new(big.Int).SetString(n.Cosmos.Supply, 10)
+	now, _ := new(big.Int).SetString(audits["node0"].Supply, 10)
+	if genesis == nil || now == nil || now.Cmp(genesis) <= 0 {
+		t.Fatalf("supply %s, genesis %s: nothing minted", audits["node0"].Supply, n.Cosmos.Supply)
+	}
+	n.Cosmos.Supply = genesis.Add(genesis, big.NewInt(1)).String()
+	if _, problems := sdknet.Check(context.Background(), n); len(problems) != 1 || !strings.Contains(problems[0], "plus") {
+		t.Errorf("a supply off by one: problems %q, want one naming genesis plus minted", problems)
+	}
+}
+
+// Load above the fee market's target raises its gas price during the run;
+// payments presigned with little headroom are refused for their fee, then
+// re-priced at the chain's new price, re-signed, and committed, and the
+// re-pricing is counted. Counts stay exact against the blocks.
+func TestRisingGasPriceIsRepriced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an SDK chain with a fee market")
+	}
+	// The fee market counts a send's gas before its own deduction (about
+	// 77,000 of the 115,000 a block records), so with blocks capped at its
+	// maximum, payments reserving ~170,000 fill blocks to under half of it,
+	// its target, and the price holds. Blocks of 4,500,000 gas take about
+	// 2,000,000 of its counting: above the target of 1,500,000, below the
+	// maximum, so the price rises and nothing fails inside a block.
+	n := hubChain(t, 1, 3_000_000, 4_500_000)
+	sc := bankScenario(t, n.Home, "rpc", "presigned")
+	sc.Load.Rate, sc.Load.Duration, sc.Load.Warmup = 60, scenario.Duration(20*time.Second), scenario.Duration(2*time.Second)
+	sc.Workload.FeeMargin, sc.Workload.Senders = 1.1, 100
+	res, err := run(t, sc)
+	if err != nil && res == nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders(n, sc.Workload.Senders))
+	var first, peak float64
+	for _, note := range res.Notes {
+		fmt.Sscanf(note, "fee: the gas price went from %g to at most %g", &first, &peak)
+	}
+	t.Logf("gas price %g -> %g; %d committed, %d repriced, refused %v, %d expired", first, peak, s.Committed, s.Repriced, s.Rejected, s.Expired)
+	if peak < first*1.2 || first == 0 {
+		t.Fatalf("the gas price went from %g to %g: the load did not raise it (notes %q)", first, peak, res.Notes)
+	}
+	if s.Repriced == 0 {
+		t.Errorf("nothing re-priced: refused %v", s.Rejected)
+	}
+	if s.Committed == 0 || ok != s.Committed || failed != s.FailedTotal {
+		t.Errorf("result %d committed / %d failed; blocks hold %d / %d of ours", s.Committed, s.FailedTotal, ok, failed)
+	}
+}
