@@ -95,19 +95,28 @@ func New(resolve func(Resolution), start time.Time, rec *measure.Shard) *Tracker
 func (t *Tracker) shard(id sut.TxID) *shard { return &t.shards[id[0]%shardCount] }
 
 // Track registers a payment before it is submitted, so a block that commits
-// it can never arrive first.
-func (t *Tracker) Track(id sut.TxID, p Pending) {
+// it can never arrive first. It is false, and changes nothing, when the
+// same bytes are tracked for another payment.
+func (t *Tracker) Track(id sut.TxID, p Pending) bool {
 	s := t.shard(id)
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[id]; ok {
+		return false // the same bytes are another payment's, still in flight
+	}
 	s.m[id] = p
-	s.mu.Unlock()
+	return true
 }
 
-// Untrack forgets a payment the system rejected.
-func (t *Tracker) Untrack(id sut.TxID) {
+// Untrack forgets payment p, which the system rejected; an entry of the
+// same bytes that another payment made stays (two payments can reach one
+// presigned sequence; the one in flight keeps it).
+func (t *Tracker) Untrack(id sut.TxID, p Pending) {
 	s := t.shard(id)
 	s.mu.Lock()
-	delete(s.m, id)
+	if s.m[id] == p {
+		delete(s.m, id)
+	}
 	s.mu.Unlock()
 }
 
@@ -192,6 +201,7 @@ func (t *Tracker) Block(b *sut.Block) {
 		r := Resolution{Pending: p, ID: tx.ID, Outcome: Committed}
 		if tx.OK {
 			st.OursOK++
+			st.OursGas += tx.Gas
 		} else {
 			r.Outcome, r.Reason, r.Detail = FailedInBlock, tx.Reason, tx.Detail
 		}

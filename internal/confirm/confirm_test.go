@@ -159,3 +159,20 @@ func BenchmarkTrackAndCommit(b *testing.B) {
 		}
 	}
 }
+
+// Two payments that reach one presigned sequence carry the same bytes: the
+// one in flight keeps the entry, and the other's refusal does not erase it,
+// so its commit is still counted.
+func TestSameBytesStayWithThePaymentInFlight(t *testing.T) {
+	f := newFixture()
+	first := Pending{Intended: 100 * time.Millisecond, Sent: 100 * time.Millisecond, Sender: 1, Nonce: 9}
+	second := Pending{Intended: 300 * time.Millisecond, Sent: 300 * time.Millisecond, Sender: 1, Nonce: 9}
+	if !f.trk.Track(id("x"), first) || f.trk.Track(id("x"), second) {
+		t.Fatal("the second payment of the same bytes was tracked over the first")
+	}
+	f.trk.Untrack(id("x"), second)
+	f.trk.Block(&sut.Block{Height: 2, Seen: f.at(time.Second), Final: true, Txs: []sut.TxResult{{ID: id("x"), OK: true}}})
+	if len(f.resolved) != 1 || f.resolved[0].Outcome != Committed || f.rec.Collect(false).Committed != 1 {
+		t.Fatalf("resolutions %+v: the first payment's commit was lost", f.resolved)
+	}
+}

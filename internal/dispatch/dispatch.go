@@ -296,7 +296,14 @@ func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r sut.Rec
 	sent := e.Since()
 	*sg = sending{tk: tk, sender: sender, tx: b.Tx, nonce: b.Nonce, sent: sent, stable: b.Stable,
 		p: confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce}}
-	e.Tracker.Track(b.Tx.ID, sg.p)
+	if !e.Tracker.Track(b.Tx.ID, sg.p) {
+		// Another payment reached this presigned sequence first and is in
+		// flight with these very bytes: sending them again is not a payment.
+		w.rec.Sent(sent - tk.intended)
+		w.rec.Acked(false, false, "duplicate_in_flight", e.Since()-tk.intended)
+		e.Workload.Release(s)
+		return sut.Receipt{Status: sut.Rejected, Reason: "duplicate_in_flight"}, false
+	}
 	w.rec.Sent(sent - tk.intended)
 	return sut.Receipt{}, true
 }
@@ -324,10 +331,15 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 		}
 		resubmits := len(rc.Resubmit)
 		if rc.Resigned {
-			e.Tracker.Untrack(tx.ID)
+			e.Tracker.Untrack(tx.ID, p)
 			tx, nonce = rc.Tx, rc.Nonce
 			p.Nonce = nonce
-			e.Tracker.Track(tx.ID, p)
+			if !e.Tracker.Track(tx.ID, p) {
+				// The retry is another payment's presigned bytes, in
+				// flight: they are that payment's, and this one ends here.
+				r = sut.Receipt{Status: sut.Rejected, Reason: "duplicate_in_flight"}
+				break
+			}
 		} else {
 			resubmits++ // the payment's own bytes again
 		}
@@ -352,7 +364,7 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 			e.confirmer.Watch(tx.ID)
 		}
 	case sut.Committed, sut.Failed:
-		e.Tracker.Untrack(tx.ID)
+		e.Tracker.Untrack(tx.ID, p)
 		ok := r.Status == sut.Committed
 		w.rec.Acked(true, false, "", now-tk.intended)
 		w.rec.Settled(ok, r.Reason, now-tk.intended, now-sent, false)
@@ -362,7 +374,7 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 		}
 		e.resolved(int(sender), nonce, o, r.Reason)
 	default:
-		e.Tracker.Untrack(tx.ID)
+		e.Tracker.Untrack(tx.ID, p)
 		w.rec.Acked(false, false, r.Reason, now-tk.intended)
 		if sender >= 0 {
 			e.Workload.Release(s)

@@ -137,7 +137,8 @@ type BlockStat struct {
 	IntervalMs float64   `json:"interval_ms"`
 	Txs        int       `json:"txs"`
 	Ours       int       `json:"ours"`
-	OursOK     int       `json:"ours_ok"` // ours with result code 0
+	OursOK     int       `json:"ours_ok"`            // ours with result code 0
+	OursGas    uint64    `json:"ours_gas,omitempty"` // gas our code-0 ones used, where the chain says
 	Bytes      int       `json:"bytes"`
 }
 
@@ -149,6 +150,8 @@ type BlockAgg struct {
 	Txs        int64
 	Bytes      int64
 	TxsMax     int
+	OursOK     int64  // ours with result code 0 ...
+	OursGas    uint64 // ... and the gas they used
 }
 
 func (a *BlockAgg) add(b BlockStat) {
@@ -159,6 +162,10 @@ func (a *BlockAgg) add(b BlockStat) {
 	}
 	a.Txs += int64(b.Txs)
 	a.Bytes += int64(b.Bytes)
+	if b.OursGas > 0 {
+		a.OursOK += int64(b.OursOK)
+		a.OursGas += b.OursGas
+	}
 	if b.Txs > a.TxsMax {
 		a.TxsMax = b.Txs
 	}
@@ -170,6 +177,8 @@ func (a *BlockAgg) merge(o BlockAgg) {
 	a.Intervals += o.Intervals
 	a.Txs += o.Txs
 	a.Bytes += o.Bytes
+	a.OursOK += o.OursOK
+	a.OursGas += o.OursGas
 	if o.TxsMax > a.TxsMax {
 		a.TxsMax = o.TxsMax
 	}

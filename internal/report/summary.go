@@ -255,6 +255,9 @@ type Blocks struct {
 	TxsMean        float64 `json:"txs_mean"`
 	TxsMax         int     `json:"txs_max"`
 	BytesMean      float64 `json:"bytes_mean"`
+	// GasPerPayment is the mean gas our committed payments used, from the
+	// blocks' results (chains that report gas: Cosmos SDK).
+	GasPerPayment float64 `json:"gas_per_payment,omitempty"`
 }
 
 // Verdict is the run in one sentence.

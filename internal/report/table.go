@@ -93,7 +93,11 @@ func PrintSummary(out io.Writer, r *Result) {
 		fmt.Fprintln(out)
 	}
 	if s.BlocksSummary.Count > 0 {
-		fmt.Fprintf(out, "blocks: %d, every %.0f ms, %.0f txs on average (max %d)\n", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)
+		fmt.Fprintf(out, "blocks: %d, every %.0f ms, %.0f txs on average (max %d)", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)
+		if g := s.BlocksSummary.GasPerPayment; g > 0 {
+			fmt.Fprintf(out, "; our payments used %.0f gas each", g)
+		}
+		fmt.Fprintln(out)
 	}
 	if c := s.Cost; s.CommittedTPS > 0 {
 		fmt.Fprintf(out, "cost per committed payment:")

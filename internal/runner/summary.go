@@ -107,6 +107,9 @@ func (r *summarizer) summary() report.Summary {
 		s.BlocksSummary.TxsMean = math.Round(float64(a.Txs)/float64(a.Count)*10) / 10
 		s.BlocksSummary.TxsMax = a.TxsMax
 		s.BlocksSummary.BytesMean = math.Round(float64(a.Bytes) / float64(a.Count))
+		if a.OursOK > 0 && a.OursGas > 0 {
+			s.BlocksSummary.GasPerPayment = math.Round(float64(a.OursGas) / float64(a.OursOK))
+		}
 	}
 	r.stalls(&s)
 	s.Samples = ls.eng.Samples()

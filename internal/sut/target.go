@@ -82,6 +82,7 @@ type TxResult struct {
 	OK     bool   // executed with success
 	Reason string // why not OK, named by the kind's codec
 	Detail string // the system's own words, when not OK
+	Gas    uint64 // gas it used, where the block says (0: not said)
 }
 
 // Block is a block as a block-following Confirmer reports it.

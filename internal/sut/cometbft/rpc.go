@@ -194,6 +194,7 @@ type ExecResult struct {
 	Code      uint32 `json:"code"`
 	Codespace string `json:"codespace"`
 	Log       string `json:"log"`
+	GasUsed   string `json:"gas_used"` // an SDK chain's; empty elsewhere
 }
 
 // Block reads /block at height h.

@@ -74,10 +74,13 @@ func TestHubExamplesOnAFeeMarket(t *testing.T) {
 		}
 		s := res.Summary
 		ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders(n, sc.Workload.Senders))
-		t.Logf("%s on %d validators (fee market, minting): %.1f committed tx/s, p99 commit %.0f ms, %d committed, %d refused %v, %d expired; notes %q",
-			c.example, c.validators, s.CommittedTPS, s.LatencyMs.Commit.P99, s.Committed, s.RejectedTotal, s.Rejected, s.Expired, res.Notes)
+		t.Logf("%s on %d validators (fee market, minting): %.1f committed tx/s, p99 commit %.0f ms, %d committed, %d refused %v, %d expired, %.0f gas a payment; notes %q",
+			c.example, c.validators, s.CommittedTPS, s.LatencyMs.Commit.P99, s.Committed, s.RejectedTotal, s.Rejected, s.Expired, s.BlocksSummary.GasPerPayment, res.Notes)
 		if s.Committed < 1000 || ok != s.Committed || failed != 0 || s.FailedTotal != 0 {
 			t.Errorf("result %d committed / %d failed; blocks hold %d / %d of ours", s.Committed, s.FailedTotal, ok, failed)
+		}
+		if g := s.BlocksSummary.GasPerPayment; g < 80_000 || g > 200_000 {
+			t.Errorf("gas per payment from the blocks: %.0f, want a bank send's", g)
 		}
 		if float64(s.RejectedTotal) >= 0.01*float64(s.Sent) {
 			t.Errorf("%d of %d refused (%v): want under 1%%", s.RejectedTotal, s.Sent, s.Rejected)
