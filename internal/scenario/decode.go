@@ -202,6 +202,10 @@ func decode(n *yaml.Node, v reflect.Value, path string) error {
 				return fmt.Errorf("%s: given twice (lines %d and %d), expected each field once", join(path, key), line, n.Content[i].Line)
 			}
 			seen[key] = n.Content[i].Line
+			if val := n.Content[i+1]; val.Kind == yaml.ScalarNode && val.Value == "auto" && t.Field(fi).Tag.Get("auto") == "zero" {
+				v.Field(fi).SetZero() // the field's 0 means auto (workload.gas)
+				continue
+			}
 			if err := decode(n.Content[i+1], v.Field(fi), join(path, key)); err != nil {
 				return err
 			}

@@ -272,7 +272,7 @@ type Workload struct {
 	Denom        string  `yaml:"denom" json:"denom,omitempty"`                 // default: the chain's staking denom
 	Fee          string  `yaml:"fee" json:"fee,omitempty"`                     // cosmos: per transaction, e.g. 500uatom; "" or auto: the chain's gas price x fee_margin
 	FeeMargin    float64 `yaml:"fee_margin" json:"fee_margin,omitempty"`       // cosmos, fee auto: times the gas price; 0: 1.5 live, 3 presigned
-	Gas          uint64  `yaml:"gas" json:"gas,omitempty"`                     // gas limit per transfer; 0: the kind's (cosmos: a simulated send x1.3; evm native 21000, erc20 100000)
+	Gas          uint64  `yaml:"gas" json:"gas,omitempty" auto:"zero"`         // gas limit per transfer; 0 or auto: the kind's (cosmos: a simulated send x1.3; evm native 21000, erc20 100000)
 	TxType       string  `yaml:"tx_type" json:"tx_type,omitempty"`             // evm: dynamic (EIP-1559) | legacy
 	MaxFee       string  `yaml:"max_fee" json:"max_fee,omitempty"`             // evm: cap on the fee per gas (wei, or e.g. 30gwei); default none
 	PriorityFee  string  `yaml:"priority_fee" json:"priority_fee,omitempty"`   // evm: cap on the tip per gas

@@ -121,6 +121,13 @@ func TestSetOverridesAndDefaults(t *testing.T) {
 	if err := Set(&s, "load.steps.from", "1"); err != nil {
 		t.Fatalf("path through a nil pointer: %v", err)
 	}
+	s.Workload.Gas = 5
+	if err := Apply(&s, []byte("workload: {gas: auto, fee: auto}")); err != nil || s.Workload.Gas != 0 {
+		t.Fatalf("gas: auto gave %d, %v; want 0, the kind's own", s.Workload.Gas, err)
+	}
+	if err := Apply(&s, []byte("load: {rate: auto}")); err == nil {
+		t.Fatal("load.rate: auto was taken: only fields whose 0 means auto take it")
+	}
 }
 
 func FuzzApply(f *testing.F) {

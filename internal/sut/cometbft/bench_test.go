@@ -26,7 +26,7 @@ func newBlockJSON(n int) []byte {
 	var txs, res []string
 	for i := 0; i < n; i++ {
 		txs = append(txs, `"`+base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("k%07d=v%0130d", i, i)))+`"`)
-		res = append(res, `{"code":0,"data":null,"log":"","info":"","gas_wanted":"0","gas_used":"0","events":[{"type":"app","attributes":[{"key":"creator","value":"Cosmoshi Netowoko","index":true},{"key":"key","value":"k`+fmt.Sprint(i)+`","index":true},{"key":"index_key","value":"index is working","index":true},{"key":"noindex_key","value":"index is working","index":false}]}],"codespace":""}`)
+		res = append(res, `{"code":0,"data":null,"log":"","info":"","gas_wanted":"0","gas_used":"`+fmt.Sprint(1000+i)+`","events":[{"type":"app","attributes":[{"key":"creator","value":"Cosmoshi Netowoko","index":true},{"key":"key","value":"k`+fmt.Sprint(i)+`","index":true},{"key":"index_key","value":"index is working","index":true},{"key":"noindex_key","value":"index is working","index":false}]}],"codespace":""}`)
 	}
 	return []byte(`{"jsonrpc":"2.0","id":1,"result":{"query":"tm.event='NewBlock'","data":{"type":"tendermint/event/NewBlock","value":{"block":{"header":{"version":{"block":"11"},"chain_id":"c","height":"42","time":"2026-11-22T10:00:00.123456789Z","last_block_id":{"hash":"","parts":{"total":0,"hash":""}},"proposer_address":"AB"},"data":{"txs":[` +
 		strings.Join(txs, ",") + `]},"evidence":{"evidence":[]},"last_commit":{"height":"41","round":0,"signatures":[]}},"block_id":{"hash":"","parts":{"total":1,"hash":""}},"result_finalize_block":{"events":[],"tx_results":[` +
@@ -79,7 +79,7 @@ func TestDecodeNewBlock(t *testing.T) {
 			}
 		}
 		wr := want.Result.Data.Value.Result.TxResults
-		if len(res) != len(wr) || res[0] != (ExecResult{Code: 5, Codespace: "bank", Log: `insufficient "funds" \`}) || res[0] != wr[0] || res[1] != (ExecResult{}) {
+		if len(res) != len(wr) || res[0] != (ExecResult{Code: 5, Codespace: "bank", Log: `insufficient "funds" \`, GasUsed: 1000}) || res[0] != wr[0] || res[1] != (ExecResult{GasUsed: 1001}) || res[1] != wr[1] {
 			t.Fatalf("round %d: results %+v, want %+v", round, res[:2], wr[:2])
 		}
 	}

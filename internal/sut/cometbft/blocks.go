@@ -127,8 +127,8 @@ func (c *confirmer) deliver(b *RawBlock, res []ExecResult, seen time.Time, ev su
 		if k < len(res) && res[k].Code != 0 {
 			r.OK, r.Reason, r.Detail = false, c.t.o.Reason(res[k].Codespace, res[k].Code, res[k].Log), res[k].Log
 		}
-		if k < len(res) && res[k].GasUsed != "" {
-			r.Gas, _ = strconv.ParseUint(res[k].GasUsed, 10, 64)
+		if k < len(res) && res[k].GasUsed > 0 {
+			r.Gas = uint64(res[k].GasUsed)
 		}
 		blk.Bytes += len(tx)
 		blk.Txs = append(blk.Txs, r)

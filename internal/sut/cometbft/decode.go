@@ -117,11 +117,23 @@ func (d *eventDecoder) decode(msg []byte) (block *RawBlock, results []ExecResult
 // anything else is decoded whole. ok is false when v does not decode.
 func readResult(v []byte) (ExecResult, bool) {
 	if c, ok := leadingCode(v); ok && c == 0 {
-		return ExecResult{}, true
+		return ExecResult{GasUsed: Int64(gasUsed(v))}, true
 	}
 	var r ExecResult // escapes to the heap: only on this path
 	err := json.Unmarshal(v, &r)
 	return r, err == nil
+}
+
+// gasUsed reads "gas_used":"N" from a result without decoding it; CometBFT
+// writes it before the events, so the search stops early. 0 when absent.
+func gasUsed(v []byte) uint64 {
+	const key = `"gas_used":"`
+	i := bytes.Index(v, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	n, _ := jsonrpc.LeadingUint(v[i+len(key):])
+	return n
 }
 
 // leadingCode reads a result code written first, as CometBFT writes it:

@@ -90,6 +90,10 @@ type Int64 int64
 
 func (i *Int64) UnmarshalJSON(b []byte) error {
 	b = bytes.Trim(b, `"`)
+	if len(b) == 0 {
+		*i = 0
+		return nil
+	}
 	v, err := strconv.ParseInt(string(b), 10, 64)
 	*i = Int64(v)
 	return err
@@ -194,7 +198,7 @@ type ExecResult struct {
 	Code      uint32 `json:"code"`
 	Codespace string `json:"codespace"`
 	Log       string `json:"log"`
-	GasUsed   string `json:"gas_used"` // an SDK chain's; empty elsewhere
+	GasUsed   Int64  `json:"gas_used"` // an SDK chain's; 0 elsewhere
 }
 
 // Block reads /block at height h.
