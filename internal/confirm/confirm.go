@@ -19,6 +19,7 @@ type Pending struct {
 	Sent     time.Duration
 	Sender   int32 // -1 when the workload has no senders
 	Nonce    uint64
+	Invalid  string // the sort of a deliberately invalid payment; "" for a payment
 }
 
 // Outcome is how a pending payment ended.
@@ -180,10 +181,12 @@ func (t *Tracker) Block(b *sut.Block) {
 				continue
 			}
 			st.Ours++
-			if tx.OK {
+			if tx.OK && p.Invalid == "" {
 				st.OursOK++
 			}
-			t.rec.Included(seen - p.Intended)
+			if p.Invalid == "" {
+				t.rec.Included(seen - p.Intended)
+			}
 			t.included[tx.ID] = included{Pending: p, height: b.Height, seen: seen, ok: tx.OK, reason: tx.Reason, detail: tx.Detail}
 		}
 		t.waiting[b.Height] = st
@@ -199,11 +202,17 @@ func (t *Tracker) Block(b *sut.Block) {
 		}
 		st.Ours++
 		r := Resolution{Pending: p, ID: tx.ID, Outcome: Committed}
+		if !tx.OK {
+			r.Outcome, r.Reason, r.Detail = FailedInBlock, tx.Reason, tx.Detail
+		}
+		if p.Invalid != "" {
+			br.Invalid(p.Invalid, tx.OK, "in block: "+tx.Reason)
+			done = append(done, r)
+			continue
+		}
 		if tx.OK {
 			st.OursOK++
 			st.OursGas += tx.Gas
-		} else {
-			r.Outcome, r.Reason, r.Detail = FailedInBlock, tx.Reason, tx.Detail
 		}
 		br.Committed(tx.OK, tx.Reason, seen-p.Intended, seen-p.Sent, late)
 		if !late {
@@ -261,6 +270,10 @@ func (t *Tracker) Final(upTo int64, at time.Time) {
 	for _, f := range finals {
 		br := t.rec.Block()
 		for _, r := range f.done {
+			if r.Invalid != "" {
+				br.Invalid(r.Invalid, r.Outcome == Committed, "in block: "+r.Reason)
+				continue
+			}
 			br.Committed(r.Outcome == Committed, r.Reason, seen-r.Intended, seen-r.Sent, false)
 		}
 		br.End(f.st)
@@ -301,7 +314,14 @@ func (t *Tracker) Resolved(id sut.TxID, ok bool, reason string, at time.Time) {
 		return
 	}
 	seen := t.since(at)
-	t.rec.Settled(ok, reason, seen-p.Intended, seen-p.Sent, late)
+	switch {
+	case p.Invalid != "" && ok:
+		t.rec.Invalid("committed", p.Invalid, "")
+	case p.Invalid != "":
+		t.rec.Invalid("refused", p.Invalid, "in block: "+reason)
+	default:
+		t.rec.Settled(ok, reason, seen-p.Intended, seen-p.Sent, late)
+	}
 	if late {
 		return
 	}
@@ -329,6 +349,16 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 		if len(gone) == 0 {
 			continue
 		}
+		valid := gone[:0]
+		for _, r := range gone {
+			if r.Invalid != "" {
+				t.rec.Invalid("refused", r.Invalid, "expired")
+				t.resolve(r)
+				continue
+			}
+			valid = append(valid, r)
+		}
+		gone = valid
 		t.expMu.Lock()
 		for _, r := range gone {
 			t.expired[r.ID] = r.Pending
@@ -353,9 +383,13 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 	}
 	t.incMu.Unlock()
 	for _, r := range gone {
+		if r.Invalid != "" {
+			t.rec.Invalid("refused", r.Invalid, "expired")
+		} else {
+			n++
+		}
 		t.resolve(r)
 	}
-	n += int64(len(gone))
 	if n > 0 {
 		t.rec.Expired(n)
 	}

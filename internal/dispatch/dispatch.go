@@ -94,6 +94,10 @@ func (e *Engine) Since() time.Duration { return time.Since(e.start) }
 // tells the workload (which may resync the sender), and wakes a closed-model
 // user waiting for its commit.
 func (e *Engine) Resolve(r confirm.Resolution) {
+	if r.Invalid != "" {
+		e.release(int(r.Sender)) // it took no sequence of its lane
+		return
+	}
 	o := workload.Committed
 	switch r.Outcome {
 	case confirm.FailedInBlock:
@@ -111,6 +115,20 @@ func (e *Engine) resolved(s int, nonce uint64, o workload.Outcome, reason string
 	}
 	e.Workload.Release(s)
 	e.Workload.Resolved(s, nonce, o, reason)
+	e.wake(s)
+}
+
+// release frees sender s's window slot and wakes its user (closed model).
+func (e *Engine) release(s int) {
+	if s < 0 {
+		return
+	}
+	e.Workload.Release(s)
+	e.wake(s)
+}
+
+// wake tells sender s's user (closed model) that its payment resolved.
+func (e *Engine) wake(s int) {
 	if s < len(e.users) {
 		select {
 		case e.users[s] <- true:
@@ -295,7 +313,7 @@ func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r sut.Rec
 	}
 	sent := e.Since()
 	*sg = sending{tk: tk, sender: sender, tx: b.Tx, nonce: b.Nonce, sent: sent, stable: b.Stable,
-		p: confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce}}
+		p: confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce, Invalid: b.Invalid}}
 	if !e.Tracker.Track(b.Tx.ID, sg.p) {
 		// Another payment reached this presigned sequence first and is in
 		// flight with these very bytes: sending them again is not a payment.
@@ -303,6 +321,10 @@ func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r sut.Rec
 		w.rec.Acked(false, false, "duplicate_in_flight", e.Since()-tk.intended)
 		e.Workload.Release(s)
 		return sut.Receipt{Status: sut.Rejected, Reason: "duplicate_in_flight"}, false
+	}
+	if b.Invalid != "" {
+		w.rec.Invalid("sent", b.Invalid, "")
+		return sut.Receipt{}, true
 	}
 	w.rec.Sent(sent - tk.intended)
 	return sut.Receipt{}, true
@@ -315,6 +337,10 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 	e := w.e
 	tk, sender, tx, nonce, p, sent := sg.tk, sg.sender, sg.tx, sg.nonce, sg.p, sg.sent
 	s := int(tk.sender)
+	if p.Invalid != "" {
+		w.finishInvalid(sg, r)
+		return r
+	}
 	for try := 0; ; try++ {
 		if r.Status != sut.Pending {
 			e.sample(r.Reason, r.Detail)
@@ -381,6 +407,35 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 		}
 	}
 	return r
+}
+
+// finishInvalid records the answer to a deliberately invalid payment: it is
+// never recovered, and counts apart from the payments (docs/metrics.md).
+func (w *worker) finishInvalid(sg *sending, r sut.Receipt) {
+	e, p, sort := w.e, sg.p, sg.p.Invalid
+	if r.Status != sut.Pending {
+		e.sample(r.Reason, r.Detail)
+	}
+	switch r.Status {
+	case sut.Pending, sut.Unacked:
+		w.rec.Invalid("accepted", sort, "")
+		if e.confirmer != nil {
+			e.confirmer.Watch(sg.tx.ID)
+		}
+		return
+	case sut.Committed:
+		w.rec.Invalid("accepted", sort, "")
+		w.rec.Invalid("committed", sort, "")
+	case sut.Failed:
+		w.rec.Invalid("accepted", sort, "")
+		w.rec.Invalid("refused", sort, "in block: "+r.Reason)
+	default:
+		w.rec.Invalid("refused", sort, r.Reason)
+	}
+	e.Tracker.Untrack(sg.tx.ID, p)
+	if sg.sender >= 0 {
+		e.Workload.Release(int(sg.tk.sender))
+	}
 }
 
 // Lanes is how many gathering lanes the open model sends batches on (one

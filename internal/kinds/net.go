@@ -95,7 +95,8 @@ func PaymentsConfig(sc *scenario.Scenario) workload.PaymentsConfig {
 	w := sc.Workload
 	return workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
 		Amount: workload.Amount(w.Amount), SenderChoice: workload.Choice(w.SenderChoice),
-		RecipientChoice: workload.Choice(w.RecipientChoice), Seed: sc.Seed}
+		RecipientChoice: workload.Choice(w.RecipientChoice), Seed: sc.Seed,
+		Invalid: workload.Invalid{Share: w.Invalid.Share, Sorts: w.Invalid.Sorts}}
 }
 
 // ViaRPC refuses target.via rest or grpc for a kind that takes

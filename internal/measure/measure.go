@@ -47,6 +47,14 @@ type Counts struct {
 	WindowWaits int64            `json:"window_waits"`
 	ConnWaits   int64            `json:"conn_waits"`
 	Unsent      int64            `json:"unsent"`
+	// Deliberately invalid payments (workload.invalid), apart from all of
+	// the above: sent by sort; refused by "sort: reason" (at the door, in a
+	// block, or expired); accepted at the door by sort; committed by sort
+	// (a finding: the system took what it should not have).
+	InvalidSent      map[string]int64 `json:"invalid_sent,omitempty"`
+	InvalidRefused   map[string]int64 `json:"invalid_refused,omitempty"`
+	InvalidAccepted  map[string]int64 `json:"invalid_accepted,omitempty"`
+	InvalidCommitted map[string]int64 `json:"invalid_committed,omitempty"`
 }
 
 // Check tests the identities of docs/metrics.md on a finished run's counts
@@ -60,8 +68,12 @@ type Counts struct {
 func (c *Counts) Check() error {
 	var broken []string
 	rej, unack, failed := Sum(c.Rejected), Sum(c.Unacked), Sum(c.Failed)
-	if c.Offered != c.Sent+c.Unsent {
-		broken = append(broken, fmt.Sprintf("offered %d != sent %d + unsent %d", c.Offered, c.Sent, c.Unsent))
+	inv := Sum(c.InvalidSent)
+	if c.Offered != c.Sent+c.Unsent+inv {
+		broken = append(broken, fmt.Sprintf("offered %d != sent %d + unsent %d + invalid_sent %d", c.Offered, c.Sent, c.Unsent, inv))
+	}
+	if ref, com := Sum(c.InvalidRefused), Sum(c.InvalidCommitted); inv != ref+com {
+		broken = append(broken, fmt.Sprintf("invalid_sent %d != invalid_refused %d + invalid_committed %d", inv, ref, com))
 	}
 	if c.Sent != c.Accepted+rej+unack {
 		broken = append(broken, fmt.Sprintf("sent %d != accepted %d + rejected %d + unacked %d", c.Sent, c.Accepted, rej, unack))
@@ -337,6 +349,23 @@ func (s *Shard) Acked(accepted bool, unacked bool, reason string, latency time.D
 }
 
 // Expired records payments that did not commit in time.
+// Invalid records a step of a deliberately invalid payment: "sent",
+// "accepted" (at the door), "refused" (with the reason) or "committed".
+func (s *Shard) Invalid(step, sort, reason string) {
+	s.mu.Lock()
+	switch step {
+	case "sent":
+		inc(&s.d.InvalidSent, sort)
+	case "accepted":
+		inc(&s.d.InvalidAccepted, sort)
+	case "committed":
+		inc(&s.d.InvalidCommitted, sort)
+	default:
+		inc(&s.d.InvalidRefused, sort+": "+reason)
+	}
+	s.mu.Unlock()
+}
+
 func (s *Shard) Expired(n int64) {
 	s.mu.Lock()
 	s.d.Expired += n
@@ -388,6 +417,15 @@ type BlockRecorder struct{ s *Shard }
 func (s *Shard) Block() BlockRecorder {
 	s.mu.Lock()
 	return BlockRecorder{s}
+}
+
+// Invalid records a step of a deliberately invalid payment in the block.
+func (b BlockRecorder) Invalid(sort string, ok bool, reason string) {
+	if ok {
+		inc(&b.s.d.InvalidCommitted, sort)
+	} else {
+		inc(&b.s.d.InvalidRefused, sort+": "+reason)
+	}
 }
 
 // Committed records one of our payments found in a final block.

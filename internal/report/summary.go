@@ -267,6 +267,9 @@ func (r *Result) Verdict() string {
 	}
 	s := r.Summary
 	var b strings.Builder
+	if taken := s.InvalidTaken(); len(taken) > 0 {
+		fmt.Fprintf(&b, "FINDING: %d deliberately invalid payments were taken (%s); ", measure.Sum(taken), byKey(taken))
+	}
 	switch {
 	case s.Halted != "":
 		fmt.Fprintf(&b, "the chain stopped committing (%s); %s committed tx/s over the %.0f s steady window", s.Halted, thousands(s.CommittedTPS), s.Steady.DurationS)
@@ -290,10 +293,47 @@ func (r *Result) Verdict() string {
 	if s.Expired > 0 {
 		fmt.Fprintf(&b, "; %d expired", s.Expired)
 	}
+	if n := measure.Sum(s.InvalidSent); n > 0 {
+		fmt.Fprintf(&b, "; %d invalid payments sent apart, %d refused", n, measure.Sum(s.InvalidRefused))
+	}
 	if r.EndedBecause != "" && r.EndedBecause != "completed" {
 		fmt.Fprintf(&b, " (ended: %s)", r.EndedBecause)
 	}
 	return b.String()
+}
+
+// InvalidTaken counts, by sort, the deliberately invalid payments the
+// system took: committed, or accepted and never refused (still waiting when
+// the run ended). One accepted at the door and refused in its block (a
+// Cosmos chain checks funds only when it executes) is not taken.
+func (s *Summary) InvalidTaken() map[string]int64 {
+	m := map[string]int64{}
+	for k, v := range s.InvalidCommitted {
+		m[k+" committed"] += v
+	}
+	for k, v := range s.InvalidRefused {
+		if sort, ok := strings.CutSuffix(k, ": expired"); ok {
+			m[sort+" accepted, never refused"] += v
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// byKey lists a by-key count as "a 3, b 1", keys in order.
+func byKey(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func topReason(m map[string]int64) string {

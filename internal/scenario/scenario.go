@@ -282,6 +282,17 @@ type Workload struct {
 	FunderKey    string  `yaml:"funder_key" json:"funder_key,omitempty"`       // a file with a funded key (hex or mnemonic); the key is never written out
 	FundAmount   uint64  `yaml:"fund_amount" json:"fund_amount,omitempty"`     // given to each sender by the funder
 	ReuseWallets bool    `yaml:"reuse_wallets" json:"reuse_wallets,omitempty"` // skip funding when the wallets hold funds
+	// Invalid asks for a share of deliberately invalid payments, counted
+	// apart (docs/metrics.md); the payments' figures exclude them.
+	Invalid Invalid `yaml:"invalid" json:"invalid,omitempty"`
+}
+
+// Invalid is a share of deliberately invalid payments of the sorts named
+// (empty: all the kind can build): bad_signature, wrong_chain_id,
+// stale_sequence, insufficient_funds.
+type Invalid struct {
+	Share float64  `yaml:"share" json:"share,omitempty"` // 0..0.9 of the payments
+	Sorts []string `yaml:"sorts" json:"sorts,omitempty"`
 }
 
 // Default is `tpslab run` with no arguments: a 4-validator built-in network,

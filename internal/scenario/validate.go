@@ -365,6 +365,17 @@ func (c Choice) validate(path string, n int) error {
 }
 
 func (w Workload) validate(l Load) error {
+	if s := w.Invalid.Share; s < 0 || s > 0.9 {
+		return fmt.Errorf("workload.invalid.share: %g, expected 0..0.9 of the payments", s)
+	}
+	for i, sort := range w.Invalid.Sorts {
+		if err := oneOf(fmt.Sprintf("workload.invalid.sorts[%d]", i), sort, "bad_signature", "wrong_chain_id", "stale_sequence", "insufficient_funds"); err != nil {
+			return err
+		}
+	}
+	if len(w.Invalid.Sorts) > 0 && w.Invalid.Share == 0 {
+		return fmt.Errorf("workload.invalid.sorts: given with share 0, expected a share such as 0.1")
+	}
 	if err := oneOf("workload.kind", w.Kind, "payment", "raw", "erc20"); err != nil {
 		return err
 	}

@@ -27,6 +27,14 @@ type Payments struct {
 	scan     int     // dispatcher only
 	recipCfg Choice
 	queue    [][]sut.Tx // presigned: queue[s][k] carries sequence lanes[s].base+k
+	invalid  Invalid
+}
+
+// Invalid asks for a share of deliberately invalid payments of the sorts
+// given, drawn per payment (seeded), signed when sent (never presigned).
+type Invalid struct {
+	Share float64
+	Sorts []string
 }
 
 // lane is one sender's sequence state. next is owned by the worker that
@@ -53,6 +61,7 @@ type PaymentsConfig struct {
 	SenderChoice    Choice
 	RecipientChoice Choice
 	Seed            int64
+	Invalid         Invalid
 }
 
 // NewPayments reads each sender's next sequence from the system, 16 at a time.
@@ -65,6 +74,15 @@ func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments,
 		lanes: make([]lane, c.Senders), inflight: make([]atomic.Int32, c.Senders), recipCfg: c.RecipientChoice,
 	}
 	p.senders = NewChooser(c.SenderChoice, c.Senders, rand.New(rand.NewSource(c.Seed)))
+	if c.Invalid.Share > 0 {
+		if _, ok := codec.(InvalidSigner); !ok {
+			return nil, fmt.Errorf("workload.invalid: this kind's payments cannot be made invalid on purpose")
+		}
+		p.invalid = c.Invalid
+		if len(p.invalid.Sorts) == 0 {
+			p.invalid.Sorts = InvalidSorts
+		}
+	}
 	var wg sync.WaitGroup
 	var first atomic.Value
 	sem := make(chan struct{}, 16)
@@ -237,6 +255,7 @@ type paymentBuilder struct {
 	// repriced is the sender and sequence+1 of the payment the last Answer
 	// re-priced, if it did.
 	repriced [2]uint64
+	invSort  string
 }
 
 // NewBuilder returns a builder for one worker goroutine.
@@ -289,10 +308,43 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, erro
 		}
 		l.mu.Unlock()
 	}
+	if inv := p.invalid; inv.Share > 0 && b.r.Float64() < inv.Share {
+		if tx, ok := b.invalidTx(s, l); ok {
+			out.Tx, out.Invalid = tx, b.invSort
+			out.Nonce = l.next
+			return out, nil
+		}
+	}
 	out.Tx, out.Stable = b.txFor(s, l.next)
 	out.Nonce = l.next
 	l.next++
 	return out, nil
+}
+
+// invalidTx builds sender s's next invalid payment, of a sort drawn from
+// the scenario's: with the lane's next sequence (which it does not take),
+// or for a stale one the sequence before the lane's first. A sort the codec
+// cannot build now gives way to the next.
+func (b *paymentBuilder) invalidTx(s int, l *lane) (sut.Tx, bool) {
+	p := b.p
+	sorts := p.invalid.Sorts
+	k := b.r.Intn(len(sorts))
+	for i := range sorts {
+		sort := sorts[(k+i)%len(sorts)]
+		nonce := l.next
+		if sort == StaleSequence {
+			if l.base == 0 {
+				continue // nothing used yet
+			}
+			nonce = l.base - 1
+		}
+		buf, ok := p.codec.(InvalidSigner).SignInvalid(b.buf[:0], sort, p.offset+s, b.recip.Pick(), p.drawAmount(b.r), nonce)
+		if ok {
+			b.buf, b.invSort = buf, sort
+			return sut.Tx{ID: p.codec.ID(buf), Bytes: buf}, true
+		}
+	}
+	return sut.Tx{}, false
 }
 
 // Answer keeps what the system took (for resubmission), frees the sequence

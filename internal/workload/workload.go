@@ -57,6 +57,9 @@ type Built struct {
 	Nonce    uint64
 	Resynced bool // the sender's sequence was read from the system first
 	Stable   bool // Tx.Bytes outlive the next call (presigned)
+	// Invalid is the sort of a deliberately invalid payment (workload.invalid),
+	// "" for a payment. It takes no sequence of its sender's lane.
+	Invalid string
 }
 
 // Recovery says how to recover a payment from a sequence mismatch.
@@ -87,6 +90,25 @@ type Builder interface {
 	// a Class asks for tx to be sent again as it says. Without recover, a
 	// mismatch is final like any other rejection.
 	Answer(ctx context.Context, s int, tx sut.Tx, nonce uint64, r sut.Receipt, recover bool) Recovery
+}
+
+// The sorts of deliberately invalid payment (workload.invalid.sorts).
+const (
+	BadSignature      = "bad_signature"      // a signature that does not verify
+	WrongChainID      = "wrong_chain_id"     // signed for another chain
+	StaleSequence     = "stale_sequence"     // a sequence the chain has used
+	InsufficientFunds = "insufficient_funds" // more than any account holds
+)
+
+// InvalidSorts are all the sorts, in the order docs/metrics.md lists them.
+var InvalidSorts = []string{BadSignature, WrongChainID, StaleSequence, InsufficientFunds}
+
+// InvalidSigner is a codec that can build deliberately invalid payments (an
+// optional capability): SignInvalid appends a payment of the given sort, or
+// says false when it cannot build that sort (a stale sequence before any
+// was used).
+type InvalidSigner interface {
+	SignInvalid(dst []byte, sort string, from, to int, amount, nonce uint64) ([]byte, bool)
 }
 
 // Presigner is a workload that can sign ahead of the load (an optional

@@ -4,18 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	sdk "github.com/tpslab/tpslab/internal/sut/cosmos"
 )
 
 // BlockSpace says, before the load, whether the chain's blocks can hold
-// what is offered: consensus block.max_gas over the gas each payment
-// reserves, against the peak offered rate times the recent block interval.
-// It returns a warning ("" when they can, or when the chain sets no cap)
-// and the figures it read.
+// what is offered: consensus block.max_gas (and a fee market's maximum
+// block utilization) over the gas each payment reserves, against the peak
+// offered rate times the recent block interval; and whether blocks may take
+// more gas than the fee market allows, so that payments fail inside them.
+// It returns a warning ("" when all is well, or the chain sets no cap).
 func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPayment uint64) (string, error) {
 	if sc.Load.Model != scenario.Open || gasPerPayment == 0 {
 		return "", nil
@@ -32,22 +35,34 @@ func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPa
 		return "", err
 	}
 	maxGas := int64(cp.ConsensusParams.Block.MaxGas)
-	if maxGas <= 0 {
-		return "", nil // no cap (-1)
+	var warns []string
+	limit, what := maxGas, fmt.Sprintf("consensus block.max_gas %d", maxGas)
+	if fm, found, err := sdk.ReadFeeMarket(ctx, c.ABCIQuery); err == nil && found && fm.Enabled && fm.MaxBlockUtilization > 0 {
+		u := int64(fm.MaxBlockUtilization)
+		if maxGas <= 0 || maxGas > u {
+			warns = append(warns, fmt.Sprintf("block space: consensus block.max_gas is %d but the fee market allows %d gas a block (max_block_utilization): "+
+				"proposers can fill blocks past it, and the payments past it fail inside the block (\"block utilization ... cannot exceed\"); set block.max_gas to it (net up --max-block-gas)", maxGas, u))
+		}
+		if limit <= 0 || u < limit {
+			limit, what = u, fmt.Sprintf("the fee market's max_block_utilization %d", u)
+		}
 	}
-	perBlock := maxGas / int64(gasPerPayment)
+	if limit <= 0 {
+		return strings.Join(warns, "; "), nil // no cap (-1)
+	}
+	perBlock := limit / int64(gasPerPayment)
 	interval, err := blockInterval(ctx, c)
 	if err != nil || interval <= 0 {
 		return "", err
 	}
 	peak := peakRate(sc.Load.Profile())
 	offered := peak * interval.Seconds()
-	if float64(perBlock) >= offered {
-		return "", nil
+	if float64(perBlock) < offered {
+		warns = append(warns, fmt.Sprintf("block space: blocks can hold at most %d payments (%s / %d gas each payment reserves), "+
+			"but at %.0f tx/s with a block every %.2f s about %.0f are offered per block: the chain cannot commit the offered rate "+
+			"(raise block.max_gas, or give workload.gas closer to what a payment uses)", perBlock, what, gasPerPayment, peak, interval.Seconds(), offered))
 	}
-	return fmt.Sprintf("block space: blocks can hold at most %d payments (consensus block.max_gas %d / %d gas each payment reserves), "+
-		"but at %.0f tx/s with a block every %.2f s about %.0f are offered per block: the chain cannot commit the offered rate "+
-		"(raise block.max_gas, or give workload.gas closer to what a payment uses)", perBlock, maxGas, gasPerPayment, peak, interval.Seconds(), offered), nil
+	return strings.Join(warns, "; "), nil
 }
 
 // peakRate is the profile's highest rate, sampled every 100 ms.

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/workload"
 )
 
 // QueryFunc runs an ABCI query (a gRPC query path, protobuf request and
@@ -53,7 +54,10 @@ func NewCodec(chainID, denom string, fee []Coin, gas uint64, memo string, wallet
 	return c
 }
 
-type scratch struct{ msg, body, auth, doc, sub, sub2 []byte }
+type scratch struct {
+	msg, body, auth, doc, sub, sub2 []byte
+	chainID                         string // "" : the codec's; another signs for another chain (invalid on purpose)
+}
 
 // Accounts is the number of test wallets.
 func (c *Codec) Accounts() int { return len(c.wallets) }
@@ -108,7 +112,11 @@ func (c *Codec) signTx(dst []byte, s *scratch, typeURL string, w Wallet, account
 	// SignDoc{body_bytes, auth_info_bytes, chain_id, account_number}
 	s.doc = appendBytes(s.doc[:0], 1, s.body)
 	s.doc = appendBytes(s.doc, 2, s.auth)
-	s.doc = appendString(s.doc, 3, c.ChainID)
+	chainID := c.ChainID
+	if s.chainID != "" {
+		chainID = s.chainID
+	}
+	s.doc = appendString(s.doc, 3, chainID)
 	s.doc = appendUint(s.doc, 4, accountNumber)
 	sig, err := w.Key.Sign(s.doc)
 	if err != nil {
@@ -244,4 +252,31 @@ func ParseCoins(s string) ([]Coin, error) {
 		out = append(out, Coin{Amount: part[:i], Denom: part[i:]})
 	}
 	return out, nil
+}
+
+// SignInvalid appends a deliberately invalid send (workload.invalid): its
+// signature altered, signed for another chain id, with the stale sequence
+// given, or for more than any wallet holds (refused in the block: CheckTx
+// runs only the ante handler).
+func (c *Codec) SignInvalid(dst []byte, sort string, from, to int, amount, nonce uint64) ([]byte, bool) {
+	switch sort {
+	case workload.BadSignature:
+		dst = c.Sign(dst, from, to, amount, nonce)
+		dst[len(dst)-1] ^= 0x01 // the TxRaw ends with the signature
+		return dst, true
+	case workload.WrongChainID:
+		s := c.scratch.Get().(*scratch)
+		defer func() { s.chainID = ""; c.scratch.Put(s) }()
+		s.chainID = c.ChainID + "-other"
+		w := c.wallets[from]
+		s.msg = appendString(s.msg[:0], 1, w.Address)
+		s.msg = appendString(s.msg, 2, c.wallets[to].Address)
+		s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: strconv.FormatUint(amount, 10)})
+		return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, c.Gas, c.fee()), true
+	case workload.StaleSequence:
+		return c.Sign(dst, from, to, amount, nonce), true
+	case workload.InsufficientFunds:
+		return c.Sign(dst, from, to, 1<<62, nonce), true
+	}
+	return dst, false
 }

@@ -147,8 +147,13 @@ func TestRisingGasPriceIsRepriced(t *testing.T) {
 	s := res.Summary
 	ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders(n, sc.Workload.Senders))
 	var first, peak float64
+	mismatch := false
 	for _, note := range res.Notes {
 		fmt.Sscanf(note, "fee: the gas price went from %g to at most %g", &first, &peak)
+		mismatch = mismatch || strings.Contains(note, "block.max_gas is 4500000 but the fee market allows 3000000 gas a block")
+	}
+	if !mismatch {
+		t.Errorf("no warning that blocks may take more gas than the fee market allows: %q", res.Notes)
 	}
 	t.Logf("gas price %g -> %g; %d committed, %d repriced, refused %v, %d expired", first, peak, s.Committed, s.Repriced, s.Rejected, s.Expired)
 	if peak < first*1.2 || first == 0 {

@@ -28,31 +28,47 @@ const gasPricePath = "/feemarket.feemarket.v1.Query/GasPrice"
 // block, the fastest the fee market moves it.
 const refreshEvery = time.Second
 
-// feeMarketOn says whether the chain runs the fee market and has it
-// enabled (its params' field 11); a disabled one falls back to the SDK's
-// fees, the node's minimum gas prices.
-func feeMarketOn(ctx context.Context, query QueryFunc) (bool, error) {
+// FeeMarketParams are the fee market's parameters tpslab reads.
+type FeeMarketParams struct {
+	Enabled             bool   // field 11; a disabled one falls back to the SDK's fees
+	MaxBlockUtilization uint64 // field 8: gas a block may use; the target is half
+}
+
+// ReadFeeMarket reads the fee market's parameters; found is false when the
+// chain has none.
+func ReadFeeMarket(ctx context.Context, query QueryFunc) (p FeeMarketParams, found bool, err error) {
 	v, err := query(ctx, "/feemarket.feemarket.v1.Query/Params", nil)
 	if err != nil {
 		if strings.Contains(err.Error(), "unknown query path") {
-			return false, nil
+			return p, false, nil
 		}
-		return false, err
+		return p, false, err
 	}
 	fs, err := fields(v)
 	if err != nil {
-		return false, err
+		return p, false, err
 	}
 	params, ok := first(fs, 1)
 	if !ok {
-		return false, nil
+		return p, false, nil
 	}
 	ps, err := fields(params.bytes)
 	if err != nil {
-		return false, err
+		return p, false, err
 	}
-	enabled, ok := first(ps, 11)
-	return ok && enabled.u == 1, nil
+	if f, ok := first(ps, 11); ok {
+		p.Enabled = f.u == 1
+	}
+	if f, ok := first(ps, 8); ok {
+		p.MaxBlockUtilization = f.u
+	}
+	return p, true, nil
+}
+
+// feeMarketOn says whether the chain runs the fee market, enabled.
+func feeMarketOn(ctx context.Context, query QueryFunc) (bool, error) {
+	p, _, err := ReadFeeMarket(ctx, query)
+	return p.Enabled, err
 }
 
 // GasPrice reads the fee market's current price of one gas unit in denom;

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/workload"
 )
 
 // NonceFunc reads an account's next admissible sequence.
@@ -94,4 +95,23 @@ func (c *Client) Mismatch(r sut.Receipt) (bool, uint64, bool) {
 	}
 	e, err := strconv.ParseUint(strings.TrimSpace(r.Detail[i+len("expected "):]), 10, 64)
 	return true, e, err == nil
+}
+
+// SignInvalid appends a deliberately invalid payment (workload.invalid):
+// its signature altered, signed for another chain id, with the stale
+// sequence given, or for more than any account holds.
+func (c *Client) SignInvalid(dst []byte, sort string, from, to int, amount, nonce uint64) ([]byte, bool) {
+	switch sort {
+	case workload.BadSignature:
+		dst = c.Sign(dst, from, to, amount, nonce)
+		dst[len(dst)-1] ^= 0x01 // the payment ends with its signature
+		return dst, true
+	case workload.WrongChainID:
+		return chain.AppendPayment(dst, c.chainID+"-other", c.keys[from], c.addrs[to], amount, nonce, c.padding), true
+	case workload.StaleSequence:
+		return c.Sign(dst, from, to, amount, nonce), true
+	case workload.InsufficientFunds:
+		return c.Sign(dst, from, to, 1<<62, nonce), true
+	}
+	return dst, false
 }
