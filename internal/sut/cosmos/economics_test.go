@@ -166,3 +166,35 @@ func TestRisingGasPriceIsRepriced(t *testing.T) {
 		t.Errorf("result %d committed / %d failed; blocks hold %d / %d of ours", s.Committed, s.FailedTotal, ok, failed)
 	}
 }
+
+// Invalid payments on an SDK chain are refused with the SDK's reasons and
+// counted apart; the payments' figures still equal the blocks.
+func TestInvalidShareOnTpsd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an SDK chain")
+	}
+	n := startChain(t, 1)
+	warm := bankScenario(t, n.Home, "rpc", "live")
+	warm.Load.Duration = scenario.Duration(3 * time.Second)
+	if _, err := run(t, warm); err != nil { // sequences used, so stale ones exist
+		t.Fatal(err)
+	}
+	sc := bankScenario(t, n.Home, "rpc", "presigned")
+	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature", "wrong_chain_id", "stale_sequence"}}
+	res, err := run(t, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	t.Logf("verdict %s; invalid sent %v refused %v", res.Verdict(), s.InvalidSent, s.InvalidRefused)
+	want := map[string]string{"bad_signature": "unauthorized", "wrong_chain_id": "unauthorized", "stale_sequence": "sequence_mismatch"}
+	for sort, reason := range want {
+		if s.InvalidSent[sort] == 0 || s.InvalidRefused[sort+": "+reason] != s.InvalidSent[sort] {
+			t.Errorf("%s: sent %d, refused as %s %d (all %v)", sort, s.InvalidSent[sort], reason, s.InvalidRefused[sort+": "+reason], s.InvalidRefused)
+		}
+	}
+	ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders(n, sc.Workload.Senders))
+	if len(s.InvalidCommitted) > 0 || ok != s.Committed || failed != s.FailedTotal || s.Committed < 500 {
+		t.Errorf("invalid committed %v; result %d committed / %d failed, blocks %d / %d", s.InvalidCommitted, s.Committed, s.FailedTotal, ok, failed)
+	}
+}
