@@ -514,7 +514,7 @@ loop:
 	for offer.Err() == nil {
 		now := e.Since()
 		for more && next <= now {
-			rec.Offered()
+			rec.Offered(next)
 			if len(backlog) < maxBacklog {
 				backlog = append(backlog, next)
 			} else {
@@ -749,7 +749,7 @@ func (e *Engine) RunClosed(offer, io context.Context, c Closed) {
 			var i uint64
 			for next < c.Duration && e.sleepUntil(offer, next) {
 				intended := next
-				w.rec.Offered()
+				w.rec.Offered(intended)
 				for !e.Workload.ReserveSender(u) {
 					w.rec.WindowWait()
 					if !e.sleepUntil(offer, e.Since()+10*time.Millisecond) {

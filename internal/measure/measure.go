@@ -7,6 +7,7 @@ package measure
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -229,6 +230,11 @@ func (iv *Interval) reset() {
 type Shard struct {
 	mu sync.Mutex
 	d  *shardData
+	// cut is the end of the second being filled: a payment offered before
+	// its tick whose intended time is at or past it is early, and counts in
+	// the next second (the tick itself comes a little late).
+	cut   time.Duration
+	early int64
 }
 
 // shardData is one second of a shard; latencies in microseconds.
@@ -262,9 +268,15 @@ func recordAll(h *hdrhistogram.Histogram, s []uint32) {
 	}
 }
 
-func (s *Shard) Offered() {
+// Offered records a payment offered at its intended time, in the second
+// that time falls in (not the second its tick happened to collect it).
+func (s *Shard) Offered(intended time.Duration) {
 	s.mu.Lock()
-	s.d.Offered++
+	if intended >= s.cut {
+		s.early++
+	} else {
+		s.d.Offered++
+	}
 	s.mu.Unlock()
 }
 
@@ -459,7 +471,7 @@ func NewRecorder() *Recorder {
 func (r *Recorder) NewShard() *Shard {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := &Shard{d: &shardData{}}
+	s := &Shard{d: &shardData{}, cut: time.Second}
 	r.shards = append(r.shards, s)
 	r.spare = append(r.spare, &shardData{})
 	return s
@@ -468,7 +480,16 @@ func (r *Recorder) NewShard() *Shard {
 // Collect swaps every shard's second for an empty one and returns their
 // merge, valid until the next Collect; it also adds it to Total, and to
 // Steady when steady is set.
-func (r *Recorder) Collect(steady bool) *Interval {
+func (r *Recorder) Collect(steady bool) *Interval { return r.CollectUntil(steady, Final) }
+
+// Final is CollectUntil's next cut for the last collection: early offers
+// are counted in it.
+const Final = time.Duration(math.MaxInt64)
+
+// CollectUntil is Collect for the second ending now, the next ending at
+// next: payments offered early (intended at or after the cut that just
+// passed) move into the next second.
+func (r *Recorder) CollectUntil(steady bool, next time.Duration) *Interval {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := r.out
@@ -485,6 +506,12 @@ func (r *Recorder) Collect(steady bool) *Interval {
 		s.mu.Lock()
 		d := s.d
 		s.d = fresh
+		if next == Final {
+			d.Offered += s.early
+		} else {
+			fresh.Offered += s.early
+		}
+		s.early, s.cut = 0, next
 		s.mu.Unlock()
 		samples := d.samples()
 		for _, iv := range into {

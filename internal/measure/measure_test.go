@@ -11,13 +11,13 @@ import (
 func TestShardsMergeIntoSecondsAndTotals(t *testing.T) {
 	r := NewRecorder()
 	a, b := r.NewShard(), r.NewShard()
-	a.Offered()
+	a.Offered(0)
 	a.Sent(2 * time.Millisecond)
 	a.Acked(true, false, "", 5*time.Millisecond)
-	b.Offered()
+	b.Offered(0)
 	b.Sent(time.Millisecond)
 	b.Acked(false, false, "mempool_full", 3*time.Millisecond)
-	b.Offered()
+	b.Offered(0)
 	b.Sent(time.Millisecond)
 	b.Acked(false, true, "timeout", 10*time.Second)
 	b.Mismatch("chain_lower", 3, false)
@@ -83,5 +83,26 @@ func BenchmarkSecond(b *testing.B) {
 				iv.reset()
 			}
 		})
+	}
+}
+
+// An offer recorded before its second's tick, but intended after the cut,
+// counts in the next second: per-second offered counts follow the intended
+// times, not the collector's lateness.
+func TestOfferedCountsInItsIntendedSecond(t *testing.T) {
+	r := NewRecorder()
+	s := r.NewShard()
+	s.Offered(900 * time.Millisecond)
+	s.Offered(1010 * time.Millisecond) // due, and recorded, before a late tick for second 1
+	if iv := r.CollectUntil(false, 2*time.Second); iv.Offered != 1 {
+		t.Fatalf("second 1: %d offered, want 1", iv.Offered)
+	}
+	s.Offered(1500 * time.Millisecond)
+	if iv := r.CollectUntil(false, 3*time.Second); iv.Offered != 2 {
+		t.Fatalf("second 2: %d offered, want 2 (one early from before)", iv.Offered)
+	}
+	s.Offered(3100 * time.Millisecond)
+	if iv := r.Collect(false); iv.Offered != 1 || r.Total.Offered != 4 {
+		t.Fatalf("the last collection: %d offered (total %d), want the early one counted", iv.Offered, r.Total.Offered)
 	}
 }

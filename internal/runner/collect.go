@@ -18,10 +18,16 @@ import (
 // (it is small: the series stream to their own file).
 const checkpointEvery = 5
 
+// collectLate is how long after each whole second its snapshot is taken.
+const collectLate = 50 * time.Millisecond
+
 // collect takes a snapshot at every whole second of the run.
 func (r *run) collect(ctx context.Context) {
 	for k := 1; ; k++ {
-		d := time.Duration(k)*time.Second - r.ls.eng.Since()
+		// A little after the second ends, so that payments due in it but
+		// recorded late by a busy sender still count in it (ones recorded
+		// early, due after it, wait for the next: measure.Shard.Offered).
+		d := time.Duration(k)*time.Second + collectLate - r.ls.eng.Since()
 		select {
 		case <-ctx.Done():
 			return
@@ -59,7 +65,11 @@ func (r *run) tick(final bool) {
 		t = math.Round(now.Seconds()*1000) / 1000
 	}
 	phase := r.phase(t, now, final)
-	iv := r.rec.Collect(phase == "steady")
+	next := measure.Final
+	if !final {
+		next = time.Duration(t+1) * time.Second
+	}
+	iv := r.rec.CollectUntil(phase == "steady", next)
 	cpu := cpuTime()
 	s := report.Second{T: t, Phase: phase, Counts: iv.Counts,
 		AckMs: measure.Summarize(iv.Ack), CommitMs: measure.Summarize(iv.Commit), LagMs: measure.Summarize(iv.Lag),

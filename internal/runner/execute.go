@@ -18,7 +18,6 @@ import (
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
@@ -146,7 +145,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		// Grace 0: nothing new is sent after the load's last arrival; what
 		// is still due then is unsent, and load.drain only waits for what
 		// was sent (issue 23: a hung endpoint kept a run going long after).
-		eng.RunOpen(offer, hard, schedule.NewArrivals(r.profile, sc.Load.Arrival == "poisson", sc.Seed), 0)
+		eng.RunOpen(offer, hard, sc.Load.Arrivals(sc.Seed), 0)
 	} else {
 		l := sc.Load
 		eng.RunClosed(offer, hard, dispatch.Closed{Users: l.Users, RampUp: l.RampUp.D(), Duration: l.Duration.D(),

@@ -381,6 +381,12 @@ func describeLoad(sc scenario.Scenario) string {
 		return fmt.Sprintf("closed model, %d users (wait for %s, pacing %s, think %s)", l.Users, l.WaitFor, l.Pacing.D(), l.Think.D())
 	}
 	switch {
+	case l.Trace != "":
+		p, speed := l.Profile(), l.TraceSpeed
+		if speed == 0 {
+			speed = 1
+		}
+		return fmt.Sprintf("open model, the trace %s (%.0f arrivals over %s, speed %g), %s %s workload", l.Trace, p.Total(), p.Duration(), speed, sc.Workload.Mode, sc.Workload.Kind)
 	case l.Steps != nil:
 		return fmt.Sprintf("open model, %g -> %g tx/s by %g every %s (%s arrivals)", l.Steps.From, l.Steps.To, l.Steps.By, l.Steps.Every.D(), l.Arrival)
 	case len(l.Stages) > 0:

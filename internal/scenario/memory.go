@@ -7,13 +7,19 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/schedule"
 )
 
-// Profile is the open-model arrival profile the load describes.
+// Profile is the open-model arrival profile the load describes (a trace's
+// second by second).
 func (l Load) Profile() schedule.Profile {
 	switch {
+	case l.Trace != "":
+		times, _ := l.TraceTimes()
+		return schedule.TraceProfile(times)
 	case l.Steps != nil:
 		return schedule.Steps(l.Steps.From, l.Steps.To, l.Steps.By, l.Steps.Every.D())
 	case len(l.Stages) > 0:
@@ -24,6 +30,42 @@ func (l Load) Profile() schedule.Profile {
 		return schedule.FromStages(l.Rate, st)
 	}
 	return schedule.Constant(l.Rate, l.Duration.D())
+}
+
+// Arrivals are the open model's intended send times: the profile's, or the
+// trace's.
+func (l Load) Arrivals(seed int64) *schedule.Arrivals {
+	if l.Trace != "" {
+		times, _ := l.TraceTimes()
+		return schedule.FromTimes(times)
+	}
+	return schedule.NewArrivals(l.Profile(), l.Arrival == "poisson", seed)
+}
+
+var traces sync.Map // "path speed rate" -> []time.Duration: a trace is read once
+
+// TraceTimes reads load.trace, rescaled by trace_speed and trace_rate.
+func (l Load) TraceTimes() ([]time.Duration, error) {
+	speed := l.TraceSpeed
+	if speed == 0 {
+		speed = 1
+	}
+	key := fmt.Sprintf("%s %g %g", l.Trace, speed, l.TraceRate)
+	if v, ok := traces.Load(key); ok {
+		return v.([]time.Duration), nil
+	}
+	f, err := os.Open(l.Trace)
+	if err != nil {
+		return nil, fmt.Errorf("load.trace: %v", err)
+	}
+	defer f.Close()
+	times, err := schedule.ReadTrace(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("load.trace: %s: %v", l.Trace, err)
+	}
+	times = schedule.Rescale(times, speed, l.TraceRate, 1)
+	traces.Store(key, times)
+	return times, nil
 }
 
 // MaxOffers is the most payments the load can offer: the profile's total for

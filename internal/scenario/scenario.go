@@ -217,6 +217,12 @@ type Load struct {
 	// SendInterval lets due payments gather and leave together (open
 	// model): "auto", a duration, or 0 to send each at its own time.
 	SendInterval string `yaml:"send_interval" json:"send_interval"`
+	// Trace replays a recorded arrival schedule (open model; `tpslab
+	// record` writes one): TraceSpeed times faster, and at TraceRate
+	// arrivals per second on average when given (0: the trace's).
+	Trace      string  `yaml:"trace" json:"trace,omitempty"`
+	TraceSpeed float64 `yaml:"trace_speed" json:"trace_speed,omitempty"`
+	TraceRate  float64 `yaml:"trace_rate" json:"trace_rate,omitempty"`
 }
 
 // Gathering: "auto" lets about AutoBatch payments gather, for at most

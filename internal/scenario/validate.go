@@ -254,6 +254,26 @@ func (l Load) validate() error {
 	if err := oneOf("load.arrival", l.Arrival, "uniform", "poisson"); err != nil {
 		return err
 	}
+	if l.Trace != "" {
+		switch {
+		case l.Model != Open:
+			return fmt.Errorf("load.trace: given with load.model %s, expected the open model (a trace is a schedule of arrivals)", l.Model)
+		case len(l.Stages) > 0 || l.Steps != nil:
+			return fmt.Errorf("load.trace: given with load.stages or load.steps, expected one schedule")
+		case l.TraceSpeed != 0 && (l.TraceSpeed < 0.01 || l.TraceSpeed > 1000):
+			return fmt.Errorf("load.trace_speed: %g, expected 0.01..1000 (2: twice as fast)", l.TraceSpeed)
+		case l.TraceRate < 0 || l.TraceRate > 10_000_000:
+			return fmt.Errorf("load.trace_rate: %g, expected 0 (the trace's) .. 10000000 arrivals per second", l.TraceRate)
+		}
+		if _, err := l.TraceTimes(); err != nil {
+			return err
+		}
+		if d := l.LoadDuration(); d > MaxDuration {
+			return fmt.Errorf("load.trace: lasts %s, expected at most %s", d, MaxDuration)
+		}
+	} else if l.TraceSpeed != 0 || l.TraceRate != 0 {
+		return fmt.Errorf("load.trace_speed or load.trace_rate: given without load.trace, expected a trace to replay")
+	}
 	if l.Duration <= 0 {
 		return fmt.Errorf("load.duration: %s, expected a duration > 0", l.Duration.D())
 	}
@@ -489,6 +509,9 @@ func (s *Scenario) CheckAccounts(accounts uint64) error {
 // else load.duration.
 func (l Load) LoadDuration() time.Duration {
 	if l.Model == Open {
+		if l.Trace != "" {
+			return l.Profile().Duration()
+		}
 		if l.Steps != nil {
 			n := int((l.Steps.To-l.Steps.From)/l.Steps.By) + 1
 			return time.Duration(n) * l.Steps.Every.D()

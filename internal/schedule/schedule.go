@@ -136,6 +136,7 @@ type Arrivals struct {
 	rng     *rand.Rand
 	n       float64
 	i       uint64
+	times   []time.Duration // a trace's, when replaying one
 }
 
 // NewArrivals iterates over p; seed makes Poisson arrivals reproducible.
@@ -149,6 +150,13 @@ func NewArrivals(p Profile, poisson bool, seed int64) *Arrivals {
 
 // Next returns the next intended time, or false after the last.
 func (a *Arrivals) Next() (time.Duration, bool) {
+	if a.times != nil {
+		if a.i >= uint64(len(a.times)) {
+			return 0, false
+		}
+		a.i++
+		return a.times[a.i-1], true
+	}
 	t, ok := a.p.At(a.n)
 	if !ok {
 		return 0, false
