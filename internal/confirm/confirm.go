@@ -20,6 +20,7 @@ type Pending struct {
 	Sender   int32 // -1 when the workload has no senders
 	Nonce    uint64
 	Invalid  string // the sort of a deliberately invalid payment; "" for a payment
+	Kind     string // its kind in a mix; "" without one
 }
 
 // Outcome is how a pending payment ended.
@@ -215,6 +216,9 @@ func (t *Tracker) Block(b *sut.Block) {
 			st.OursGas += tx.Gas
 		}
 		br.Committed(tx.OK, tx.Reason, seen-p.Intended, seen-p.Sent, late)
+		if p.Kind != "" {
+			br.ByKind(p.Kind, tx.OK)
+		}
 		if !late {
 			done = append(done, r)
 		}
@@ -275,6 +279,9 @@ func (t *Tracker) Final(upTo int64, at time.Time) {
 				continue
 			}
 			br.Committed(r.Outcome == Committed, r.Reason, seen-r.Intended, seen-r.Sent, false)
+			if r.Kind != "" {
+				br.ByKind(r.Kind, r.Outcome == Committed)
+			}
 		}
 		br.End(f.st)
 		for _, r := range f.done {
@@ -321,6 +328,12 @@ func (t *Tracker) Resolved(id sut.TxID, ok bool, reason string, at time.Time) {
 		t.rec.Invalid("refused", p.Invalid, "in block: "+reason)
 	default:
 		t.rec.Settled(ok, reason, seen-p.Intended, seen-p.Sent, late)
+		if step := "failed"; p.Kind != "" {
+			if ok {
+				step = "committed"
+			}
+			t.rec.ByKind(step, p.Kind)
+		}
 	}
 	if late {
 		return

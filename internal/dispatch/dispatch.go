@@ -313,7 +313,7 @@ func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r sut.Rec
 	}
 	sent := e.Since()
 	*sg = sending{tk: tk, sender: sender, tx: b.Tx, nonce: b.Nonce, sent: sent, stable: b.Stable,
-		p: confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce, Invalid: b.Invalid}}
+		p: confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce, Invalid: b.Invalid, Kind: b.Kind}}
 	if !e.Tracker.Track(b.Tx.ID, sg.p) {
 		// Another payment reached this presigned sequence first and is in
 		// flight with these very bytes: sending them again is not a payment.
@@ -327,6 +327,9 @@ func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r sut.Rec
 		return sut.Receipt{}, true
 	}
 	w.rec.Sent(sent - tk.intended)
+	if b.Kind != "" {
+		w.rec.ByKind("sent", b.Kind)
+	}
 	return sut.Receipt{}, true
 }
 
@@ -359,7 +362,7 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 		if rc.Resigned {
 			e.Tracker.Untrack(tx.ID, p)
 			tx, nonce = rc.Tx, rc.Nonce
-			p.Nonce = nonce
+			p.Nonce, p.Kind = nonce, rc.Kind
 			if !e.Tracker.Track(tx.ID, p) {
 				// The retry is another payment's presigned bytes, in
 				// flight: they are that payment's, and this one ends here.
@@ -394,6 +397,12 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 		ok := r.Status == sut.Committed
 		w.rec.Acked(true, false, "", now-tk.intended)
 		w.rec.Settled(ok, r.Reason, now-tk.intended, now-sent, false)
+		if step := "failed"; p.Kind != "" {
+			if ok {
+				step = "committed"
+			}
+			w.rec.ByKind(step, p.Kind)
+		}
 		o := workload.Committed
 		if !ok {
 			o = workload.Failed

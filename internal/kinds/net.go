@@ -96,7 +96,20 @@ func PaymentsConfig(sc *scenario.Scenario) workload.PaymentsConfig {
 	return workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
 		Amount: workload.Amount(w.Amount), SenderChoice: workload.Choice(w.SenderChoice),
 		RecipientChoice: workload.Choice(w.RecipientChoice), Seed: sc.Seed,
-		Invalid: workload.Invalid{Share: w.Invalid.Share, Sorts: w.Invalid.Sorts}}
+		Invalid: workload.Invalid{Share: w.Invalid.Share, Sorts: w.Invalid.Sorts}, Mix: mixOf(w.Mix)}
+}
+
+// mixOf is the scenario's mix for the workload.
+func mixOf(m []scenario.MixEntry) []workload.Mix {
+	var out []workload.Mix
+	for _, e := range m {
+		n := e.Outputs
+		if e.Kind == "multi_send" && n == 0 {
+			n = 5
+		}
+		out = append(out, workload.Mix{Kind: e.Kind, Weight: e.Weight, Outputs: n})
+	}
+	return out
 }
 
 // ViaRPC refuses target.via rest or grpc for a kind that takes

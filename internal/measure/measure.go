@@ -56,6 +56,11 @@ type Counts struct {
 	InvalidRefused   map[string]int64 `json:"invalid_refused,omitempty"`
 	InvalidAccepted  map[string]int64 `json:"invalid_accepted,omitempty"`
 	InvalidCommitted map[string]int64 `json:"invalid_committed,omitempty"`
+	// With a mix (workload.mix), the payments by kind: sent, committed,
+	// and committed with failure.
+	SentByKind      map[string]int64 `json:"sent_by_kind,omitempty"`
+	CommittedByKind map[string]int64 `json:"committed_by_kind,omitempty"`
+	FailedByKind    map[string]int64 `json:"committed_failed_by_kind,omitempty"`
 }
 
 // Check tests the identities of docs/metrics.md on a finished run's counts
@@ -361,6 +366,21 @@ func (s *Shard) Acked(accepted bool, unacked bool, reason string, latency time.D
 }
 
 // Expired records payments that did not commit in time.
+// ByKind records a payment of a mix's kind: "sent", "committed" or
+// "failed" (committed with failure).
+func (s *Shard) ByKind(step, kind string) {
+	s.mu.Lock()
+	switch step {
+	case "sent":
+		inc(&s.d.SentByKind, kind)
+	case "committed":
+		inc(&s.d.CommittedByKind, kind)
+	default:
+		inc(&s.d.FailedByKind, kind)
+	}
+	s.mu.Unlock()
+}
+
 // Invalid records a step of a deliberately invalid payment: "sent",
 // "accepted" (at the door), "refused" (with the reason) or "committed".
 func (s *Shard) Invalid(step, sort, reason string) {
@@ -437,6 +457,15 @@ func (b BlockRecorder) Invalid(sort string, ok bool, reason string) {
 		inc(&b.s.d.InvalidCommitted, sort)
 	} else {
 		inc(&b.s.d.InvalidRefused, sort+": "+reason)
+	}
+}
+
+// ByKind records one of our payments of a mix's kind found in the block.
+func (b BlockRecorder) ByKind(kind string, ok bool) {
+	if ok {
+		inc(&b.s.d.CommittedByKind, kind)
+	} else {
+		inc(&b.s.d.FailedByKind, kind)
 	}
 }
 

@@ -291,6 +291,17 @@ type Workload struct {
 	// Invalid asks for a share of deliberately invalid payments, counted
 	// apart (docs/metrics.md); the payments' figures exclude them.
 	Invalid Invalid `yaml:"invalid" json:"invalid,omitempty"`
+	// Mix draws each payment's kind by weight (empty: every payment the
+	// kind's transfer); counts are kept per kind as well.
+	Mix []MixEntry `yaml:"mix" json:"mix,omitempty"`
+}
+
+// MixEntry is one kind of payment in a mix: send (the kind's transfer) or
+// multi_send (Cosmos SDK: one sender, Outputs recipients).
+type MixEntry struct {
+	Kind    string  `yaml:"kind" json:"kind"`
+	Weight  float64 `yaml:"weight" json:"weight"`
+	Outputs int     `yaml:"outputs" json:"outputs,omitempty"` // multi_send: recipients (default 5)
 }
 
 // Invalid is a share of deliberately invalid payments of the sorts named

@@ -393,6 +393,18 @@ func (w Workload) validate(l Load) error {
 			return err
 		}
 	}
+	for i, m := range w.Mix {
+		p := fmt.Sprintf("workload.mix[%d]", i)
+		if err := oneOf(p+".kind", m.Kind, "send", "multi_send"); err != nil {
+			return err
+		}
+		if m.Weight <= 0 || m.Weight > 1e6 {
+			return fmt.Errorf("%s.weight: %g, expected a weight above 0", p, m.Weight)
+		}
+		if m.Outputs != 0 && (m.Kind != "multi_send" || m.Outputs < 2 || m.Outputs > 100) {
+			return fmt.Errorf("%s.outputs: %d, expected 2..100 recipients of a multi_send", p, m.Outputs)
+		}
+	}
 	if len(w.Invalid.Sorts) > 0 && w.Invalid.Share == 0 {
 		return fmt.Errorf("workload.invalid.sorts: given with share 0, expected a share such as 0.1")
 	}

@@ -27,7 +27,10 @@ type Payments struct {
 	scan     int     // dispatcher only
 	recipCfg Choice
 	queue    [][]sut.Tx // presigned: queue[s][k] carries sequence lanes[s].base+k
+	qkind    [][]uint8  // with a mix: the kind of queue[s][k], an index into mix
 	invalid  Invalid
+	mix      []Mix
+	mixSum   float64
 }
 
 // Invalid asks for a share of deliberately invalid payments of the sorts
@@ -62,6 +65,7 @@ type PaymentsConfig struct {
 	RecipientChoice Choice
 	Seed            int64
 	Invalid         Invalid
+	Mix             []Mix
 }
 
 // NewPayments reads each sender's next sequence from the system, 16 at a time.
@@ -74,6 +78,21 @@ func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments,
 		lanes: make([]lane, c.Senders), inflight: make([]atomic.Int32, c.Senders), recipCfg: c.RecipientChoice,
 	}
 	p.senders = NewChooser(c.SenderChoice, c.Senders, rand.New(rand.NewSource(c.Seed)))
+	if len(c.Mix) > 0 {
+		ks, ok := codec.(KindSigner)
+		for _, m := range c.Mix {
+			if m.Kind == "send" {
+				continue
+			}
+			if _, can := ks.SignKind(nil, m.Kind, c.Offset, []int{0, 0}, 1, 0); !ok || !can {
+				return nil, fmt.Errorf("workload.mix: %s, expected a kind this system's payments have (send)", m.Kind)
+			}
+		}
+		p.mix = c.Mix
+		for _, m := range c.Mix {
+			p.mixSum += m.Weight
+		}
+	}
 	if c.Invalid.Share > 0 {
 		if _, ok := codec.(InvalidSigner); !ok {
 			return nil, fmt.Errorf("workload.invalid: this kind's payments cannot be made invalid on purpose")
@@ -144,6 +163,9 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 		total += c
 	}
 	p.queue = make([][]sut.Tx, len(p.lanes))
+	if p.mix != nil {
+		p.qkind = make([][]uint8, len(p.lanes))
+	}
 	var done atomic.Int64
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
@@ -158,9 +180,18 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 				// One backing array per sender keeps the buffer compact.
 				buf := make([]byte, 0, size*counts[s])
 				q := make([]sut.Tx, counts[s])
+				var qk []uint8
+				if p.mix != nil {
+					qk = make([]uint8, counts[s])
+				}
 				for k := range q {
 					start := len(buf)
-					buf = p.codec.Sign(buf, p.offset+s, recip.Pick(), p.drawAmount(r), p.lanes[s].base+uint64(k))
+					if p.mix != nil {
+						qk[k] = uint8(p.drawKind(r))
+						buf = p.sign(buf, int(qk[k]), s, recip, r, p.lanes[s].base+uint64(k))
+					} else {
+						buf = p.codec.Sign(buf, p.offset+s, recip.Pick(), p.drawAmount(r), p.lanes[s].base+uint64(k))
+					}
 					tx := buf[start:len(buf):len(buf)]
 					q[k] = sut.Tx{ID: p.codec.ID(tx), Bytes: tx}
 					if d := done.Add(1); d%2000 == 0 {
@@ -173,6 +204,9 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 					}
 				}
 				p.queue[s] = q
+				if qk != nil {
+					p.qkind[s] = qk
+				}
 			}
 		}(w)
 	}
@@ -256,6 +290,7 @@ type paymentBuilder struct {
 	// re-priced, if it did.
 	repriced [2]uint64
 	invSort  string
+	kind     string // of the last txFor
 }
 
 // NewBuilder returns a builder for one worker goroutine.
@@ -268,14 +303,50 @@ func (p *Payments) NewBuilder(seed int64) Builder {
 // when there is one (stable bytes), else signed into the builder's buffer.
 func (b *paymentBuilder) txFor(s int, nonce uint64) (tx sut.Tx, stable bool) {
 	p := b.p
+	b.kind = ""
 	if p.queue != nil {
 		l := &p.lanes[s]
 		if k := nonce - l.base; nonce >= l.base && k < uint64(len(p.queue[s])) {
+			if p.mix != nil {
+				b.kind = p.mix[p.qkind[s][k]].Kind
+			}
 			return p.queue[s][k], true
 		}
 	}
-	b.buf = p.codec.Sign(b.buf[:0], p.offset+s, b.recip.Pick(), p.drawAmount(b.r), nonce)
+	if p.mix != nil {
+		i := p.drawKind(b.r)
+		b.kind = p.mix[i].Kind
+		b.buf = p.sign(b.buf[:0], i, s, b.recip, b.r, nonce)
+	} else {
+		b.buf = p.codec.Sign(b.buf[:0], p.offset+s, b.recip.Pick(), p.drawAmount(b.r), nonce)
+	}
 	return sut.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, false
+}
+
+// drawKind draws a payment's kind from the mix by weight.
+func (p *Payments) drawKind(r *rand.Rand) int {
+	x := r.Float64() * p.mixSum
+	for i, m := range p.mix {
+		if x < m.Weight {
+			return i
+		}
+		x -= m.Weight
+	}
+	return len(p.mix) - 1
+}
+
+// sign appends sender s's payment of the mix's kind i.
+func (p *Payments) sign(dst []byte, i, s int, recip Chooser, r *rand.Rand, nonce uint64) []byte {
+	m := p.mix[i]
+	if m.Kind == "send" {
+		return p.codec.Sign(dst, p.offset+s, recip.Pick(), p.drawAmount(r), nonce)
+	}
+	to := make([]int, max(m.Outputs, 1)) // one small slice per multi-payment
+	for j := range to {
+		to[j] = recip.Pick()
+	}
+	dst, _ = p.codec.(KindSigner).SignKind(dst, m.Kind, p.offset+s, to, p.drawAmount(r), nonce)
+	return dst
 }
 
 // Next returns sender s's next payment. When the sender was marked for a
@@ -316,7 +387,7 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, erro
 		}
 	}
 	out.Tx, out.Stable = b.txFor(s, l.next)
-	out.Nonce = l.next
+	out.Nonce, out.Kind = l.next, b.kind
 	l.next++
 	return out, nil
 }
@@ -376,7 +447,11 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uin
 	if rp, ok := p.codec.(Repricer); ok && recover && last != key && rp.Reprice(ctx, r) {
 		b.repriced = key
 		b.buf = p.codec.Sign(b.buf[:0], p.offset+s, b.recip.Pick(), p.drawAmount(b.r), nonce)
-		return Recovery{Class: "repriced", Tx: sut.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, Nonce: nonce, Resigned: true, Repriced: true}
+		kind := ""
+		if p.mix != nil {
+			kind = "send"
+		}
+		return Recovery{Class: "repriced", Tx: sut.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, Nonce: nonce, Resigned: true, Repriced: true, Kind: kind}
 	}
 	mm, e, known := p.codec.Mismatch(r)
 	rewind := func() Recovery {
@@ -433,7 +508,7 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uin
 		return rewind() // the system contradicts itself: the rejection stands
 	}
 	rc.Tx, _ = b.txFor(s, l.next)
-	rc.Nonce, rc.Resigned = l.next, true
+	rc.Nonce, rc.Resigned, rc.Kind = l.next, true, b.kind
 	l.next++
 	return rc
 }

@@ -60,6 +60,20 @@ type Built struct {
 	// Invalid is the sort of a deliberately invalid payment (workload.invalid),
 	// "" for a payment. It takes no sequence of its sender's lane.
 	Invalid string
+	Kind    string // its kind in a mix (workload.mix); "" without one
+}
+
+// Mix is one kind of payment in a mix, drawn by weight.
+type Mix struct {
+	Kind    string // send | multi_send
+	Weight  float64
+	Outputs int // multi_send: recipients
+}
+
+// KindSigner is a codec that signs payments of other kinds than its
+// transfer (an optional capability, for mixes): to holds the recipients.
+type KindSigner interface {
+	SignKind(dst []byte, kind string, from int, to []int, amount, nonce uint64) ([]byte, bool)
 }
 
 // Recovery says how to recover a payment from a sequence mismatch.
@@ -70,7 +84,8 @@ type Recovery struct {
 	Nonce    uint64
 	Resigned bool
 	Resynced bool
-	Repriced bool // refused for its fee: re-signed at the chain's price (Class "repriced")
+	Repriced bool   // refused for its fee: re-signed at the chain's price (Class "repriced")
+	Kind     string // a re-signed payment's kind in the mix ("" without one)
 }
 
 // Repricer is a codec whose fee follows the chain's gas price (an optional

@@ -220,7 +220,13 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
 	defer ccancel()
 	if w.Gas == 0 {
-		gas = autoGas(cctx, codec, []int{w.SendersOffset, w.SendersOffset + w.Senders - 1}, sys)
+		shapes := []int{1}
+		for _, m := range kinds.PaymentsConfig(sc).Mix {
+			if m.Kind == "multi_send" {
+				shapes = append(shapes, m.Outputs)
+			}
+		}
+		gas = autoGas(cctx, codec, []int{w.SendersOffset, w.SendersOffset + w.Senders - 1}, shapes, sys)
 		codec.SetGas(gas)
 	}
 	if msg, err := BlockSpace(cctx, sys.Endpoints[0], sc, gas); err != nil {
@@ -297,17 +303,24 @@ const feeMarketGas = 30_000
 // rounded up to a thousand; defaultGas when the chain cannot simulate it.
 // Reserving what a send uses, not 200,000, lets a gas-capped block (or a
 // fee market's target) take as many as it can.
-func autoGas(ctx context.Context, codec *sdk.Codec, from []int, sys *kinds.System) uint64 {
+func autoGas(ctx context.Context, codec *sdk.Codec, from, shapes []int, sys *kinds.System) uint64 {
 	// The first and the last sender: a sender's first payment also stores
-	// its key, and a run may add new senders to ones used before.
+	// its key, and a run may add new senders to ones used before. Each
+	// shape of a mix (a multi_send's recipients) is simulated too, and the
+	// largest kept: one gas limit serves every payment.
 	var used uint64
 	var err error
 	for _, f := range from {
-		var u uint64
-		if u, err = codec.SimulateGas(ctx, f); err != nil {
+		for _, n := range shapes {
+			var u uint64
+			if u, err = codec.SimulateGasOf(ctx, f, n); err != nil {
+				break
+			}
+			used = max(used, u)
+		}
+		if err != nil {
 			break
 		}
-		used = max(used, u)
 	}
 	if err != nil {
 		fmt.Fprintf(sys.Log, "gas: a bank send could not be simulated (%v); each payment reserves %d (give workload.gas)\n", err, uint64(defaultGas))

@@ -280,3 +280,34 @@ func (c *Codec) SignInvalid(dst []byte, sort string, from, to int, amount, nonce
 	}
 	return dst, false
 }
+
+// SignKind appends a payment of a mix's kind: multi_send is one
+// MsgMultiSend paying amount to each of to from wallet from.
+func (c *Codec) SignKind(dst []byte, kind string, from int, to []int, amount, nonce uint64) ([]byte, bool) {
+	if kind != "multi_send" || len(to) == 0 {
+		return dst, false
+	}
+	s := c.scratch.Get().(*scratch)
+	defer c.scratch.Put(s)
+	w := c.wallets[from]
+	c.multiSend(s, w, to, amount)
+	return c.signTx(dst, s, typeMsgMultiSend, w, c.numbers[from].Load(), nonce, c.Gas, c.fee()), true
+}
+
+// multiSend writes into s.msg a MsgMultiSend{inputs: [Input{address,
+// coins}], outputs: [Output{address, coins}...]} of amount to each of to.
+func (c *Codec) multiSend(s *scratch, w Wallet, to []int, amount uint64) {
+	var num [24]byte
+	total := strconv.AppendUint(num[:0], amount*uint64(len(to)), 10)
+	s.msg = appendMessage(s.msg[:0], 1, &s.sub, func(b []byte) []byte {
+		b = appendString(b, 1, w.Address)
+		return appendCoin(b, 2, Coin{Denom: c.Denom, Amount: string(total)})
+	})
+	each := strconv.AppendUint(num[:0], amount, 10)
+	for _, r := range to {
+		s.msg = appendMessage(s.msg, 2, &s.sub, func(b []byte) []byte {
+			b = appendString(b, 1, c.wallets[r].Address)
+			return appendCoin(b, 2, Coin{Denom: c.Denom, Amount: string(each)})
+		})
+	}
+}

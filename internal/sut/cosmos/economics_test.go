@@ -1,15 +1,19 @@
 package cosmos_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/big"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	"github.com/tpslab/tpslab/internal/sut/cosmos"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 )
@@ -196,5 +200,68 @@ func TestInvalidShareOnTpsd(t *testing.T) {
 	ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders(n, sc.Workload.Senders))
 	if len(s.InvalidCommitted) > 0 || ok != s.Committed || failed != s.FailedTotal || s.Committed < 500 {
 		t.Errorf("invalid committed %v; result %d committed / %d failed, blocks %d / %d", s.InvalidCommitted, s.Committed, s.FailedTotal, ok, failed)
+	}
+}
+
+// A 70/20/10 mix on tpsd: bank sends, multi-sends to five recipients, and
+// a tenth invalid (bad signatures, stale sequences). Each kind's committed
+// count equals its code-0 transactions in the blocks, the invalid ones are
+// all refused with the SDK's reasons, and none counts as committed.
+func TestMixOnTpsd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an SDK chain")
+	}
+	n := startChain(t, 1)
+	warm := bankScenario(t, n.Home, "rpc", "live")
+	warm.Load.Duration = scenario.Duration(3 * time.Second)
+	if _, err := run(t, warm); err != nil { // sequences used, so stale ones exist
+		t.Fatal(err)
+	}
+	sc := bankScenario(t, n.Home, "rpc", "presigned")
+	sc.Workload.Mix = []scenario.MixEntry{{Kind: "send", Weight: 7}, {Kind: "multi_send", Weight: 2, Outputs: 5}}
+	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature", "stale_sequence"}}
+	res, err := run(t, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	t.Logf("verdict %s; sent by kind %v, committed by kind %v, invalid %v / %v", res.Verdict(), s.SentByKind, s.CommittedByKind, s.InvalidSent, s.InvalidRefused)
+	ours := senders(n, sc.Workload.Senders)
+	cl := &cometbft.Client{URL: n.Nodes[0].RPC, HTTP: http.DefaultClient}
+	inBlocks := map[string]int64{}
+	for h := res.Chain.FirstHeight; h <= res.Chain.LastHeight; h++ {
+		b, err := cl.Block(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := cl.BlockResults(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tx := range b.Data.Txs {
+			if from, err := cosmos.Sender(tx); err != nil || !ours[from] || rs[i].Code != 0 {
+				continue
+			}
+			kind := "send"
+			if bytes.Contains(tx, []byte("/cosmos.bank.v1beta1.MsgMultiSend")) {
+				kind = "multi_send"
+			}
+			inBlocks[kind]++
+		}
+	}
+	if s.CommittedByKind["send"] != inBlocks["send"] || s.CommittedByKind["multi_send"] != inBlocks["multi_send"] ||
+		s.CommittedByKind["send"]+s.CommittedByKind["multi_send"] != s.Committed || inBlocks["multi_send"] == 0 {
+		t.Errorf("committed by kind %v (total %d); the blocks hold %v", s.CommittedByKind, s.Committed, inBlocks)
+	}
+	if m, all := float64(s.SentByKind["multi_send"]), float64(s.Sent); m < 0.15*all || m > 0.30*all {
+		t.Errorf("multi-sends %.0f of %.0f sent, want about 2 in 9", m, all)
+	}
+	for sort, reason := range map[string]string{"bad_signature": "unauthorized", "stale_sequence": "sequence_mismatch"} {
+		if s.InvalidSent[sort] == 0 || s.InvalidRefused[sort+": "+reason] != s.InvalidSent[sort] {
+			t.Errorf("%s: sent %d, refused %v", sort, s.InvalidSent[sort], s.InvalidRefused)
+		}
+	}
+	if len(s.InvalidCommitted) > 0 {
+		t.Errorf("invalid payments committed: %v", s.InvalidCommitted)
 	}
 }

@@ -15,22 +15,37 @@ import (
 // simulation (the ABCI query path /app/simulate, which every SDK chain
 // answers; nothing is broadcast).
 func (c *Codec) SimulateGas(ctx context.Context, from int) (uint64, error) {
+	return c.SimulateGasOf(ctx, from, 1)
+}
+
+// SimulateGasOf is SimulateGas for a payment to outputs recipients: a
+// MsgSend for 1, a MsgMultiSend for more.
+func (c *Codec) SimulateGasOf(ctx context.Context, from, outputs int) (uint64, error) {
 	seq, err := c.Nonce(ctx, from)
 	if err != nil {
 		return 0, err
 	}
-	to := (from + 1) % len(c.wallets)
+	to := make([]int, outputs)
+	for i := range to {
+		to[i] = (from + 1 + i) % len(c.wallets)
+	}
 	s := c.scratch.Get().(*scratch)
 	defer c.scratch.Put(s)
 	w := c.wallets[from]
-	s.msg = appendString(s.msg[:0], 1, w.Address)
-	s.msg = appendString(s.msg, 2, c.wallets[to].Address)
-	s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: "1"})
+	typeURL := typeMsgSend
+	if outputs == 1 {
+		s.msg = appendString(s.msg[:0], 1, w.Address)
+		s.msg = appendString(s.msg, 2, c.wallets[to[0]].Address)
+		s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: "1"})
+	} else {
+		c.multiSend(s, w, to, 1)
+		typeURL = typeMsgMultiSend
+	}
 	// A generous limit, unless the chain caps a block's gas below it (a tx
 	// may not ask for more than a block holds).
 	var out []byte
 	for _, limit := range []uint64{1_000_000, 200_000} {
-		tx := c.signTx(nil, s, typeMsgSend, w, c.numbers[from].Load(), seq, limit, c.fee())
+		tx := c.signTx(nil, s, typeURL, w, c.numbers[from].Load(), seq, limit, c.fee())
 		if out, err = c.query(ctx, "/app/simulate", tx); err == nil || !strings.Contains(err.Error(), "exceeds block max gas") {
 			break
 		}
