@@ -216,6 +216,9 @@ func (t *Tracker) Block(b *sut.Block) {
 			st.OursGas += tx.Gas
 		}
 		br.Committed(tx.OK, tx.Reason, seen-p.Intended, seen-p.Sent, late)
+		if !b.Proposed.IsZero() && !late {
+			br.Proposed(t.since(b.Proposed) - p.Intended)
+		}
 		if p.Kind != "" {
 			br.ByKind(p.Kind, tx.OK)
 		}

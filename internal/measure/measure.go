@@ -143,6 +143,7 @@ type Interval struct {
 	Commit            *hdrhistogram.Histogram // intended send -> commit (final) observed
 	CommitUncorrected *hdrhistogram.Histogram // actual send -> commit observed
 	Lag               *hdrhistogram.Histogram // intended send -> actual send
+	Proposed          *hdrhistogram.Histogram // intended send -> its block's proposal seen complete
 	Blocks            []BlockStat             // this interval's blocks (not kept in totals)
 	BlockAgg          BlockAgg
 }
@@ -207,11 +208,11 @@ func NewInterval() *Interval { return newInterval(sigFigs) }
 
 func newInterval(digits int) *Interval {
 	h := func() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, digits) }
-	return &Interval{Ack: h(), Inclusion: h(), Commit: h(), CommitUncorrected: h(), Lag: h()}
+	return &Interval{Ack: h(), Inclusion: h(), Commit: h(), CommitUncorrected: h(), Lag: h(), Proposed: h()}
 }
 
-func (iv *Interval) hists() [5]*hdrhistogram.Histogram {
-	return [...]*hdrhistogram.Histogram{iv.Ack, iv.Inclusion, iv.Commit, iv.CommitUncorrected, iv.Lag}
+func (iv *Interval) hists() [6]*hdrhistogram.Histogram {
+	return [...]*hdrhistogram.Histogram{iv.Ack, iv.Inclusion, iv.Commit, iv.CommitUncorrected, iv.Lag, iv.Proposed}
 }
 
 // reset empties iv; only used histograms are cleared (a clear writes the
@@ -246,18 +247,20 @@ type Shard struct {
 type shardData struct {
 	Counts
 	ack, inclusion, commit, commitUncorrected, lag []uint32
+	proposed                                       []uint32
 	blocks                                         []BlockStat
 	blockAgg                                       BlockAgg
 }
 
 // samples are d's latencies in the order of Interval.hists.
-func (d *shardData) samples() [5][]uint32 {
-	return [...][]uint32{d.ack, d.inclusion, d.commit, d.commitUncorrected, d.lag}
+func (d *shardData) samples() [6][]uint32 {
+	return [...][]uint32{d.ack, d.inclusion, d.commit, d.commitUncorrected, d.lag, d.proposed}
 }
 
 func (d *shardData) reset() {
 	d.Counts = Counts{}
 	d.ack, d.inclusion, d.commit, d.commitUncorrected, d.lag = d.ack[:0], d.inclusion[:0], d.commit[:0], d.commitUncorrected[:0], d.lag[:0]
+	d.proposed = d.proposed[:0]
 	d.blocks = d.blocks[:0]
 	d.blockAgg = BlockAgg{}
 }
@@ -458,6 +461,12 @@ func (b BlockRecorder) Invalid(sort string, ok bool, reason string) {
 	} else {
 		inc(&b.s.d.InvalidRefused, sort+": "+reason)
 	}
+}
+
+// Proposed records how long after its intended time one of our payments'
+// block was seen proposed.
+func (b BlockRecorder) Proposed(fromIntended time.Duration) {
+	b.s.d.proposed = sample(b.s.d.proposed, fromIntended)
 }
 
 // ByKind records one of our payments of a mix's kind found in the block.

@@ -184,10 +184,46 @@ type Steady struct {
 // Latency holds the percentiles (ms) of each latency, over the steady window.
 type Latency struct {
 	Ack               measure.Percentiles `json:"ack"`
-	Inclusion         measure.Percentiles `json:"inclusion"` // equals commit where inclusion is final
+	Proposed          measure.Percentiles `json:"proposed,omitempty"` // to its block's proposal, where the chain says (CometBFT)
+	Inclusion         measure.Percentiles `json:"inclusion"`          // equals commit where inclusion is final
 	Commit            measure.Percentiles `json:"commit"`
 	CommitUncorrected measure.Percentiles `json:"commit_uncorrected"`
 	ScheduleLag       measure.Percentiles `json:"schedule_lag"`
+}
+
+// Stage is one stage of a payment's way to commit, at p50: how long it
+// took after the previous stage.
+type Stage struct {
+	Name  string
+	Ms    float64
+	Color string
+}
+
+// Stages are the p50 times of the stages a payment goes through, each
+// from the end of the one before: sent (schedule lag), acknowledged,
+// proposed (where the chain says), committed. Empty without commits.
+func (l Latency) Stages() []Stage {
+	if l.Commit.Count == 0 {
+		return nil
+	}
+	type mark struct {
+		name  string
+		at    float64
+		color string
+	}
+	marks := []mark{{"sent", l.ScheduleLag.P50, "#8d99ae"}, {"acknowledged", l.Ack.P50, "#4f6d7a"}}
+	if l.Proposed.Count > 0 {
+		marks = append(marks, mark{"proposed", l.Proposed.P50, "#c08552"})
+	}
+	marks = append(marks, mark{"committed", l.Commit.P50, "#2a9d8f"})
+	var st []Stage
+	prev := 0.0
+	for _, m := range marks {
+		d := max(m.at-prev, 0)
+		st = append(st, Stage{Name: m.name, Ms: d, Color: m.color})
+		prev = max(prev, m.at)
+	}
+	return st
 }
 
 // Generator describes the load generator's own health.

@@ -135,6 +135,10 @@ func TestCommittedCountMatchesBlocks(t *testing.T) {
 		if want := float64(steadyOK-firstOK) / span; s.CommittedTPS != want || s.Steady.BlockWindowS <= 0 {
 			t.Errorf("%s: committed_tps %g, want (%d-%d)/%g = %g", mode, s.CommittedTPS, steadyOK, firstOK, span, want)
 		}
+		// Latency by stage: each block's proposal is seen before it commits.
+		if l := s.LatencyMs; l.Proposed.Count == 0 || l.Proposed.P50 > l.Commit.P50 || l.Proposed.P50 < l.Ack.P50 {
+			t.Errorf("%s: stages ack p50 %.1f, proposed p50 %.1f (%d), commit p50 %.1f", mode, l.Ack.P50, l.Proposed.P50, l.Proposed.Count, l.Commit.P50)
+		}
 		if s.Steady.StallS > 1 || len(s.Stalls) > 0 || s.Halted != "" {
 			t.Errorf("%s: a healthy chain shows stalls: stall_s %g, stalls %v, halted %q", mode, s.Steady.StallS, s.Stalls, s.Halted)
 		}

@@ -80,6 +80,9 @@ func (r *summarizer) summary() report.Summary {
 	if lat.Inclusion.TotalCount() > 0 {
 		s.LatencyMs.Inclusion = measure.Summarize(lat.Inclusion)
 	}
+	if lat.Proposed.TotalCount() > 0 {
+		s.LatencyMs.Proposed = measure.Summarize(lat.Proposed)
+	}
 	cpu := ls.cpuLoad
 	loadSecs := time.Duration(ls.loadEnd.Load()).Seconds()
 	if cpu == 0 {

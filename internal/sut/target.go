@@ -90,7 +90,11 @@ type Block struct {
 	Height int64
 	Time   time.Time // the header's time
 	Seen   time.Time // when tpslab observed it, on its own clock
-	Txs    []TxResult
+	// Proposed is when tpslab saw the proposal of this block complete
+	// (CometBFT's CompleteProposal event), on its own clock; zero when not
+	// seen (a block read by RPC, a chain without the event).
+	Proposed time.Time
+	Txs      []TxResult
 	Bytes  int
 	// Final is set when inclusion is finality (BFT chains, or depth 0).
 	Final bool

@@ -22,6 +22,9 @@ import (
 type confirmer struct {
 	t   *Target
 	blk sut.Block // reused: Events.Block must not keep it
+	// proposed holds when each height's proposal was seen complete, until
+	// its block comes (the last round's wins).
+	proposed map[int64]time.Time
 }
 
 // Confirmer follows blocks; every block is final (BFT).
@@ -121,6 +124,12 @@ func (c *confirmer) catchUp(ctx context.Context, cl *Client, next *int64, upto i
 func (c *confirmer) deliver(b *RawBlock, res []ExecResult, seen time.Time, ev sut.Events) {
 	blk := &c.blk
 	blk.Height, blk.Time, blk.Seen, blk.Final, blk.Bytes = int64(b.Header.Height), b.Header.Time, seen, true, 0
+	blk.Proposed = c.proposed[blk.Height]
+	for h := range c.proposed {
+		if h <= blk.Height {
+			delete(c.proposed, h)
+		}
+	}
 	blk.Txs = blk.Txs[:0]
 	for k, tx := range b.Data.Txs {
 		r := sut.TxResult{ID: sha256.Sum256(tx), OK: true}
@@ -164,6 +173,11 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev sut.Event
 	defer stop()
 	conn.SetReadLimit(256 << 20)
 	if err := conn.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"tpslab","method":"subscribe","params":{"query":"tm.event='NewBlock'"}}`)); err != nil {
+		return false, err
+	}
+	// When each block's proposal is complete: the stage between a payment
+	// being acknowledged and its block committing (docs/metrics.md).
+	if err := conn.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"tpslab-proposal","method":"subscribe","params":{"query":"tm.event='CompleteProposal'"}}`)); err != nil {
 		return false, err
 	}
 	// Blocks committed since the run began, before the subscription.
@@ -214,6 +228,13 @@ func (c *confirmer) follow(ctx context.Context, i int, next *int64, ev sut.Event
 		}
 		lastMsg.Store(time.Now().UnixNano())
 		seen := time.Now()
+		if h, ok := completeProposal(msg); ok {
+			if c.proposed == nil {
+				c.proposed = map[int64]time.Time{}
+			}
+			c.proposed[h] = seen
+			continue
+		}
 		b, results, err := dec.decode(msg)
 		if err != nil {
 			return delivered, err

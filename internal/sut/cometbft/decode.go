@@ -150,3 +150,25 @@ func leadingCode(v []byte) (uint32, bool) {
 	}
 	return uint32(c), true
 }
+
+// completeProposal reads a CompleteProposal event's height; ok is false for
+// any other message. The event is small and rare (one a round), so it is
+// decoded with encoding/json once recognised.
+func completeProposal(msg []byte) (int64, bool) {
+	if !bytes.Contains(msg[:min(len(msg), 256)], []byte("tendermint/event/CompleteProposal")) {
+		return 0, false
+	}
+	var ev struct {
+		Result struct {
+			Data struct {
+				Value struct {
+					Height Int64 `json:"height"`
+				} `json:"value"`
+			} `json:"data"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(msg, &ev); err != nil || ev.Result.Data.Value.Height <= 0 {
+		return 0, false
+	}
+	return int64(ev.Result.Data.Value.Height), true
+}

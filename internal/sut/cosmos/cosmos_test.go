@@ -139,6 +139,9 @@ func TestBankSendsThroughEveryPath(t *testing.T) {
 			if steady != s.Steady.Committed {
 				t.Errorf("steady window: result %d, blocks %d", s.Steady.Committed, steady)
 			}
+			if l := s.LatencyMs; l.Proposed.Count == 0 || l.Proposed.P50 > l.Commit.P50 {
+				t.Errorf("%d validators via %s: proposed p50 %.1f (%d), commit p50 %.1f", validators, c.via, l.Proposed.P50, l.Proposed.Count, l.Commit.P50)
+			}
 			if res.Network.Kind != "cosmos" {
 				t.Errorf("network kind %q", res.Network.Kind)
 			}
