@@ -95,7 +95,7 @@ type Block struct {
 	// seen (a block read by RPC, a chain without the event).
 	Proposed time.Time
 	Txs      []TxResult
-	Bytes  int
+	Bytes    int
 	// Final is set when inclusion is finality (BFT chains, or depth 0).
 	Final bool
 }
