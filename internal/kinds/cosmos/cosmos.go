@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"time"
 
@@ -214,7 +215,7 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 			sys.Note(fmt.Sprintf("fee: %s; each payment pays its gas x that x%.1f (workload.fee auto): %s", from, margin, how))
 		}
 	}
-	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys.Log); err != nil {
+	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys); err != nil {
 		return nil, err
 	}
 	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
@@ -339,13 +340,14 @@ func autoGas(ctx context.Context, codec *sdk.Codec, from, shapes []int, sys *kin
 
 // fund gives the senders their funds from workload.funder_key, unless the
 // network's genesis funded them, or they hold funds and reuse_wallets is set.
-func fund(ctx context.Context, sc *scenario.Scenario, tgt *sdk.Target, codec *sdk.Codec, prefix string, genesisFunded int, log io.Writer) error {
+func fund(ctx context.Context, sc *scenario.Scenario, tgt *sdk.Target, codec *sdk.Codec, prefix string, genesisFunded int, sys *kinds.System) error {
+	log := sys.Log
 	w := sc.Workload
 	first, last := w.SendersOffset, w.SendersOffset+w.Senders-1
 	if w.FunderKey == "" || last < genesisFunded {
 		return nil
 	}
-	if w.ReuseWallets {
+	if w.ReuseWallets { // and resume a funding that was cut short
 		funded := true
 		for _, i := range []int{first, last} {
 			b, err := sdk.Balance(ctx, tgt.ABCIQuery, codec.Wallet(i).Address, codec.Denom)
@@ -365,13 +367,27 @@ func fund(ctx context.Context, sc *scenario.Scenario, tgt *sdk.Target, codec *sd
 	}
 	start := time.Now()
 	fmt.Fprintf(log, "funding %d wallets with %d%s each from %s\n", len(to), w.FundAmount, codec.Denom, funder.Address)
-	err = sdk.Fund(ctx, codec, tgt.Target.Submitter(0), funder, to, w.FundAmount, nil)
+	next := len(to) / 10
+	progress := func(done, total int) {
+		if done >= next || done == total {
+			fmt.Fprintf(log, "funding: %d of %d wallets (%.0f%%) in %.1f s\n", done, total, 100*float64(done)/float64(total), time.Since(start).Seconds())
+			next = done + max(total/10, 1)
+		}
+	}
+	err = sdk.Fund(ctx, codec, tgt.Target.Submitter(0), funder, to, w.FundAmount, w.ReuseWallets, progress)
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "workload.funder_key") {
 			return exitcode.Wrap(exitcode.BadInput, err)
 		}
 		return exitcode.Wrap(exitcode.TargetFailed, err)
 	}
-	fmt.Fprintf(log, "funded %d wallets in %.1f s\n", len(to), time.Since(start).Seconds())
+	took := time.Since(start).Seconds()
+	fmt.Fprintf(log, "funded %d wallets in %.1f s\n", len(to), took)
+	if sys.Note != nil {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		sys.Note(fmt.Sprintf("funding: %d wallets with %d%s each from the funder key in %.1f s (%d multi-sends of up to %d; tpslab's Go memory %.0f MB)",
+			len(to), w.FundAmount, codec.Denom, took, (len(to)+sdk.FundBatch-1)/sdk.FundBatch, sdk.FundBatch, float64(ms.Sys)/(1<<20)))
+	}
 	return nil
 }

@@ -345,6 +345,36 @@ func TestFundingFanOut(t *testing.T) {
 	if strings.Contains(log.String(), "funding") {
 		t.Errorf("reuse_wallets funded again:\n%s", log.String())
 	}
+	// 3000 senders with reuse_wallets: the first 2000 hold their funds, so
+	// funding resumes after them and pays only the last 1000.
+	funder, err := cosmos.ReadKeyFile(n.Cosmos.FunderKey, n.Cosmos.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &cometbft.Client{URL: n.Nodes[0].RPC, HTTP: http.DefaultClient}
+	before, err := cosmos.Balance(context.Background(), cl.ABCIQuery, funder.Address, n.Cosmos.Denom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Out = filepath.Join(t.TempDir(), "more")
+	sc.Workload.Senders = 3000
+	log.Reset()
+	res, err = runner.Run(context.Background(), sc, runner.Options{Log: &log, Kinds: all.Registry()})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	after, _ := cosmos.Balance(context.Background(), cl.ABCIQuery, funder.Address, n.Cosmos.Denom)
+	paid := before - after
+	if want := 1000 * sc.Workload.FundAmount; paid < want || paid >= 2*want {
+		t.Errorf("the funder paid %d, want the last 1000 wallets' %d and fees (the first 2000 were funded)", paid, want)
+	}
+	note := false
+	for _, n := range res.Notes {
+		note = note || strings.HasPrefix(n, "funding: 3000 wallets")
+	}
+	if !note || !strings.Contains(log.String(), "funding: 3000 of 3000 wallets (100%)") {
+		t.Errorf("no funding note or progress: notes %q\n%s", res.Notes, log.String())
+	}
 }
 
 // The Cosmos target keeps the contract on a real SDK node, through each

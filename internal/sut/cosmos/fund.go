@@ -20,8 +20,10 @@ func multiSendGas(outputs int) uint64 { return 100_000 + 40_000*uint64(outputs) 
 // Fund gives amount of the codec's denom to each of the wallets to, from
 // funder, in MultiSend transactions of FundBatch outputs submitted through
 // sub, and waits until all are committed. progress is told as batches are
-// accepted. The funder's key is used only to sign; it is never printed.
-func Fund(ctx context.Context, c *Codec, sub sut.Submitter, funder Wallet, to []int, amount uint64, progress func(done, total int)) error {
+// accepted. With resume, a batch whose last wallet already holds half of
+// amount is skipped: a funding that was interrupted goes on where it stopped. The
+// funder's key is used only to sign; it is never printed.
+func Fund(ctx context.Context, c *Codec, sub sut.Submitter, funder Wallet, to []int, amount uint64, resume bool, progress func(done, total int)) error {
 	acct, err := c.Account(ctx, funder.Address)
 	if err != nil {
 		return fmt.Errorf("workload.funder_key: %w", err)
@@ -40,6 +42,17 @@ func Fund(ctx context.Context, c *Codec, sub sut.Submitter, funder Wallet, to []
 	each := strconv.FormatUint(amount, 10)
 	for start := 0; start < len(to); start += FundBatch {
 		end := min(start+FundBatch, len(to))
+		if resume {
+			// Batches are sent in order, so the last wallet of a batch
+			// holding half the amount (it may have paid since) means the
+			// batch committed, as reuse_wallets judges.
+			if got, err := Balance(ctx, c.query, c.wallets[to[end-1]].Address, c.Denom); err == nil && got >= amount/2 {
+				if progress != nil {
+					progress(end, len(to))
+				}
+				continue
+			}
+		}
 		total := new(big.Int).Mul(new(big.Int).SetUint64(amount), big.NewInt(int64(end-start))).String()
 		// MsgMultiSend{inputs: [Input{address, coins}], outputs: [Output{address, coins}...]}
 		s.msg = appendMessage(s.msg[:0], 1, &s.sub, func(b []byte) []byte {
