@@ -193,7 +193,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	ls.trk.Expire(time.Duration(math.MaxInt64))
 	r.tick(true)
 	if r.tel != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		ls.slowest = r.tel.Slowest(sctx)
 		cancel()
 	}
