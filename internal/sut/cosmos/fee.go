@@ -77,22 +77,22 @@ func GasPrice(ctx context.Context, query QueryFunc, denom string) (price float64
 	if on, err := feeMarketOn(ctx, query); err != nil || !on {
 		return 0, false, err
 	}
+	price, err = currentPrice(ctx, query, denom)
+	return price, err == nil, err
+}
+
+// currentPrice reads the price of a fee market known to be on: the watch
+// and the re-pricing ask it every second, and its params once.
+func currentPrice(ctx context.Context, query QueryFunc, denom string) (float64, error) {
 	v, err := query(ctx, gasPricePath, appendString(nil, 1, denom))
 	if err != nil {
-		if strings.Contains(err.Error(), "unknown query path") || strings.Contains(err.Error(), "no fee market") {
-			return 0, false, nil
-		}
-		return 0, false, err
+		return 0, err
 	}
 	c, err := decodeCoinResponse(v)
-	if err != nil {
-		return 0, false, err
+	if err != nil || c.Amount == "" {
+		return 0, err
 	}
-	if c.Amount == "" {
-		return 0, true, nil
-	}
-	p, err := parseDec(c.Amount)
-	return p, err == nil, err
+	return parseDec(c.Amount)
 }
 
 // parseDec reads an SDK decimal: "1.5" as JSON writes it, or the protobuf
@@ -124,8 +124,8 @@ func (c *Codec) FeeMarket(ctx context.Context) bool {
 	if c.pricing != nil {
 		return c.pricing.feeMarket
 	}
-	_, ok, err := GasPrice(ctx, c.query, c.Denom)
-	return ok && err == nil
+	on, err := feeMarketOn(ctx, c.query)
+	return on && err == nil
 }
 
 // raisePeak keeps the highest price seen.
@@ -196,9 +196,9 @@ func (c *Codec) WatchPrice(ctx context.Context, follow bool) (stop func()) {
 			case <-t.C:
 			}
 			rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-			price, ok, err := GasPrice(rctx, c.query, c.Denom)
+			price, err := currentPrice(rctx, c.query, c.Denom)
 			rcancel()
-			if err != nil || !ok {
+			if err != nil {
 				continue
 			}
 			p.mu.Lock()
@@ -231,7 +231,7 @@ func (c *Codec) Reprice(ctx context.Context, r sut.Receipt) bool {
 	if p.feeMarket {
 		// Many lanes are refused at once: one read serves them all.
 		if time.Now().UnixNano()-p.last.Load() > int64(100*time.Millisecond) {
-			if v, ok, err := GasPrice(ctx, c.query, c.Denom); err == nil && ok {
+			if v, err := currentPrice(ctx, c.query, c.Denom); err == nil {
 				price = v
 			}
 		}
