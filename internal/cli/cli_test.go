@@ -88,6 +88,12 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--fault", "5s:crash:node9:3s"}, `"node9" is not a node of the network`},
 		{[]string{"run", "--out", "/proc/tpslab-cannot-write"}, `out: `},
 		{[]string{"run", "--out", existing}, `already holds a run (result.json)`},
+		// Issue 25: a load spread over segments.
+		{[]string{"run", "--segments", "0"}, `--segments: 0, expected 1..1024`},
+		{[]string{"run", "--segments", "3", "--senders", "2"}, `workload.senders: 2, expected at least one per segment (3)`},
+		{[]string{"run", "--segments", "2", "--repeat", "2"}, `--segments: with --repeat 2; expected one of them`},
+		{[]string{"run", "--segment", "2/2", "--coordinator", "http://127.0.0.1:1"}, `--segment: "2/2", expected I/N with 0 <= I < N`},
+		{[]string{"run", "--segment", "0/2"}, `--segment: needs --coordinator URL`},
 		// Issue 27: ab, history and the markdown summary.
 		{[]string{"ab", "--binary-b", bin}, `--binary-a: empty, expected the path of a node program`},
 		{[]string{"ab", "--binary-a", bin, "--binary-b", dir}, `--binary-b: "` + dir + `" is not an executable file`},

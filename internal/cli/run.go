@@ -217,6 +217,7 @@ func runCmd(reg *kinds.Registry) *cobra.Command {
 	var so scenarioOpts
 	var repeat int
 	var sameNetwork bool
+	var seg segmentFlags
 	c := &cobra.Command{
 		Use:   "run [SCENARIO.yaml]",
 		Short: "Run a load scenario and measure committed throughput and latency",
@@ -240,14 +241,24 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 					return exitcode.BadInputf("--metrics-addr: %q, expected host:port such as 127.0.0.1:9464", metricsAddr)
 				}
 			}
+			if seg.segments < 1 || seg.segments > 1024 {
+				return exitcode.BadInputf("--segments: %d, expected 1..1024", seg.segments)
+			}
+			if seg.segments > 1 {
+				if repeat > 1 {
+					return exitcode.BadInputf("--segments: with --repeat %d; expected one of them", repeat)
+				}
+				return runSegments(cmd, reg, sc, args, &seg)
+			}
 			if repeat > 1 {
 				return runRepeated(cmd, reg, sc, repeat, sameNetwork)
 			}
-			return runOnce(cmd, reg, sc)
+			return runOnce(cmd, reg, sc, &seg)
 		},
 	}
 	so.register(c.Flags(), reg)
 	c.Flags().IntVar(&repeat, "repeat", 1, "run the scenario N times (OUT/rep-1 .. rep-N), each on a fresh built-in network unless --same-network")
+	seg.register(c.Flags())
 	c.Flags().BoolVar(&sameNetwork, "same-network", false, "with --repeat: start the built-in network once for all repetitions")
 	addFormatFlag(c, &summaryFormat)
 	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on host:port (e.g. 127.0.0.1:9464) while the run goes")
@@ -259,8 +270,13 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 var metricsAddr, summaryFormat string
 
 // runOnce runs sc, prints its summary and writes its HTML report.
-func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario) error {
+func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg *segmentFlags) error {
 	opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version, Kinds: reg, Command: "run"}
+	if seg != nil {
+		if err := seg.asSegment(&sc, &opts); err != nil {
+			return err
+		}
+	}
 	if isTerminal(os.Stderr) {
 		opts.Progress = os.Stderr
 	}
@@ -298,7 +314,7 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario) erro
 // runRepeated runs sc n times into OUT/rep-i (campaign.Repeat).
 func runRepeated(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, n int, sameNetwork bool) error {
 	base, err := campaign.Repeat(cmd.Context(), sc, n, sameNetwork, runner.Options{Log: os.Stderr, Kinds: reg, Command: "run"}, os.Stderr,
-		func(_ context.Context, rc scenario.Scenario) error { return runOnce(cmd, reg, rc) })
+		func(_ context.Context, rc scenario.Scenario) error { return runOnce(cmd, reg, rc, nil) })
 	if err == nil || exitcode.Of(err) == exitcode.ThresholdsFailed {
 		fmt.Printf("\n%d repetitions in %s; compare sets with `tpslab compare %s OTHER`\n", n, base, base)
 	}

@@ -498,6 +498,10 @@ type Recorder struct {
 	out    *Interval // the last second, reused
 	Total  *Interval // everything so far (without the block list)
 	Steady *Interval // the seconds inside the steady window
+	// RawCommit, when set, is handed each collection's commit latencies
+	// (intended send -> commit, microseconds) before they go into
+	// histograms: the raw samples, for whoever wants to check a merge.
+	RawCommit func(steady bool, us []uint32)
 }
 
 // NewRecorder starts empty totals.
@@ -552,6 +556,9 @@ func (r *Recorder) CollectUntil(steady bool, next time.Duration) *Interval {
 		s.early, s.cut = 0, next
 		s.mu.Unlock()
 		samples := d.samples()
+		if r.RawCommit != nil && len(d.commit) > 0 {
+			r.RawCommit(steady, d.commit)
+		}
 		for _, iv := range into {
 			iv.Counts.add(&d.Counts)
 			for k, h := range iv.hists() {

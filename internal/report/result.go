@@ -49,9 +49,33 @@ type Result struct {
 	Telemetry []telemetry.Metric `json:"telemetry_metrics,omitempty"`
 	// Series and Blocks are read from series.jsonl and blocks.jsonl (schema
 	// 2), or from result.json itself (schema 1).
-	Series []Second            `json:"series,omitempty"`
-	Blocks []measure.BlockStat `json:"blocks,omitempty"`
-	Dir    string              `json:"-"` // the run directory it was read from or written to
+	// Segment is set in the result of one generator of a load spread over
+	// several; Segments in the result merged from them (docs/segments.md).
+	Segment  *SegmentInfo        `json:"segment,omitempty"`
+	Segments []SegmentInfo       `json:"segments,omitempty"`
+	Series   []Second            `json:"series,omitempty"`
+	Blocks   []measure.BlockStat `json:"blocks,omitempty"`
+	Dir      string              `json:"-"` // the run directory it was read from or written to
+}
+
+// SegmentInfo is one generator of a load spread over several.
+type SegmentInfo struct {
+	Index   int    `json:"index"`
+	Count   int    `json:"count"`
+	Dir     string `json:"dir,omitempty"` // its own run directory, under the merged one
+	Where   string `json:"where,omitempty"`
+	Senders string `json:"senders,omitempty"` // its range of sending accounts, FIRST..LAST
+	// Clock offsets to the controller's clock (controller minus segment,
+	// ms) before and after the load, and the round trip they were read in.
+	OffsetBeforeMs float64 `json:"clock_offset_before_ms"`
+	OffsetAfterMs  float64 `json:"clock_offset_after_ms"`
+	RTTMs          float64 `json:"clock_rtt_ms"`
+	Offered        int64   `json:"offered"`
+	Committed      int64   `json:"committed"`
+	CommittedTPS   float64 `json:"committed_tps"`
+	CommitP50Ms    float64 `json:"commit_p50_ms"`
+	CommitP99Ms    float64 `json:"commit_p99_ms"`
+	EndedBecause   string  `json:"ended_because,omitempty"`
 }
 
 // Event is something that happened to the system under test during a run:

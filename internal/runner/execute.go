@@ -89,6 +89,20 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	r.ls = ls
 	r.sum = &summarizer{sc: &r.sc, profile: r.profile, rec: r.rec, ls: ls, tel: r.tel, loadDur: r.loadDur}
 	r.start = time.Now()
+	if r.o.Gate != nil {
+		at, err := r.o.Gate(observe)
+		if err != nil {
+			r.finishEarly(End{Kind: FailedEarly, Detail: "segments did not start together: " + err.Error()})
+			return r.res, exitcode.Wrap(exitcode.TargetFailed, err)
+		}
+		select {
+		case <-time.After(time.Until(at)):
+		case <-ctx.Done():
+			r.finishEarly(End{Kind: InterruptedEarly, Detail: context.Cause(ctx).Error()})
+			return r.res, exitcode.Wrap(exitcode.TargetFailed, context.Cause(ctx))
+		}
+		r.start = at
+	}
 	eng := &dispatch.Engine{Target: tgt, Workload: r.conn.Workload, Recorder: r.rec, Connections: sc.Load.Connections, Seed: sc.Seed}
 	if every := sc.Load.SendEvery(1); sc.Load.Model == scenario.Open && every > 0 {
 		eng.SendEvery = func(time.Duration) time.Duration { return every } // a fixed interval, parsed once

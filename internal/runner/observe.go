@@ -23,12 +23,25 @@ type Observer interface {
 	Result(res *report.Result, final bool)
 }
 
+// RecorderObserver is an Observer that also reads the run's totals (the
+// whole run's and the steady window's histograms) when it is given a result;
+// it is handed the recorder before the load.
+type RecorderObserver interface {
+	Observer
+	Recorder(rec *measure.Recorder)
+}
+
 // observers are the run's: thresholds, then the caller's (a Prometheus
 // endpoint), progress, and the result file last.
 func (r *run) observers() []Observer {
 	ths, _ := threshold.ParseAll(r.sc.Thresholds) // validated before the run
 	obs := []Observer{thresholds(ths)}
 	obs = append(obs, r.o.Observers...)
+	for _, o := range r.o.Observers {
+		if ro, ok := o.(RecorderObserver); ok {
+			ro.Recorder(r.rec)
+		}
+	}
 	if r.o.Progress != nil {
 		obs = append(obs, progress{r.o.Progress})
 	}

@@ -49,6 +49,10 @@ type Options struct {
 	// Observers are fed every second and the result, besides the result
 	// file, progress and thresholds (a live Prometheus endpoint).
 	Observers []Observer
+	// Gate, when set, is asked just before the load for the instant it
+	// begins (a segment of a load spread over several generators waits
+	// for the start they all agreed on); an error ends the run there.
+	Gate func(ctx context.Context) (time.Time, error)
 }
 
 // DefaultOut is runs/<UTC timestamp>, made unique.
@@ -233,6 +237,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if sc.Load.Model == scenario.Open {
 		r.profile = sc.Load.Profile()
 		r.loadDur = r.profile.Duration()
+		r.profile = r.profile.Scale(sc.Load.Segment.Share()) // what this generator offers
 	} else {
 		r.loadDur = sc.Load.Duration.D()
 	}

@@ -35,11 +35,17 @@ func (l Load) Profile() schedule.Profile {
 // Arrivals are the open model's intended send times: the profile's, or the
 // trace's.
 func (l Load) Arrivals(seed int64) *schedule.Arrivals {
+	var a *schedule.Arrivals
 	if l.Trace != "" {
 		times, _ := l.TraceTimes()
-		return schedule.FromTimes(times)
+		a = schedule.FromTimes(times)
+	} else {
+		a = schedule.NewArrivals(l.Profile(), l.Arrival == "poisson", seed)
 	}
-	return schedule.NewArrivals(l.Profile(), l.Arrival == "poisson", seed)
+	if sg := l.Segment; sg != nil && sg.Count > 1 {
+		a.Segment(sg.Index, sg.Count)
+	}
+	return a
 }
 
 var traces sync.Map // "path speed rate" -> []time.Duration: a trace is read once
@@ -73,7 +79,7 @@ func (l Load) TraceTimes() ([]time.Duration, error) {
 // +Inf, for closed users without pacing).
 func (l Load) MaxOffers() float64 {
 	if l.Model == Open {
-		return math.Ceil(l.Profile().Total()) + 1
+		return math.Ceil(l.Profile().Total()*l.Segment.Share()) + 1
 	}
 	if l.Pacing <= 0 {
 		return math.Inf(1)

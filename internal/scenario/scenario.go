@@ -223,6 +223,60 @@ type Load struct {
 	Trace      string  `yaml:"trace" json:"trace,omitempty"`
 	TraceSpeed float64 `yaml:"trace_speed" json:"trace_speed,omitempty"`
 	TraceRate  float64 `yaml:"trace_rate" json:"trace_rate,omitempty"`
+	// Segment is set in each generator of a load spread over several
+	// (tpslab run --segments): the share this one sends.
+	Segment *Segment `yaml:"-" json:"segment,omitempty"`
+}
+
+// Segment is generator Index of Count sharing one load.
+type Segment struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// Share is the part of the load's arrivals segment sg sends: arrivals k
+// with k mod Count == Index.
+func (sg *Segment) Share() float64 {
+	if sg == nil || sg.Count <= 1 {
+		return 1
+	}
+	return 1 / float64(sg.Count)
+}
+
+// ForSegment makes sc the part of its load that generator i of n sends:
+// every n-th arrival (open model) or its share of the users (closed), from
+// its own contiguous range of the senders, so no two segments send from the
+// same account. Faults are done by segment 0 alone, and thresholds are
+// checked on the merged result, not on a part.
+func (sc *Scenario) ForSegment(i, n int) error {
+	w := &sc.Workload
+	if n < 1 || i < 0 || i >= n {
+		return fmt.Errorf("segment: %d/%d, expected I/N with 0 <= I < N", i, n)
+	}
+	if w.Senders < n {
+		return fmt.Errorf("workload.senders: %d, expected at least one per segment (%d)", w.Senders, n)
+	}
+	lo, hi := part(w.Senders, i, n)
+	w.SendersOffset += lo
+	w.Senders = hi - lo
+	if sc.Load.Model == Closed {
+		if sc.Load.Users < n {
+			return fmt.Errorf("load.users: %d, expected at least one per segment (%d)", sc.Load.Users, n)
+		}
+		ulo, uhi := part(sc.Load.Users, i, n)
+		sc.Load.Users = uhi - ulo
+	}
+	if i > 0 {
+		sc.Faults = nil
+	}
+	sc.Thresholds = nil
+	sc.Load.Segment = &Segment{Index: i, Count: n}
+	return nil
+}
+
+// part is the i-th of n contiguous parts of [0, total), as even as can be.
+func part(total, i, n int) (lo, hi int) {
+	return total * i / n, total * (i + 1) / n
 }
 
 // Gathering: "auto" lets about AutoBatch payments gather, for at most

@@ -58,6 +58,18 @@ func Steps(from, to, by float64, every time.Duration) Profile {
 	return FromStages(from, st)
 }
 
+// Scale is p with every rate times f: a segment's share of a load spread
+// over several generators (its expected arrivals, for target rates and
+// shortfalls).
+func (p Profile) Scale(f float64) Profile {
+	q := Profile{segs: make([]segment, len(p.segs))}
+	for i, s := range p.segs {
+		s.r0, s.r1, s.cum0 = s.r0*f, s.r1*f, s.cum0*f
+		q.segs[i] = s
+	}
+	return q
+}
+
 // Duration is the length of the load phase.
 func (p Profile) Duration() time.Duration {
 	if len(p.segs) == 0 {
@@ -137,6 +149,16 @@ type Arrivals struct {
 	n       float64
 	i       uint64
 	times   []time.Duration // a trace's, when replaying one
+	// seg, of segs, is the share this generator sends: arrivals k with
+	// k mod segs == seg, so segments that each take theirs send the whole
+	// schedule exactly once between them (k6's execution segments).
+	seg, segs uint64
+}
+
+// Segment makes a yield only its share, segment i of n, of the arrivals.
+func (a *Arrivals) Segment(i, n int) *Arrivals {
+	a.seg, a.segs = uint64(i), uint64(n)
+	return a
 }
 
 // NewArrivals iterates over p; seed makes Poisson arrivals reproducible.
@@ -150,6 +172,19 @@ func NewArrivals(p Profile, poisson bool, seed int64) *Arrivals {
 
 // Next returns the next intended time, or false after the last.
 func (a *Arrivals) Next() (time.Duration, bool) {
+	if a.segs <= 1 {
+		return a.next()
+	}
+	for {
+		k := a.i
+		t, ok := a.next()
+		if !ok || k%a.segs == a.seg {
+			return t, ok
+		}
+	}
+}
+
+func (a *Arrivals) next() (time.Duration, bool) {
 	if a.times != nil {
 		if a.i >= uint64(len(a.times)) {
 			return 0, false

@@ -97,3 +97,47 @@ func TestPoissonMeanRate(t *testing.T) {
 		t.Fatalf("poisson arrivals %d, want about 40000", n)
 	}
 }
+
+// Segments of a schedule, each taking its share, send every arrival of the
+// whole schedule exactly once between them, at its own time.
+func TestSegmentsPartitionTheSchedule(t *testing.T) {
+	p := FromStages(10, []Stage{{Duration: 3 * time.Second, Target: 500}, {Duration: 2 * time.Second, Target: 200, Step: true}})
+	for _, poisson := range []bool{false, true} {
+		var whole []time.Duration
+		for a := NewArrivals(p, poisson, 7); ; {
+			at, ok := a.Next()
+			if !ok {
+				break
+			}
+			whole = append(whole, at)
+		}
+		const n = 3
+		seen := map[int]int{}
+		for i := 0; i < n; i++ {
+			k := i
+			a := NewArrivals(p, poisson, 7).Segment(i, n)
+			for {
+				at, ok := a.Next()
+				if !ok {
+					break
+				}
+				if k >= len(whole) || whole[k] != at {
+					t.Fatalf("poisson=%v segment %d: arrival %d at %v, expected the whole schedule's", poisson, i, k, at)
+				}
+				seen[k]++
+				k += n
+			}
+		}
+		if len(seen) != len(whole) {
+			t.Fatalf("poisson=%v: segments sent %d distinct arrivals, the schedule has %d", poisson, len(seen), len(whole))
+		}
+		for k, c := range seen {
+			if c != 1 {
+				t.Fatalf("arrival %d sent %d times", k, c)
+			}
+		}
+		if got, want := p.Scale(1.0/n).Total()*n, p.Total(); math.Abs(got-want) > 1e-6 {
+			t.Fatalf("scaled totals %v, expected %v", got, want)
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tpslab/tpslab/internal/campaign"
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/runner"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/segment"
+)
+
+// segmentFlags are run's flags for a load spread over several generators.
+type segmentFlags struct {
+	segments    int    // --segments N: this process is the controller
+	segment     string // --segment I/N: this process is one of them
+	coordinator string // --coordinator URL: where segment I/N meets the others
+	raw         bool   // --raw-latencies
+	kubeconfig  string
+	namespace   string
+	image       string
+}
+
+func (f *segmentFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&f.segments, "segments", 1, "spread the load over N generators (local processes, or the pods of an Indexed Job with --kubeconfig), each sending its share from its own senders, and merge their results exactly")
+	fs.StringVar(&f.segment, "segment", "", "run as segment I/N of a spread load (tpslab run --segments starts them)")
+	fs.StringVar(&f.coordinator, "coordinator", "", "with --segment: the controller's coordinator URL")
+	fs.BoolVar(&f.raw, "raw-latencies", false, "also write every committed payment's latency to latencies.csv (t,phase,commit_us)")
+	fs.MarkHidden("segment")
+	fs.MarkHidden("coordinator")
+}
+
+// parseSegment reads I/N.
+func parseSegment(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	if ok {
+		i, err = strconv.Atoi(a)
+		if err == nil {
+			n, err = strconv.Atoi(b)
+		}
+	}
+	if !ok || err != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, exitcode.BadInputf("--segment: %q, expected I/N with 0 <= I < N, e.g. 0/2", s)
+	}
+	return i, n, nil
+}
+
+// asSegment makes opts run sc as one segment: its share of the load, its
+// start agreed with the coordinator, its histograms streamed.
+func (f *segmentFlags) asSegment(sc *scenario.Scenario, opts *runner.Options) error {
+	if f.segment == "" {
+		if f.coordinator != "" {
+			return exitcode.BadInputf("--coordinator: given without --segment")
+		}
+		if f.raw {
+			return f.rawOnly(sc, opts)
+		}
+		return nil
+	}
+	i, n, err := parseSegment(f.segment)
+	if err != nil {
+		return err
+	}
+	if f.coordinator == "" {
+		return exitcode.BadInputf("--segment: needs --coordinator URL (tpslab run --segments starts segments with it)")
+	}
+	if err := sc.ForSegment(i, n); err != nil {
+		return exitcode.Wrap(exitcode.BadInput, err)
+	}
+	if opts.Out == "" {
+		opts.Out = runner.DefaultOut()
+	}
+	w := sc.Workload
+	info := report.SegmentInfo{Index: i, Count: n, Senders: fmt.Sprintf("%d..%d", w.SendersOffset, w.SendersOffset+w.Senders-1)}
+	rec, err := segment.NewRecorder(opts.Out, info, f.raw)
+	if err != nil {
+		return exitcode.BadInputf("out: %v", err)
+	}
+	cl := &segment.Client{URL: f.coordinator, Index: i}
+	rec.Client = cl
+	opts.Observers = append(opts.Observers, rec)
+	opts.Gate = func(ctx context.Context) (at_ time.Time, err error) {
+		clk, err := cl.Measure(ctx)
+		if err != nil {
+			return at_, err
+		}
+		rec.Info.OffsetBeforeMs, rec.Info.RTTMs = clk.OffsetMs, clk.RTTMs
+		return cl.Ready(ctx, clk)
+	}
+	return nil
+}
+
+func (f *segmentFlags) rawOnly(sc *scenario.Scenario, opts *runner.Options) error {
+	if opts.Out == "" {
+		opts.Out = runner.DefaultOut()
+	}
+	rec, err := segment.NewRecorder(opts.Out, report.SegmentInfo{}, true)
+	if err != nil {
+		return exitcode.BadInputf("out: %v", err)
+	}
+	opts.Observers = append(opts.Observers, rec)
+	return nil
+}
+
+// childArgs are this run's flags for a segment: every flag the user gave,
+// but those the controller sets itself.
+func childArgs(fs *pflag.FlagSet, args []string) ([]string, error) {
+	drop := map[string]bool{"segments": true, "out": true, "net-home": true, "threshold": true, "metrics-addr": true,
+		"kubeconfig": true, "namespace": true, "image": true, "repeat": true, "same-network": true, "keep-network": true, "summary-format": true}
+	var out []string
+	fs.Visit(func(fl *pflag.Flag) {
+		if drop[fl.Name] {
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				out = append(out, "--"+fl.Name+"="+v)
+			}
+			return
+		}
+		out = append(out, "--"+fl.Name+"="+fl.Value.String())
+	})
+	for _, a := range args {
+		abs, err := filepath.Abs(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, abs)
+	}
+	return out, nil
+}
+
+// runSegments runs sc spread over n local processes and merges them.
+func runSegments(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, args []string, f *segmentFlags) error {
+	if f.segment != "" {
+		return exitcode.BadInputf("--segments: a segment (--segment %s) cannot spread its load again", f.segment)
+	}
+	// The same checks a segment makes, before anything starts.
+	for i := 0; i < f.segments; i++ {
+		c := sc
+		if err := c.ForSegment(i, f.segments); err != nil {
+			return exitcode.Wrap(exitcode.BadInput, fmt.Errorf("--segments %d: %v", f.segments, err))
+		}
+	}
+	if sc.Workload.FunderKey != "" {
+		return exitcode.BadInputf("--segments: %d with funded wallets: the segments would share one funder's sequence; expected genesis senders (no workload.funder_key)", f.segments)
+	}
+	out := sc.Out
+	if out == "" {
+		out = runner.DefaultOut()
+	}
+	if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil {
+		return exitcode.BadInputf("out: %s already holds a run (result.json); expected a new directory", out)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return exitcode.BadInputf("out: %v", err)
+	}
+	ctx := cmd.Context()
+	base := runner.Options{Log: os.Stderr, Version: Version, Kinds: reg, Command: "run --segments"}
+	stop, err := runner.SharedNetwork(ctx, &sc, base)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	child, err := childArgs(cmd.Flags(), args)
+	if err != nil {
+		return exitcode.BadInputf("%v", err)
+	}
+	if sc.Target.NetHome != "" {
+		child = append(child, "--net-home="+sc.Target.NetHome)
+	}
+	coord, err := segment.NewCoordinator("127.0.0.1:0", f.segments)
+	if err != nil {
+		return err
+	}
+	defer coord.Close()
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "spreading the load over %d local segments; coordinator %s\n", f.segments, coord.URL())
+	dirs, infos, errs := segment.Local{Binary: bin, Args: child, Out: out, N: f.segments, Log: os.Stderr}.Run(ctx, coord.URL())
+	var failed []string
+	for i, e := range errs {
+		if e != nil && !isThresholdExit(e) {
+			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
+		}
+	}
+	return finishSegments(cmd, out, dirs, infos, sc, failed)
+}
+
+// finishSegments merges the segments' directories into out, prints the
+// summary and writes the report.
+func finishSegments(cmd *cobra.Command, out string, dirs []string, infos []report.SegmentInfo, sc scenario.Scenario, failed []string) error {
+	red := sc
+	red.Workload.GenesisSeed, red.Workload.WalletSeed, red.Network.Seed = "", "", ""
+	res, err := segment.Merge(out, dirs, red, sc.Thresholds, infos)
+	if err != nil {
+		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("merging the segments: %v (their own results are in %s)", err, filepath.Join(out, "segments")))
+	}
+	if summaryFormat == "markdown" {
+		report.Markdown(os.Stdout, res)
+	} else {
+		report.PrintSummary(os.Stdout, res)
+	}
+	fmt.Fprintf(os.Stderr, "\nresult: %s (merged from %d segments)\n", filepath.Join(out, "result.json"), len(dirs))
+	if path, herr := campaign.WriteReport(out); herr == nil {
+		fmt.Fprintf(os.Stderr, "report: %s\n", path)
+	}
+	if len(failed) > 0 {
+		return exitcode.Wrap(exitcode.TargetFailed, errors.New(strings.Join(failed, "; ")))
+	}
+	if res.Summary.Lost > 0 {
+		return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%d payments lost: accepted, then neither committed nor expired", res.Summary.Lost))
+	}
+	for _, th := range res.Thresholds {
+		if !th.OK {
+			return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("threshold failed: %s (actual %s)", th.Expr, th.Actually()))
+		}
+	}
+	return nil
+}
+
+func isThresholdExit(err error) bool {
+	var ee interface{ ExitCode() int }
+	return errors.As(err, &ee) && ee.ExitCode() == int(exitcode.ThresholdsFailed)
+}

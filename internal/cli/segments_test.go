@@ -1,0 +1,204 @@
+package cli_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/testbin"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// codeZeroTxs reads blocks [from, to] from a node's RPC and counts the
+// transactions that committed with code 0: the independent count.
+func codeZeroTxs(t *testing.T, rpc string, from, to int64) (n int64) {
+	t.Helper()
+	for h := from; h <= to; h++ {
+		resp, err := http.Get(fmt.Sprintf("%s/block_results?height=%d", rpc, h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Result struct {
+				TxsResults []struct {
+					Code int `json:"code"`
+				} `json:"txs_results"`
+			} `json:"result"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("block_results %d: %v", h, err)
+		}
+		for _, r := range v.Result.TxsResults {
+			if r.Code == 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// rawSteady reads a segment's latencies.csv: the steady window's commit
+// latencies in µs.
+func rawSteady(t *testing.T, path string) []int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.Split(sc.Text(), ",")
+		if len(parts) != 3 || parts[1] != "steady" {
+			continue
+		}
+		v, err := strconv.ParseInt(parts[2], 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %q", path, sc.Text())
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// quantile is the value at rank ceil(q*n) of sorted samples, as HdrHistogram
+// counts it.
+func quantile(sorted []int64, q float64) float64 {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return float64(sorted[max(0, i)]) / 1000
+}
+
+// A load spread over 2 local segments is merged exactly: its committed count
+// is the blocks' own, its percentiles lie within the segments' and match
+// the percentiles of all their raw samples within HDR precision, and every
+// reading command takes the merged result, beside one process's run of the
+// same scenario.
+func TestTwoSegmentsMergeExactly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network and three runs")
+	}
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "net")
+	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	n, err := testnet.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--net-home", home, "--rate", "400", "--duration", "12s", "--warmup", "2s", "--senders", "400"}
+	one, merged := filepath.Join(dir, "one"), filepath.Join(dir, "merged")
+	if out, err := exec.Command(bin, append([]string{"run", "--out", one}, common...)...).CombinedOutput(); err != nil {
+		t.Fatalf("one process: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, append([]string{"run", "--segments", "2", "--raw-latencies", "--out", merged,
+		"--threshold", "committed_tps>=100", "--threshold", "p99_commit<=30s"}, common...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("2 segments: %v\n%s", err, out)
+	}
+	r, err := report.ReadResult(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary
+	measuretest.Identities(t, s.Counts)
+	if len(r.Segments) != 2 || r.Status != "complete" || r.EndedBecause != "completed" {
+		t.Fatalf("status %q (%s), segments %+v", r.Status, r.EndedBecause, r.Segments)
+	}
+	// Counted exactly: the segments' sum, and the blocks' own count.
+	var sum int64
+	for i, sg := range r.Segments {
+		sum += sg.Committed
+		if sg.RTTMs <= 0 || math.Abs(sg.OffsetBeforeMs) > 50 || math.Abs(sg.OffsetAfterMs) > 50 {
+			t.Errorf("segment %d: clock %+v", i, sg)
+		}
+	}
+	if s.Committed != sum || s.Offered != 400*12 || s.Committed < s.Offered*9/10 {
+		t.Errorf("merged committed %d (segments %d), offered %d", s.Committed, sum, s.Offered)
+	}
+	if got := codeZeroTxs(t, n.Nodes[0].RPC, r.Chain.FirstHeight, r.Chain.LastHeight); got != s.Committed {
+		t.Errorf("merged committed %d; blocks %d..%d hold %d", s.Committed, r.Chain.FirstHeight, r.Chain.LastHeight, got)
+	}
+	var blocksOurs int64
+	for _, b := range r.Blocks {
+		blocksOurs += int64(b.OursOK)
+	}
+	if blocksOurs != s.Committed {
+		t.Errorf("merged blocks.jsonl counts %d of ours; committed %d", blocksOurs, s.Committed)
+	}
+	var perSecond int64
+	for _, sec := range r.Series {
+		perSecond += sec.Committed
+	}
+	if perSecond != s.Committed {
+		t.Errorf("merged series sums to %d committed; summary %d", perSecond, s.Committed)
+	}
+	// Percentiles: within the segments' own, and those of every raw sample.
+	var raw []int64
+	lo, hi := map[string]float64{"p50": math.Inf(1), "p99": math.Inf(1)}, map[string]float64{}
+	for i := range r.Segments {
+		sr, err := report.ReadResult(filepath.Join(merged, "segments", strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := sr.Summary.LatencyMs.Commit
+		lo["p50"], hi["p50"] = math.Min(lo["p50"], c.P50), math.Max(hi["p50"], c.P50)
+		lo["p99"], hi["p99"] = math.Min(lo["p99"], c.P99), math.Max(hi["p99"], c.P99)
+		raw = append(raw, rawSteady(t, filepath.Join(merged, "segments", strconv.Itoa(i), "latencies.csv"))...)
+	}
+	sort.Slice(raw, func(i, j int) bool { return raw[i] < raw[j] })
+	c := s.LatencyMs.Commit
+	if c.Count != int64(len(raw)) {
+		t.Errorf("merged commit latency counts %d samples; the segments' raw files hold %d", c.Count, len(raw))
+	}
+	for name, got := range map[string]float64{"p50": c.P50, "p99": c.P99} {
+		if got < lo[name]-0.001 || got > hi[name]+0.001 {
+			t.Errorf("merged %s %.3f ms outside the segments' %.3f..%.3f", name, got, lo[name], hi[name])
+		}
+		q := map[string]float64{"p50": 0.5, "p99": 0.99}[name]
+		// HdrHistogram at 3 significant digits: within 1/1024 of the value.
+		if want := quantile(raw, q); math.Abs(got-want) > want/1024+0.002 {
+			t.Errorf("merged %s %.3f ms; the raw samples' %.3f ms", name, got, want)
+		}
+	}
+	if len(r.Thresholds) != 2 || !r.Thresholds[0].OK || !r.Thresholds[1].OK {
+		t.Errorf("thresholds %+v", r.Thresholds)
+	}
+	// One process at the same scenario: the same throughput, by compare.
+	o, err := report.ReadResult(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("one process: %.1f committed/s, p50 %.1f ms, p99 %.1f ms; 2 segments: %.1f committed/s, p50 %.1f ms, p99 %.1f ms",
+		o.Summary.CommittedTPS, o.Summary.LatencyMs.Commit.P50, o.Summary.LatencyMs.Commit.P99, s.CommittedTPS, c.P50, c.P99)
+	if ratio := s.CommittedTPS / o.Summary.CommittedTPS; ratio < 0.85 || ratio > 1.15 {
+		t.Errorf("committed_tps: 2 segments %.1f, one process %.1f", s.CommittedTPS, o.Summary.CommittedTPS)
+	}
+	for _, args := range [][]string{{"report", merged}, {"compare", one, merged}, {"runs", "--dir", dir}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if code := exitCode(err); code != 0 && code != 1 {
+			t.Errorf("%v: exit %d\n%s", args, code, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(merged, "report.html")); err != nil {
+		t.Error(err)
+	}
+}
