@@ -77,6 +77,33 @@ func GoBuild(name, moduleDir, pkg string, log io.Writer) (string, error) {
 	})
 }
 
+// GoBuildWith is GoBuild with an environment for the build (CGO_ENABLED=0)
+// and build flags (-ldflags ...); they are part of the stamp.
+func GoBuildWith(name, moduleDir, pkg string, env, flags []string, log io.Writer) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(root, moduleDir)
+	stamp, err := sourceHash(src)
+	if err != nil {
+		return "", err
+	}
+	stamp += " " + strings.Join(env, " ") + " " + strings.Join(flags, " ")
+	return cached(name, stamp, log, func(out string) *exec.Cmd {
+		cmd := exec.Command("go", append(append([]string{"build", "-o", out}, flags...), pkg)...)
+		cmd.Dir = src
+		cmd.Env = append(os.Environ(), env...)
+		return cmd
+	})
+}
+
+// Command builds name with build(out) unless the cache holds a build with
+// the same stamp (a program that is not Go: a C file, an image).
+func Command(name, stamp string, log io.Writer, build func(out string) *exec.Cmd) (string, error) {
+	return cached(name, stamp, log, build)
+}
+
 // GoInstall installs module@version's command pkg (a path inside the
 // module) into the cache as name.
 func GoInstall(name, pkgAtVersion string, log io.Writer) (string, error) {
