@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/testnet/kubenet"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -19,7 +21,7 @@ import (
 )
 
 func nodeCmd() *cobra.Command {
-	var home string
+	var home, from, peers string
 	c := &cobra.Command{
 		Use:   "node --home DIR",
 		Short: "Run one validator of the reference ledger (started for you by `net up`)",
@@ -28,11 +30,21 @@ func nodeCmd() *cobra.Command {
 			if home == "" {
 				return exitcode.BadInputf("node: --home is required")
 			}
-			return exitcode.Wrap(exitcode.TargetFailed, testnet.RunNode(cmd.Context(), home))
+			return exitcode.Wrap(exitcode.TargetFailed, testnet.RunNodeWith(cmd.Context(), home, from, peersFlag(cmd, peers)))
 		},
 	}
 	c.Flags().StringVar(&home, "home", "", "node home directory (config/, data/)")
+	c.Flags().StringVar(&from, "from", "", "a folder of the node's files (config.toml, genesis.json, keys) to start a fresh home from: a pod's secret")
+	c.Flags().StringVar(&peers, "peers", "", "persistent peers ID@HOST:PORT,... instead of config.toml's")
 	return c
+}
+
+// peersFlag is --peers when given (even empty: no peers at all).
+func peersFlag(cmd *cobra.Command, peers string) *string {
+	if cmd.Flags().Changed("peers") {
+		return &peers
+	}
+	return nil
 }
 
 func linksCmd() *cobra.Command {
@@ -177,6 +189,7 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 		}}
 	var home string
 	var reset bool
+	var kube kubenet.Options
 	up := &cobra.Command{
 		Use:   "up [SCENARIO.yaml] --home DIR",
 		Short: "Create and start a network of validators on loopback (the scenario's network section; flags set it)",
@@ -191,6 +204,13 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 			}
 			if err := reg.NetDefaults(&o, changed); err != nil {
 				return err
+			}
+			if kube.Kubeconfig != "" {
+				k := kube
+				if err := k.Check(); err != nil {
+					return exitcode.Wrap(exitcode.BadInput, err)
+				}
+				o.Kube = &k
 			}
 			start := time.Now()
 			n, err := reg.Up(cmd.Context(), o)
@@ -217,6 +237,11 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 	}
 	registerNetUp(up.Flags(), reg)
 	up.Flags().BoolVar(&reset, "reset", false, "stop and wipe a network already in --home")
+	up.Flags().StringVar(&kube.Kubeconfig, "kubeconfig", "", "start the nodes as pods on the Kubernetes cluster this kubeconfig names (tpslab cluster up writes one); --home keeps net.json and the keys")
+	up.Flags().StringVar(&kube.Namespace, "namespace", "default", "with --kubeconfig: the namespace of the pods")
+	up.Flags().StringVar(&kube.Image, "image", "", "with --kubeconfig: tpslab's image (default: the local cluster's)")
+	up.Flags().StringVar(&kube.CPU, "node-cpu", "", "with --kubeconfig: CPU per node, request and limit (e.g. 500m)")
+	up.Flags().StringVar(&kube.Memory, "node-memory", "", "with --kubeconfig: memory per node, request and limit (e.g. 512Mi)")
 
 	down := &cobra.Command{
 		Use: "down --home DIR", Short: "Stop every node of a network", Args: cobra.NoArgs,

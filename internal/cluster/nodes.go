@@ -51,7 +51,9 @@ func (s *State) controlPlane(ctx context.Context, p *programs) error {
 	clients := []struct{ name, cn, org string }{
 		{"admin", "tpslab-admin", "system:masters"},
 		{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters"},
-		{"controller-manager", "system:kube-controller-manager", ""},
+		// Its controllers run under its own name (no service account per
+		// controller): in a test cluster it may do anything.
+		{"controller-manager", "system:kube-controller-manager", "system:masters"},
 		{"scheduler", "system:kube-scheduler", ""},
 		{"sa", "service-accounts", ""}, // its key signs service account tokens
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tpslab/tpslab/internal/testnet/kubenet"
+
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -36,6 +38,8 @@ type NetOptions struct {
 	// ClientLinks: builtin: the load generator behind emulated links too.
 	ClientLinks bool
 	Economics   testnet.Economics // cosmos: the fee market and minting
+	// Kube, when set, starts the network as pods on Kubernetes (builtin).
+	Kube *kubenet.Options
 }
 
 // withLog is o with a writer for its progress lines.

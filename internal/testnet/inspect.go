@@ -32,7 +32,7 @@ type NodeStatus struct {
 // BaseStatus is what the process table says of a node: its name, role and
 // state (running, paused, stopped by `net stop`, or crashed).
 func (nd Node) BaseStatus() NodeStatus {
-	s := NodeStatus{Name: nd.Name, Role: nd.Role, Running: alive(nd.PID, nd.Home), State: "running"}
+	s := NodeStatus{Name: nd.Name, Role: nd.Role, Running: nd.Alive(), State: "running"}
 	if s.Role == "" {
 		s.Role = "validator"
 	}
@@ -109,7 +109,7 @@ func (n *Net) WaitForBlocks(ctx context.Context, h int64, timeout time.Duration)
 	for {
 		done := true
 		for _, nd := range n.Nodes {
-			if !alive(nd.PID, nd.Home) {
+			if !nd.Alive() {
 				return fmt.Errorf("%s exited while starting; its log %s ends with:\n%s", nd.Name, nd.Log, tail(nd.Log, 15))
 			}
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -178,7 +178,7 @@ func (n *Net) Check(ctx context.Context) CheckReport {
 	byHeight := map[int64]string{}
 	byHeightNode := map[int64]string{}
 	for _, nd := range n.Nodes {
-		if !alive(nd.PID, nd.Home) {
+		if !nd.Alive() {
 			r.Problems = append(r.Problems, fmt.Sprintf("%s: not running", nd.Name))
 			continue
 		}

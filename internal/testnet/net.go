@@ -52,7 +52,19 @@ type Options struct {
 	// ClientLinks puts the load generator behind emulated links too: each
 	// node's RPC gets a proxy, and the load goes through it.
 	ClientLinks bool
+	// PodPorts: every node listens on all of its own addresses at the
+	// standard ports (26656 P2P, 26657 RPC, 26660 metrics, 6060 pprof), as
+	// a pod of its own on Kubernetes does.
+	PodPorts bool
 }
+
+// Pod ports: a node in a pod of its own has its own address.
+const (
+	PodP2P     = 26656
+	PodRPC     = 26657
+	PodMetrics = 26660
+	PodPprof   = 6060
+)
 
 // Node is one validator as recorded in net.json.
 type Node struct {
@@ -77,6 +89,9 @@ type Node struct {
 	Command []string `json:"command"`        // how it is started
 	User    string   `json:"user,omitempty"` // the user it runs as, when tpslab runs as root (PostgreSQL refuses root)
 	Role    string   `json:"role,omitempty"` // database | service | rpc (a full node); empty: a validator
+	// Pod is the Kubernetes pod the node runs in (a network on Kubernetes:
+	// Net.Kubernetes); PID is then 0.
+	Pod string `json:"pod,omitempty"`
 	// Stopped says `net stop` stopped it on purpose: not running, not crashed.
 	Stopped bool `json:"stopped,omitempty"`
 }
@@ -105,6 +120,36 @@ type Net struct {
 	Home     string        `json:"home"`
 	Started  time.Time     `json:"started"`
 	Owner    *Owner        `json:"owner,omitempty"`
+	// Kubernetes is set for a network whose nodes are pods.
+	Kubernetes *Kube `json:"kubernetes,omitempty"`
+}
+
+// Kube is where a network on Kubernetes runs.
+type Kube struct {
+	Kubeconfig string `json:"kubeconfig"`
+	Namespace  string `json:"namespace"`
+	Image      string `json:"image"`
+	Name       string `json:"name"` // its pods' and secrets' prefix and label
+	CPU        string `json:"cpu,omitempty"`
+	Memory     string `json:"memory,omitempty"`
+}
+
+// PodDriver does to the pods of a network on Kubernetes what signals do to
+// local processes (internal/testnet/kubenet registers it).
+type PodDriver interface {
+	Kill(n *Net, i int) error    // delete node i's pod at once: a crash
+	Restart(n *Net, i int) error // a new pod for node i on its state
+	Down(n *Net) error           // delete every pod and secret
+}
+
+// Pods is the registered PodDriver.
+var Pods PodDriver
+
+func (n *Net) pods() (PodDriver, error) {
+	if Pods == nil {
+		return nil, errors.New("this tpslab cannot drive Kubernetes")
+	}
+	return Pods, nil
 }
 
 // Cosmos describes a Cosmos SDK network: its daemon, denom and prefix, and
@@ -297,7 +342,7 @@ func (n *Net) writeScrapeTargets() error {
 func (n *Net) Running() int {
 	c := 0
 	for _, nd := range n.Nodes {
-		if alive(nd.PID, nd.Home) {
+		if nd.Alive() {
 			c++
 		}
 	}
@@ -416,6 +461,10 @@ func freePorts(bind string, n int) ([]int, error) {
 	return ports, nil
 }
 
+// Generate writes every node's home (keys, config, genesis) and returns the
+// network's description, without starting anything.
+func Generate(home string, o Options) (*Net, error) { return generate(home, o) }
+
 func generate(home string, o Options) (*Net, error) {
 	bind := o.Bind
 	if bind == "" {
@@ -431,8 +480,14 @@ func generate(home string, o Options) (*Net, error) {
 			nLinks += total
 		}
 	}
-	ports, err := freePorts(bind, perNode*total+nLinks)
-	if err != nil {
+	var ports []int
+	var err error
+	if o.PodPorts {
+		bind = "0.0.0.0"
+		for i := 0; i < total; i++ {
+			ports = append(ports, PodP2P, PodRPC, PodMetrics, PodPprof)
+		}
+	} else if ports, err = freePorts(bind, perNode*total+nLinks); err != nil {
 		return nil, err
 	}
 	n := &Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Genesis: o.Genesis, Settings: o.Settings, Home: home, Owner: o.Owner}
@@ -704,6 +759,13 @@ func Credential(name string) (*syscall.Credential, error) {
 // non-empty binary replaces the program of a built-in node (tests build
 // tpslab afresh).
 func (n *Net) Restart(i int, binary string) error {
+	if n.Kubernetes != nil {
+		d, err := n.pods()
+		if err != nil {
+			return err
+		}
+		return d.Restart(n, i)
+	}
 	nd := n.Nodes[i]
 	if binary != "" && isTpslabNode(nd) {
 		nd.Command = []string{binary, "node", "--home", nd.Home}
@@ -718,6 +780,13 @@ func (n *Net) Restart(i int, binary string) error {
 
 // Kill stops node i abruptly, as a crash would.
 func (n *Net) Kill(i int) error {
+	if n.Kubernetes != nil {
+		d, err := n.pods()
+		if err != nil {
+			return err
+		}
+		return d.Kill(n, i)
+	}
 	nd := n.Nodes[i]
 	if !alive(nd.PID, nd.Home) {
 		return nil
@@ -733,6 +802,19 @@ func (n *Net) Kill(i int) error {
 
 // Down stops every node, then the links: SIGTERM, then SIGKILL after 15 s.
 func (n *Net) Down() error {
+	if n.Kubernetes != nil {
+		d, err := n.pods()
+		if err != nil {
+			return err
+		}
+		if err := d.Down(n); err != nil {
+			return err
+		}
+		for i := range n.Nodes {
+			n.Nodes[i].Stopped = true
+		}
+		return n.save()
+	}
 	errs := make(chan error, len(n.Nodes))
 	for _, nd := range n.Nodes {
 		go func(nd Node) { errs <- stopProcess(nd.PID, nd.Home, 15*time.Second) }(nd)
@@ -762,13 +844,18 @@ func (n *Net) Down() error {
 }
 
 // Alive says the node's process is running.
-func (nd Node) Alive() bool { return alive(nd.PID, nd.Home) }
+func (nd Node) Alive() bool {
+	if nd.Pod != "" {
+		return podAlive(nd)
+	}
+	return alive(nd.PID, nd.Home)
+}
 
 // Dead lists the nodes whose process is no longer running.
 func (n *Net) Dead() []Node {
 	var out []Node
 	for _, nd := range n.Nodes {
-		if !alive(nd.PID, nd.Home) {
+		if !nd.Alive() {
 			out = append(out, nd)
 		}
 	}
@@ -789,7 +876,14 @@ func (n *Net) Start(names []string) ([]string, error) {
 	var started []string
 	for _, i := range idx {
 		nd := &n.Nodes[i]
-		if alive(nd.PID, nd.Home) {
+		if nd.Alive() {
+			continue
+		}
+		if n.Kubernetes != nil {
+			if err := n.Restart(i, ""); err != nil {
+				return started, err
+			}
+			started = append(started, nd.Name)
 			continue
 		}
 		pid, err := StartProcess(*nd)
@@ -811,7 +905,11 @@ func (n *Net) Stop(names []string) error {
 	}
 	for _, i := range idx {
 		nd := &n.Nodes[i]
-		if err := stopProcess(nd.PID, nd.Home, 15*time.Second); err != nil {
+		if n.Kubernetes != nil {
+			if err := n.Kill(i); err != nil { // a pod is deleted, its state with it
+				return err
+			}
+		} else if err := stopProcess(nd.PID, nd.Home, 15*time.Second); err != nil {
 			return err
 		}
 		nd.Stopped = true
@@ -840,7 +938,12 @@ func (n *Net) indexes(names []string) ([]int, error) {
 
 // Pause stops node i's process where it is (SIGSTOP), as a hung machine
 // would; Resume lets it go on.
-func (n *Net) Pause(i int) error { return n.signal(i, syscall.SIGSTOP) }
+func (n *Net) Pause(i int) error {
+	if n.Kubernetes != nil {
+		return errors.New("pause: a pod cannot be stopped and continued (on Kubernetes, crash is the fault there is)")
+	}
+	return n.signal(i, syscall.SIGSTOP)
+}
 
 // Resume continues a paused node.
 func (n *Net) Resume(i int) error { return n.signal(i, syscall.SIGCONT) }

@@ -43,10 +43,25 @@ func LoadConfig(home string) (*cfg.Config, error) {
 
 // RunNode runs one validator of the reference ledger in this process until
 // ctx ends or SIGINT/SIGTERM arrives, then stops it cleanly.
-func RunNode(ctx context.Context, home string) error {
+func RunNode(ctx context.Context, home string) error { return RunNodeWith(ctx, home, "", nil) }
+
+// RunNodeWith is RunNode for a node handed its files: when home has no
+// config yet, from (a folder of flat files: a Kubernetes secret) gives it
+// config.toml, genesis.json, node_key.json, priv_validator_key.json and
+// priv_validator_state.json; peers, when set, replaces its persistent
+// peers (a pod learns its peers' addresses only when it starts).
+func RunNodeWith(ctx context.Context, home, from string, peers *string) error {
+	if from != "" {
+		if err := seedHome(home, from); err != nil {
+			return err
+		}
+	}
 	conf, err := LoadConfig(home)
 	if err != nil {
 		return err
+	}
+	if peers != nil {
+		conf.P2P.PersistentPeers = *peers
 	}
 	genDoc, err := types.GenesisDocFromFile(conf.GenesisFile())
 	if err != nil {
@@ -92,5 +107,26 @@ func RunNode(ctx context.Context, home string) error {
 		}
 	}
 	n.Wait()
+	return nil
+}
+
+// seedHome copies a node's files from a flat folder into home, once.
+func seedHome(home, from string) error {
+	if _, err := os.Stat(filepath.Join(home, "config", "config.toml")); err == nil {
+		return nil // started before: its own state wins
+	}
+	for _, f := range []struct{ name, dir string }{{"config.toml", "config"}, {"genesis.json", "config"}, {"node_key.json", "config"},
+		{"priv_validator_key.json", "config"}, {"priv_validator_state.json", "data"}} {
+		b, err := os.ReadFile(filepath.Join(from, f.name))
+		if err != nil {
+			return fmt.Errorf("node --from: %v", err)
+		}
+		if err := os.MkdirAll(filepath.Join(home, f.dir), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(home, f.dir, f.name), b, 0o600); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -3,6 +3,7 @@ package testnet
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -66,4 +67,16 @@ func stopProcess(pid int, home string, grace time.Duration) error {
 		return fmt.Errorf("pid %d did not exit after SIGKILL", pid)
 	}
 	return nil
+}
+
+// podAlive says a node in a pod answers on its RPC port: a deleted pod's
+// address answers nothing.
+func podAlive(nd Node) bool {
+	u := strings.TrimPrefix(strings.TrimPrefix(nd.RPC, "http://"), "https://")
+	c, err := net.DialTimeout("tcp", u, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }

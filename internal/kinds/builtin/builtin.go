@@ -8,6 +8,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
+
+	"github.com/tpslab/tpslab/internal/testnet/kubenet"
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
@@ -88,6 +91,15 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 		Topology: o.Topology, RPCNodes: o.RPCNodes, ClientLinks: o.ClientLinks}
 	if err := opts.Validate(); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	if o.Kube != nil {
+		k := *o.Kube
+		k.Log = o.Log
+		n, err := kubenet.Up(ctx, opts, k)
+		if err != nil && strings.HasPrefix(err.Error(), "--") {
+			return nil, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		return n, err
 	}
 	fmt.Fprintf(o.Log, "starting %d validators of the built-in ledger in %s\nsettings: %s\n", o.Validators, o.Home, o.Settings)
 	if o.RPCNodes > 0 {
