@@ -310,7 +310,9 @@ func height(ctx context.Context, rpc string) int64 {
 // driver does faults and teardown with the API.
 type driver struct{}
 
-func client(n *testnet.Net) (*kubernetes.Clientset, error) { return cluster.Client(n.Kubernetes.Kubeconfig) }
+func client(n *testnet.Net) (*kubernetes.Clientset, error) {
+	return cluster.Client(n.Kubernetes.Kubeconfig)
+}
 
 func (driver) Kill(n *testnet.Net, i int) error {
 	cs, err := client(n)
