@@ -244,6 +244,12 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 			if seg.segments < 1 || seg.segments > 1024 {
 				return exitcode.BadInputf("--segments: %d, expected 1..1024", seg.segments)
 			}
+			if seg.kubeconfig != "" {
+				if repeat > 1 {
+					return exitcode.BadInputf("--kubeconfig: with --repeat %d; expected one of them", repeat)
+				}
+				return runOnKubernetes(cmd, reg, sc, args, &seg)
+			}
 			if seg.segments > 1 {
 				if repeat > 1 {
 					return exitcode.BadInputf("--segments: with --repeat %d; expected one of them", repeat)
@@ -293,6 +299,9 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		opts.Observers = append(opts.Observers, ex)
 	}
 	res, err := runner.Run(cmd.Context(), sc, opts)
+	if seg != nil && seg.finish != nil {
+		defer seg.finish()
+	}
 	if res != nil {
 		paths := os.Stdout
 		if summaryFormat == "markdown" {

@@ -14,12 +14,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tpslab/tpslab/internal/campaign"
+	"github.com/tpslab/tpslab/internal/cluster"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/segment"
+	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 // segmentFlags are run's flags for a load spread over several generators.
@@ -31,6 +33,9 @@ type segmentFlags struct {
 	kubeconfig  string
 	namespace   string
 	image       string
+	listen      string // --coordinator-addr: where pods reach the controller
+	stream      bool   // --stream-results: send the run directory to the coordinator
+	finish      func() // sends what is left, after the run
 }
 
 func (f *segmentFlags) register(fs *pflag.FlagSet) {
@@ -38,8 +43,14 @@ func (f *segmentFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.segment, "segment", "", "run as segment I/N of a spread load (tpslab run --segments starts them)")
 	fs.StringVar(&f.coordinator, "coordinator", "", "with --segment: the controller's coordinator URL")
 	fs.BoolVar(&f.raw, "raw-latencies", false, "also write every committed payment's latency to latencies.csv (t,phase,commit_us)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "with --segments: run the segments as the pods of an Indexed Job on this cluster (tpslab cluster up writes one)")
+	fs.StringVar(&f.namespace, "namespace", "default", "with --kubeconfig: the Job's namespace")
+	fs.StringVar(&f.image, "image", "", "with --kubeconfig: tpslab's image (default: the local cluster's)")
+	fs.StringVar(&f.listen, "coordinator-addr", "", "with --kubeconfig: host:port where the pods reach this controller (default: the local cluster's address for this machine)")
+	fs.BoolVar(&f.stream, "stream-results", false, "with --segment: send the run directory to the coordinator as it grows")
 	fs.MarkHidden("segment")
 	fs.MarkHidden("coordinator")
+	fs.MarkHidden("stream-results")
 }
 
 // parseSegment reads I/N.
@@ -91,6 +102,17 @@ func (f *segmentFlags) asSegment(sc *scenario.Scenario, opts *runner.Options) er
 	cl := &segment.Client{URL: f.coordinator, Index: i}
 	rec.Client = cl
 	opts.Observers = append(opts.Observers, rec)
+	if f.stream {
+		m := &segment.Mirror{Client: cl, Dir: opts.Out}
+		ctx, cancel := context.WithCancel(context.Background())
+		go m.Run(ctx)
+		f.finish = func() {
+			cancel()
+			if err := m.Flush(); err != nil {
+				fmt.Fprintf(os.Stderr, "segment %d: sending its results: %v\n", i, err)
+			}
+		}
+	}
 	opts.Gate = func(ctx context.Context) (at_ time.Time, err error) {
 		clk, err := cl.Measure(ctx)
 		if err != nil {
@@ -118,7 +140,7 @@ func (f *segmentFlags) rawOnly(sc *scenario.Scenario, opts *runner.Options) erro
 // but those the controller sets itself.
 func childArgs(fs *pflag.FlagSet, args []string) ([]string, error) {
 	drop := map[string]bool{"segments": true, "out": true, "net-home": true, "threshold": true, "metrics-addr": true,
-		"kubeconfig": true, "namespace": true, "image": true, "repeat": true, "same-network": true, "keep-network": true, "summary-format": true}
+		"kubeconfig": true, "namespace": true, "image": true, "coordinator-addr": true, "repeat": true, "same-network": true, "keep-network": true, "summary-format": true}
 	var out []string
 	fs.Visit(func(fl *pflag.Flag) {
 		if drop[fl.Name] {
@@ -174,6 +196,11 @@ func runSegments(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, 
 		return err
 	}
 	defer stop()
+	release, err := lockSenders(sc)
+	if err != nil {
+		return err
+	}
+	defer release()
 	child, err := childArgs(cmd.Flags(), args)
 	if err != nil {
 		return exitcode.BadInputf("%v", err)
@@ -236,4 +263,107 @@ func finishSegments(cmd *cobra.Command, out string, dirs []string, infos []repor
 func isThresholdExit(err error) bool {
 	var ee interface{ ExitCode() int }
 	return errors.As(err, &ee) && ee.ExitCode() == int(exitcode.ThresholdsFailed)
+}
+
+// lockSenders holds the load lock of the network under test for all the
+// segments' senders (each segment then sends from its part unlocked).
+func lockSenders(sc scenario.Scenario) (func(), error) {
+	if sc.Target.NetHome == "" || sc.Workload.Kind == "raw" {
+		return func() {}, nil
+	}
+	lk, err := testnet.LockSenders(sc.Target.NetHome, sc.Workload.SendersOffset, sc.Workload.Senders)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	return lk.Release, nil
+}
+
+// runOnKubernetes runs sc's segments as an Indexed Job and merges them.
+func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, args []string, f *segmentFlags) error {
+	if sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
+		return exitcode.BadInputf("--kubeconfig: the segments run in pods: give them a network they can reach (--net-home of a network from `net up --kubeconfig`, or --endpoint)")
+	}
+	for i := 0; i < f.segments; i++ {
+		c := sc
+		if err := c.ForSegment(i, f.segments); err != nil {
+			return exitcode.Wrap(exitcode.BadInput, fmt.Errorf("--segments %d: %v", f.segments, err))
+		}
+	}
+	if sc.Workload.FunderKey != "" {
+		return exitcode.BadInputf("--segments: %d with funded wallets: the segments would share one funder's sequence; expected genesis senders (no workload.funder_key)", f.segments)
+	}
+	k := segment.Kube{Kubeconfig: f.kubeconfig, Namespace: f.namespace, Image: f.image, N: f.segments, Log: os.Stderr}
+	if _, err := os.Stat(k.Kubeconfig); err != nil {
+		return exitcode.BadInputf("--kubeconfig: %v", err)
+	}
+	local := cluster.ForKubeconfig(k.Kubeconfig)
+	if k.Image == "" {
+		if local == nil {
+			return exitcode.BadInputf("--image: required for a cluster that is not tpslab's local one (docs/kubernetes.md)")
+		}
+		k.Image = local.Image
+	}
+	listen := f.listen
+	if listen == "" {
+		if local == nil {
+			return exitcode.BadInputf("--coordinator-addr: required for a cluster that is not tpslab's local one: host:port this machine can listen on and the pods can reach")
+		}
+		listen = local.HostIP() + ":0"
+	}
+	if sc.Target.NetHome != "" {
+		n, err := testnet.Load(sc.Target.NetHome)
+		if err != nil {
+			return exitcode.BadInputf("--net-home: %v", err)
+		}
+		if n.Kubernetes == nil {
+			return exitcode.BadInputf("--net-home: %s runs on this machine, not in the cluster; its nodes are not reachable from pods (start it with net up --kubeconfig)", sc.Target.NetHome)
+		}
+		if k.NetJSON, err = os.ReadFile(filepath.Join(sc.Target.NetHome, testnet.NetFile)); err != nil {
+			return err
+		}
+	}
+	if len(args) == 1 {
+		b, err := os.ReadFile(args[0])
+		if err != nil {
+			return exitcode.BadInputf("%v", err)
+		}
+		k.Scenario = b
+	}
+	out := sc.Out
+	if out == "" {
+		out = runner.DefaultOut()
+	}
+	if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil {
+		return exitcode.BadInputf("out: %s already holds a run (result.json); expected a new directory", out)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return exitcode.BadInputf("out: %v", err)
+	}
+	k.Out = out
+	release, err := lockSenders(sc)
+	if err != nil {
+		return err
+	}
+	defer release()
+	child, err := childArgs(cmd.Flags(), nil)
+	if err != nil {
+		return exitcode.BadInputf("%v", err)
+	}
+	k.Args = child
+	coord, err := segment.NewCoordinator(listen, f.segments)
+	if err != nil {
+		return exitcode.BadInputf("--coordinator-addr: %v", err)
+	}
+	coord.Out = out
+	defer coord.Close()
+	k.Coordinator = coord.URL()
+	fmt.Fprintf(os.Stderr, "spreading the load over %d segments on Kubernetes; coordinator %s\n", f.segments, coord.URL())
+	dirs, infos, errs := k.Run(cmd.Context())
+	var failed []string
+	for i, e := range errs {
+		if e != nil {
+			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
+		}
+	}
+	return finishSegments(cmd, out, dirs, infos, sc, failed)
 }

@@ -244,7 +244,8 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.checkNodes(); err != nil {
 		return err
 	}
-	if sys.Net != nil && sc.Workload.Kind != "raw" {
+	// A segment's senders are locked by the controller, for all segments.
+	if sys.Net != nil && sc.Workload.Kind != "raw" && sc.Load.Segment == nil {
 		lk, err := testnet.LockSenders(sys.Net.Home, sc.Workload.SendersOffset, sc.Workload.Senders)
 		if err != nil {
 			return exitcode.Wrap(exitcode.BadInput, err)

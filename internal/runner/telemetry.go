@@ -22,10 +22,12 @@ func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 			if role == "" {
 				role = "validator"
 			}
-			proc := telemetry.NewProcess(nd.Name, role, nd.PID, true)
-			name := nd.Name
-			proc.PIDOf = func() int { return r.pidOf(name, proc.PID) }
-			srcs = append(srcs, proc)
+			if nd.Pod == "" { // a pod's process is not on this machine: its metrics say the rest
+				proc := telemetry.NewProcess(nd.Name, role, nd.PID, true)
+				name := nd.Name
+				proc.PIDOf = func() int { return r.pidOf(name, proc.PID) }
+				srcs = append(srcs, proc)
+			}
 			if k.Info().CometBFTMetrics && nd.Metrics != "" {
 				srcs = append(srcs, telemetry.NewPrometheus([]string{nd.Metrics}, telemetry.CometBFT(nd.Name, false)))
 			}

@@ -36,6 +36,9 @@ type Coordinator struct {
 	go_   chan struct{} // closed when every segment is ready
 	abort chan struct{} // closed when the run is given up
 	once  sync.Once
+	// Out, when set, takes the files segments stream (segments that run
+	// where the controller cannot read their disk): Out/segments/I/...
+	Out string
 }
 
 // NewCoordinator listens on addr (host:port; 127.0.0.1:0 for local
@@ -51,6 +54,7 @@ func NewCoordinator(addr string, n int) (*Coordinator, error) {
 		writeJSON(w, map[string]int64{"now": time.Now().UnixNano()})
 	})
 	mux.HandleFunc("/ready", c.serveReady)
+	mux.HandleFunc("/file", c.serveFile)
 	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go c.srv.Serve(ln)
 	return c, nil
