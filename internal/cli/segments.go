@@ -213,27 +213,32 @@ func runSegments(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, 
 		return err
 	}
 	defer coord.Close()
+	fl, err := segment.StartFaults(ctx, sc.Faults, sc.Target.NetHome, coord)
+	if err != nil {
+		return exitcode.Wrap(exitcode.BadInput, err)
+	}
 	bin, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "spreading the load over %d local segments; coordinator %s\n", f.segments, coord.URL())
 	dirs, infos, errs := segment.Local{Binary: bin, Args: child, Out: out, N: f.segments, Log: os.Stderr}.Run(ctx, coord.URL())
+	fl.Stop()
 	var failed []string
 	for i, e := range errs {
 		if e != nil && !isThresholdExit(e) {
 			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
 		}
 	}
-	return finishSegments(cmd, out, dirs, infos, sc, failed)
+	return finishSegments(cmd, out, dirs, infos, sc, failed, fl)
 }
 
 // finishSegments merges the segments' directories into out, prints the
 // summary and writes the report.
-func finishSegments(cmd *cobra.Command, out string, dirs []string, infos []report.SegmentInfo, sc scenario.Scenario, failed []string) error {
+func finishSegments(cmd *cobra.Command, out string, dirs []string, infos []report.SegmentInfo, sc scenario.Scenario, failed []string, fl *segment.Faults) error {
 	red := sc
 	red.Workload.GenesisSeed, red.Workload.WalletSeed, red.Network.Seed = "", "", ""
-	res, err := segment.Merge(out, dirs, red, sc.Thresholds, infos)
+	res, err := segment.Merge(out, dirs, red, sc.Thresholds, infos, fl)
 	if err != nil {
 		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("merging the segments: %v (their own results are in %s)", err, filepath.Join(out, "segments")))
 	}
@@ -357,13 +362,18 @@ func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenar
 	coord.Out = out
 	defer coord.Close()
 	k.Coordinator = coord.URL()
+	fl, err := segment.StartFaults(cmd.Context(), sc.Faults, sc.Target.NetHome, coord)
+	if err != nil {
+		return exitcode.Wrap(exitcode.BadInput, err)
+	}
 	fmt.Fprintf(os.Stderr, "spreading the load over %d segments on Kubernetes; coordinator %s\n", f.segments, coord.URL())
 	dirs, infos, errs := k.Run(cmd.Context())
+	fl.Stop()
 	var failed []string
 	for i, e := range errs {
 		if e != nil {
 			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
 		}
 	}
-	return finishSegments(cmd, out, dirs, infos, sc, failed)
+	return finishSegments(cmd, out, dirs, infos, sc, failed, fl)
 }

@@ -27,6 +27,9 @@ func Check(faults []scenario.Fault, n *testnet.Net) error {
 		return exitcode.BadInputf("faults: need a local network (--net-home, or one tpslab starts), not remote endpoints")
 	}
 	for i, f := range faults {
+		if n.Kubernetes != nil && f.Action != "crash" {
+			return exitcode.BadInputf("faults[%d]: %s on a network on Kubernetes, expected crash (its pod is deleted; pause, links and partitions need the nodes' processes and links on this machine)", i, f.Action)
+		}
 		for _, name := range f.Nodes() {
 			if _, ok := n.NodeIndex(name); !ok {
 				return exitcode.BadInputf("faults[%d].target: %q is not a node of the network, expected one of %s", i, name, strings.Join(n.NodeNames(), ", "))
@@ -246,7 +249,7 @@ func (s *Schedule) do(f scenario.Fault) (undo func() error, detail string, err e
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return n.Restart(i, "")
-		}, "SIGKILL", nil
+		}, killedBy(n), nil
 	case "pause":
 		i, _ := n.NodeIndex(f.Target)
 		if err := n.Pause(i); err != nil {
@@ -301,4 +304,12 @@ func (s *Schedule) do(f scenario.Fault) (undo func() error, detail string, err e
 		}, fmt.Sprintf("%s on %d links", f.Value, len(touched)), nil
 	}
 	return nil, "", fmt.Errorf("unknown action %q", f.Action)
+}
+
+// killedBy says how a crash was done.
+func killedBy(n *testnet.Net) string {
+	if n.Kubernetes != nil {
+		return "pod deleted"
+	}
+	return "SIGKILL"
 }

@@ -151,7 +151,11 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 				r.event(time.Now(), "node_up", nd.Name, fmt.Sprintf("running again (pid %d)", nd.PID))
 				continue
 			}
-			r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s", nd.PID, nd.Log))
+			if nd.Pod != "" {
+				r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("its RPC no longer answers (%s)", nd.Log))
+			} else {
+				r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s", nd.PID, nd.Log))
+			}
 			if p, ok := r.conn.Target.(sut.Pooled); ok {
 				for j, u := range p.Pool().URLs {
 					if u == nd.RPC || u == nd.ClientRPC || u == nd.EthRPC {

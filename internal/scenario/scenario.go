@@ -246,7 +246,7 @@ func (sg *Segment) Share() float64 {
 // ForSegment makes sc the part of its load that generator i of n sends:
 // every n-th arrival (open model) or its share of the users (closed), from
 // its own contiguous range of the senders, so no two segments send from the
-// same account. Faults are done by segment 0 alone, and thresholds are
+// same account. Faults are done by the controller, and thresholds are
 // checked on the merged result, not on a part.
 func (sc *Scenario) ForSegment(i, n int) error {
 	w := &sc.Workload
@@ -266,9 +266,7 @@ func (sc *Scenario) ForSegment(i, n int) error {
 		ulo, uhi := part(sc.Load.Users, i, n)
 		sc.Load.Users = uhi - ulo
 	}
-	if i > 0 {
-		sc.Faults = nil
-	}
+	sc.Faults = nil // the controller does them, once, on the agreed clock
 	sc.Thresholds = nil
 	sc.Load.Segment = &Segment{Index: i, Count: n}
 	return nil

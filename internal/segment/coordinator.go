@@ -175,3 +175,15 @@ func (cl *Client) get(ctx context.Context, path string, v any) error {
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
 }
+
+// Wait returns the agreed start once every segment is ready.
+func (c *Coordinator) Wait(ctx context.Context) (time.Time, error) {
+	select {
+	case <-c.go_:
+		return c.Start(), nil
+	case <-c.abort:
+		return time.Time{}, errors.New("given up")
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}

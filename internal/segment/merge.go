@@ -121,7 +121,7 @@ func readPart(dir string) (*part, error) {
 // segments saw, appear once with the payments of every segment in them.
 // Figures about the system (its blocks, telemetry, faults, stalls) are
 // segment 0's, which read the same chain. sc is the scenario as a whole.
-func Merge(out string, dirs []string, sc any, thresholds []string, infos []report.SegmentInfo) (*report.Result, error) {
+func Merge(out string, dirs []string, sc any, thresholds []string, infos []report.SegmentInfo, faults *Faults) (*report.Result, error) {
 	parts := make([]*part, len(dirs))
 	for i, d := range dirs {
 		p, err := readPart(d)
@@ -164,6 +164,9 @@ func Merge(out string, dirs []string, sc any, thresholds []string, infos []repor
 	res.Events = p0.Events
 	res.Endpoints = mergeEndpoints(parts)
 	res.Notes = mergeNotes(parts)
+	if faults != nil {
+		faults.apply(res)
+	}
 	for i, p := range parts {
 		in := report.SegmentInfo{Index: i, Count: len(parts)}
 		if p.res.Segment != nil {
