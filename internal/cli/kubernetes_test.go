@@ -1,0 +1,131 @@
+package cli_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tpslab/tpslab/internal/cluster"
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/testbin"
+	"github.com/tpslab/tpslab/internal/testnet"
+)
+
+// On a real local Kubernetes of 2 kubelets: 4 validators as pods spread over
+// both nodes, a load of 2 segments as an Indexed Job whose merged committed
+// count is the blocks' own, read from a validator pod, a validator pod
+// deleted mid-run (a crash the run survives and reports), net check, and
+// net down and cluster down that leave nothing behind.
+func TestLoadAndNetworkOnKubernetes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts a Kubernetes cluster")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a local cluster needs root (containerd, kubelets, network namespaces)")
+	}
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	home, netHome, out := filepath.Join(dir, "cluster"), filepath.Join(dir, "net"), filepath.Join(dir, "run")
+	tpslab := func(timeout time.Duration, args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		b, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, b)
+		}
+		return string(b)
+	}
+	start := time.Now()
+	t.Log(tpslab(40*time.Minute, "cluster", "up", "--home", home, "--nodes", "2"))
+	t.Logf("cluster up took %s", time.Since(start).Round(time.Second))
+	st, err := cluster.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	downCluster := func() {
+		if b, err := exec.Command(bin, "cluster", "down", "--home", home).CombinedOutput(); err != nil {
+			t.Errorf("cluster down: %v\n%s", err, b)
+		}
+	}
+	defer func() {
+		if _, err := cluster.Load(home); err == nil {
+			downCluster()
+		}
+	}()
+	kubeconfig := filepath.Join(home, "kubeconfig")
+	tpslab(5*time.Minute, "net", "up", "--home", netHome, "--kubeconfig", kubeconfig, "--validators", "4")
+	n, err := testnet.Load(netHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cluster.Client(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: "tpslab/net=" + n.Kubernetes.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := map[string]int{}
+	for _, p := range pods.Items {
+		on[p.Spec.NodeName]++
+	}
+	if len(pods.Items) != 4 || on["node1"] != 2 || on["node2"] != 2 {
+		t.Fatalf("validator pods %d, by node %v; expected 4, spread over node1 and node2", len(pods.Items), on)
+	}
+
+	tpslab(10*time.Minute, "run", "--kubeconfig", kubeconfig, "--segments", "2", "--net-home", netHome, "--rate", "200",
+		"--duration", "16s", "--warmup", "3s", "--fault", "6s:crash:node3:5s", "--out", out)
+	r, err := report.ReadResult(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary
+	measuretest.Identities(t, s.Counts)
+	if r.EndedBecause != "completed" || len(r.Segments) != 2 || s.Committed < 2000 {
+		t.Fatalf("ended %q, segments %+v, committed %d", r.EndedBecause, r.Segments, s.Committed)
+	}
+	for i, sg := range r.Segments {
+		if !strings.HasPrefix(sg.Where, "pod tpslab-run-") || sg.Committed == 0 {
+			t.Errorf("segment %d: %+v, expected a pod of the Job that committed payments", i, sg)
+		}
+	}
+	if got := codeZeroTxs(t, n.Nodes[0].RPC, r.Chain.FirstHeight, r.Chain.LastHeight); got != s.Committed {
+		t.Errorf("merged committed %d; validator pod node0 holds %d in blocks %d..%d", s.Committed, got, r.Chain.FirstHeight, r.Chain.LastHeight)
+	}
+	var down, crash bool
+	for _, e := range r.Events {
+		down = down || e.Kind == "node_down" && e.Target == "node3"
+		crash = crash || e.Kind == "fault" && strings.Contains(e.Detail, "pod deleted")
+	}
+	if !down || !crash || len(s.Faults) != 1 || s.Faults[0].BeforeTPS <= 0 {
+		t.Errorf("events %+v, faults %+v: expected node3's pod deleted, seen down, and measured", r.Events, s.Faults)
+	}
+	if s.Lost != 0 {
+		t.Errorf("%d payments lost", s.Lost)
+	}
+
+	n, _ = testnet.Load(netHome) // node3 is a new pod now
+	_ = n.WaitForBlocks(context.Background(), r.Chain.LastHeight+2, time.Minute)
+	tpslab(3*time.Minute, "net", "check", "--home", netHome)
+	tpslab(3*time.Minute, "net", "down", "--home", netHome)
+	left, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(left.Items) != 0 {
+		t.Errorf("after net down: %d pods (%v)", len(left.Items), err)
+	}
+	downCluster()
+	if l := st.Leftovers(); len(l) > 0 {
+		t.Errorf("cluster down left %v", l)
+	}
+	if b, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(b), "tpslab-"+st.ID) {
+		t.Errorf("network namespaces left: %s", b)
+	}
+}
