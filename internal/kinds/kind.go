@@ -39,6 +39,8 @@ type Info struct {
 	Links bool
 	// Faults: its local networks take scheduled faults (crash, partition, ...).
 	Faults bool
+	// Kubernetes: `net up --kubeconfig` starts its networks as pods.
+	Kubernetes bool
 	// CometBFTMetrics: its nodes serve CometBFT's Prometheus page, read as
 	// node telemetry.
 	CometBFTMetrics bool

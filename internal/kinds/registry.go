@@ -138,8 +138,8 @@ func (r *Registry) Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 	if !k.Info().Links && (o.Topology != "" || o.RPCNodes > 0 || o.ClientLinks) {
 		return nil, exitcode.BadInputf("--topology and --rpc-nodes: for --kind %s only (not %s)", strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().Links }), ", "), o.Kind)
 	}
-	if o.Kube != nil && o.Kind != "builtin" {
-		return nil, exitcode.BadInputf("--kubeconfig: networks on Kubernetes are of the built-in ledger (--kind builtin), not %s", o.Kind)
+	if o.Kube != nil && !k.Info().Kubernetes {
+		return nil, exitcode.BadInputf("--kubeconfig: networks on Kubernetes are of kind %s, not %s", strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().Kubernetes }), ", "), o.Kind)
 	}
 	return nw.Up(ctx, o.withLog())
 }
