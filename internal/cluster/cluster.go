@@ -85,6 +85,10 @@ type State struct {
 	UpSeconds  float64   `json:"up_seconds"`
 	BuildSecs  float64   `json:"build_seconds"`
 	Kubernetes string    `json:"kubernetes"`
+	// NetnsBefore are the network namespaces there were before: a pod's
+	// (cni-*) made after, and left by a sandbox not yet collected when the
+	// cluster stopped, is the cluster's to remove.
+	NetnsBefore []string `json:"netns_before"`
 }
 
 // HostIP is this machine's address on the nodes' network: where the API
@@ -196,6 +200,7 @@ func Up(ctx context.Context, o Options) (st *State, err error) {
 		}
 		st.Nodes = append(st.Nodes, n)
 	}
+	st.NetnsBefore = podNetns()
 	if err := st.save(); err != nil {
 		return st, err
 	}

@@ -44,6 +44,13 @@ func (s *State) Down(log io.Writer) error {
 		}
 	}
 	s.removeCgroups()
+	for _, ns := range s.podNetnsLeft() {
+		p := "/run/netns/" + ns
+		syscall.Unmount(p, syscall.MNT_DETACH)
+		if err := os.Remove(p); err != nil {
+			problems = append(problems, fmt.Sprintf("pod network namespace %s: %v", ns, err))
+		}
+	}
 	for _, n := range s.Nodes {
 		if n.NetNS != "" {
 			if _, err := os.Stat("/run/netns/" + n.NetNS); err == nil {
@@ -235,6 +242,9 @@ func (s *State) Leftovers() []string {
 	if linkExists(s.Bridge) {
 		out = append(out, "link "+s.Bridge)
 	}
+	for _, ns := range s.podNetnsLeft() {
+		out = append(out, "netns "+ns)
+	}
 	if b, err := exec.Command("ip", "route").Output(); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(l, podNet+".") || strings.HasPrefix(l, nodeNet+".") {
@@ -250,6 +260,35 @@ func (s *State) Leftovers() []string {
 			if _, err := os.Stat(filepath.Join(r, n.Cgroup)); err == nil {
 				out = append(out, "cgroup "+filepath.Join(r, n.Cgroup))
 			}
+		}
+	}
+	return out
+}
+
+// podNetns are the pod network namespaces (cni-*) there are.
+func podNetns() []string {
+	entries, _ := os.ReadDir("/run/netns")
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "cni-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// podNetnsLeft are the pod network namespaces made since the cluster
+// started.
+func (s *State) podNetnsLeft() []string {
+	before := map[string]bool{}
+	for _, n := range s.NetnsBefore {
+		before[n] = true
+	}
+	var out []string
+	for _, n := range podNetns() {
+		st, err := os.Stat("/run/netns/" + n)
+		if err == nil && !before[n] && !st.ModTime().Before(s.Started.Add(-time.Second)) {
+			out = append(out, n)
 		}
 	}
 	return out
