@@ -88,4 +88,3 @@ func run(out, ref, entry string, files []string) error {
 	}
 	return tarball.WriteToFile(out, tag, img)
 }
-
