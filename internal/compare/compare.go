@@ -102,7 +102,7 @@ func metrics(base, other Set) []report.Def {
 	}
 	fixed := len(report.Defs(nil))
 	var out, tel []report.Def
-	for i, d := range report.Defs(base.Runs[0].Telemetry) {
+	for i, d := range append(report.Defs(base.Runs[0].Telemetry), report.KindDefs(&base.Runs[0].Summary)...) {
 		switch {
 		case i < headline:
 			out = append(out, d)

@@ -20,7 +20,7 @@ func Paired(base, other Set, rows []Row) []Row {
 		return rows
 	}
 	defs := map[string]report.Def{}
-	for _, d := range report.Defs(base.Runs[0].Telemetry) {
+	for _, d := range append(report.Defs(base.Runs[0].Telemetry), report.KindDefs(&base.Runs[0].Summary)...) {
 		defs[d.Title()] = d
 	}
 	out := append([]Row(nil), rows...)

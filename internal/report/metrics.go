@@ -188,10 +188,61 @@ func Lookup(name string) (Def, bool) {
 			return d, true
 		}
 	}
+	if m := byKind.FindStringSubmatch(name); m != nil {
+		return kindDef(m[1], m[2]), true
+	}
 	if !dotted.MatchString(name) {
 		return Def{}, false
 	}
 	return telemetryDef(telemetry.Metric{Name: name}, name), true
+}
+
+// byKind names one payment kind's figure: committed_tps{kind=multi_send}.
+var byKind = regexp.MustCompile(`^(committed_tps|committed|sent|committed_failed)\{kind=([a-z0-9_]+)\}$`)
+
+// kindDef is figure of payment kind k over the steady window.
+func kindDef(figure, k string) Def {
+	name := figure + "{kind=" + k + "}"
+	pick := func(f KindFigures) float64 {
+		switch figure {
+		case "committed_tps":
+			return f.CommittedTPS
+		case "committed":
+			return float64(f.Committed)
+		case "sent":
+			return float64(f.Sent)
+		}
+		return float64(f.Failed)
+	}
+	d := Def{Name: name, Unit: "1/s", Better: "higher", Compare: figure == "committed_tps",
+		Help: "payments of kind " + k + " in the mix (workload.mix), over the steady window",
+		Run:  func(s *Summary) (float64, bool) { f, ok := s.ByKind[k]; return pick(f), ok }}
+	switch figure {
+	case "committed_tps":
+		d.Second = func(sec *Second, _ *Summary) (float64, bool) {
+			v, ok := sec.CommittedByKind[k]
+			return float64(v), ok && sec.Phase == "steady"
+		}
+	case "committed_failed":
+		d.Unit, d.Better = "", "lower"
+	default:
+		d.Unit = ""
+	}
+	return d
+}
+
+// KindDefs are the per-kind figures of the kinds a summary has.
+func KindDefs(s *Summary) []Def {
+	var ks []string
+	for k := range s.ByKind {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	var out []Def
+	for _, k := range ks {
+		out = append(out, kindDef("committed_tps", k))
+	}
+	return out
 }
 
 // Defs are the fixed metrics and, for runs whose telemetry metrics are

@@ -57,6 +57,19 @@ type Summary struct {
 	Links []LinkStat `json:"links,omitempty"`
 	// NetCheck is `net check` run after a run with faults.
 	NetCheck *NetCheck `json:"net_check,omitempty"`
+	// ByKind are the steady window's figures of each payment kind of a mix
+	// (workload.mix); thresholds and compare name them as
+	// committed_tps{kind=K}.
+	ByKind map[string]KindFigures `json:"by_kind,omitempty"`
+}
+
+// KindFigures are one payment kind's counts over the steady window, and its
+// committed rate (committed / the window's length).
+type KindFigures struct {
+	Sent         int64   `json:"sent"`
+	Committed    int64   `json:"committed"`
+	Failed       int64   `json:"committed_failed"`
+	CommittedTPS float64 `json:"committed_tps"`
 }
 
 // FaultEffect is one fault as it happened and what it did to the chain.

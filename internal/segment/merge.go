@@ -302,6 +302,7 @@ func mergeSummary(parts []*part, blocks []measure.BlockStat) report.Summary {
 	s.Counts = measure.Counts{}
 	s.OfferedTPS, s.SentTPS, s.AcceptedTPS, s.Lost = 0, 0, 0, 0
 	s.Steady.Committed = 0
+	s.ByKind = nil
 	s.Samples = map[string]string{}
 	s.Warnings = nil
 	g := report.Generator{Cores: s.Generator.Cores}
@@ -321,6 +322,14 @@ func mergeSummary(parts []*part, blocks []measure.BlockStat) report.Summary {
 		genUs += ps.Cost.GeneratorCPUus * float64(ps.Steady.Committed)
 		for k, v := range ps.Samples {
 			s.Samples[k] = v
+		}
+		for k, f := range ps.ByKind {
+			if s.ByKind == nil {
+				s.ByKind = map[string]report.KindFigures{}
+			}
+			m := s.ByKind[k]
+			m.Sent, m.Committed, m.Failed, m.CommittedTPS = m.Sent+f.Sent, m.Committed+f.Committed, m.Failed+f.Failed, m.CommittedTPS+f.CommittedTPS
+			s.ByKind[k] = m
 		}
 		for _, w := range ps.Warnings {
 			s.Warnings = appendOnce(s.Warnings, w, i)

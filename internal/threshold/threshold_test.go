@@ -74,3 +74,38 @@ func TestThresholdsOnCostAndTelemetry(t *testing.T) {
 		t.Errorf("a name that is neither: %v", err)
 	}
 }
+
+// A threshold names one payment kind of a mix: its figures over the steady
+// window; a kind the run did not send is not measured, and a bad name is
+// refused.
+func TestThresholdsByKind(t *testing.T) {
+	s := &report.Summary{ByKind: map[string]report.KindFigures{
+		"send":       {Sent: 700, Committed: 690, CommittedTPS: 69},
+		"multi_send": {Sent: 200, Committed: 150, Failed: 50, CommittedTPS: 15},
+	}}
+	for expr, want := range map[string]bool{
+		"committed_tps{kind=send}>=60":          true,
+		"committed_tps{kind=multi_send}>=20":    false,
+		"committed_failed{kind=multi_send}==50": true,
+		"sent{kind=send}<701":                   true,
+		"committed{kind=multi_send} >= 151":     false,
+	} {
+		th, err := Parse(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if o := th.Check(s); o.OK != want || o.Note != "" {
+			t.Errorf("%s: %+v, want ok=%v", expr, o, want)
+		}
+	}
+	th, err := Parse("committed_tps{kind=erc20}>=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := th.Check(s); o.OK || o.Note == "" {
+		t.Errorf("a kind not sent: %+v, want not measured", o)
+	}
+	if _, err := Parse("committed_tps{kind=}>=1"); err == nil {
+		t.Error("an empty kind was taken")
+	}
+}

@@ -222,11 +222,17 @@ func TestMixOnTpsd(t *testing.T) {
 	sc := bankScenario(t, n.Home, "rpc", "presigned")
 	sc.Workload.Mix = []scenario.MixEntry{{Kind: "send", Weight: 7}, {Kind: "multi_send", Weight: 2, Outputs: 5}}
 	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature", "stale_sequence"}}
+	sc.Thresholds = []string{"committed_tps{kind=multi_send}>0", "committed_tps{kind=send}>0"}
 	res, err := run(t, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := res.Summary
+	// Thresholds name a kind: its steady figures, a part of the whole.
+	if len(res.Thresholds) != 2 || !res.Thresholds[0].OK || !res.Thresholds[1].OK ||
+		s.ByKind["send"].CommittedTPS+s.ByKind["multi_send"].CommittedTPS > float64(s.Steady.Committed)/s.Steady.DurationS+1e-9 {
+		t.Errorf("thresholds %+v, by kind %+v, steady committed %d over %g s", res.Thresholds, s.ByKind, s.Steady.Committed, s.Steady.DurationS)
+	}
 	t.Logf("verdict %s; sent by kind %v, committed by kind %v, invalid %v / %v", res.Verdict(), s.SentByKind, s.CommittedByKind, s.InvalidSent, s.InvalidRefused)
 	ours := senders(n, sc.Workload.Senders)
 	cl := &cometbft.Client{URL: n.Nodes[0].RPC, HTTP: http.DefaultClient}
