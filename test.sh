@@ -30,4 +30,4 @@ if [ -n "$gofmt_out" ]; then echo "gofmt needed: $gofmt_out"; exit 1; fi
 go vet ./...
 (cd chains/cosmos && go vet ./...)
 (cd chains/cosmosevm && go vet ./...)
-go test -p 1 -count=1 -timeout 25m ./... "$@"
+go test -p 1 -count=1 -timeout 45m ./... "$@"
