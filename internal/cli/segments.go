@@ -250,6 +250,8 @@ func finishSegments(cmd *cobra.Command, out string, dirs []string, infos []repor
 	fmt.Fprintf(os.Stderr, "\nresult: %s (merged from %d segments)\n", filepath.Join(out, "result.json"), len(dirs))
 	if path, herr := campaign.WriteReport(out); herr == nil {
 		fmt.Fprintf(os.Stderr, "report: %s\n", path)
+	} else {
+		fmt.Fprintf(os.Stderr, "report: %v\n", herr)
 	}
 	if len(failed) > 0 {
 		return exitcode.Wrap(exitcode.TargetFailed, errors.New(strings.Join(failed, "; ")))

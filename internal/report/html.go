@@ -30,6 +30,7 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 	"pct":   func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
 	"f1":    func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"deref": func(f *float64) float64 { return *f }, // lt takes no pointer
 	"keys":  sortedKeys,
 	"human": human,
 }).Parse(reportTmpl))

@@ -87,3 +87,20 @@ func FuzzParseResult(f *testing.F) {
 		}
 	})
 }
+
+// A fault's effect with a first block and a catch-up time (pointers in the
+// result) renders: the template compares their values.
+func TestHTMLRendersFaultEffects(t *testing.T) {
+	first, caught, none := 1.5, 4.2, -1.0
+	for _, fb := range []*float64{&first, &none, nil} {
+		r := &Result{SchemaVersion: SchemaVersion, Status: "complete", StartedAt: time.Now(),
+			Summary: Summary{Faults: []FaultEffect{{Fault: "5s:crash:node3:4s", StartS: 5, EndS: 9, FirstBlockS: fb, CaughtUpS: &caught}}}}
+		var b strings.Builder
+		if err := WriteHTML(&b, r); err != nil {
+			t.Fatalf("first block %v: %v", fb, err)
+		}
+		if !strings.Contains(b.String(), "5s:crash:node3:4s") || !strings.Contains(b.String(), "4.2") {
+			t.Errorf("first block %v: the fault's row is missing", fb)
+		}
+	}
+}

@@ -162,6 +162,16 @@ func PrintSummary(out io.Writer, r *Result) {
 		}
 		tw.Flush()
 	}
+	if len(r.Segments) > 0 {
+		fmt.Fprintln(out)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SEGMENT	WHERE	SENDERS	OFFERED	COMMITTED	P50 COMMIT (ms)	P99 COMMIT (ms)	CLOCK OFFSET BEFORE/AFTER (ms)	ENDED")
+		for _, g := range r.Segments {
+			fmt.Fprintf(tw, "%d/%d	%s	%s	%d	%d	%.1f	%.1f	%+.3f / %+.3f (rtt %.3f)	%s\n", g.Index, g.Count, g.Where, g.Senders,
+				g.Offered, g.Committed, g.CommitP50Ms, g.CommitP99Ms, g.OffsetBeforeMs, g.OffsetAfterMs, g.RTTMs, g.EndedBecause)
+		}
+		tw.Flush()
+	}
 	printFaults(out, r)
 	for _, t := range r.Thresholds {
 		verdict := "ok  "
