@@ -75,10 +75,10 @@ func rawSteady(t *testing.T, path string) []int64 {
 	return out
 }
 
-// quantile is the value at rank ceil(q*n) of sorted samples, as HdrHistogram
-// counts it.
+// quantile is the value at rank round(q*n) of sorted samples (at least 1),
+// as HdrHistogram counts it, in ms.
 func quantile(sorted []int64, q float64) float64 {
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	i := int(q*float64(len(sorted))+0.5) - 1
 	return float64(sorted[max(0, i)]) / 1000
 }
 
