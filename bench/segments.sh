@@ -18,7 +18,7 @@ mkdir -p "$bin"
 go build -o "$bin/tpslab-bench" ./cmd/tpslab
 work=$(mktemp -d)
 trap '"$bin/tpslab-bench" net down --home "$work/net" >/dev/null 2>&1 || true' EXIT
-"$bin/tpslab-bench" net up --home "$work/net" --validators "$VALIDATORS" >/dev/null
+"$bin/tpslab-bench" net up --home "$work/net" --validators "$VALIDATORS" >/dev/null 2>&1
 common=(--net-home "$work/net" --rate "$RATE" --duration "${DURATION}s" --warmup 5s --senders 2000)
 "$bin/tpslab-bench" run "${common[@]}" --out "$work/one" >/dev/null 2>&1
 "$bin/tpslab-bench" run "${common[@]}" --segments "$N" --out "$work/seg" >/dev/null 2>&1
