@@ -117,6 +117,32 @@ func TestLoadAndNetworkOnKubernetes(t *testing.T) {
 	_ = n.WaitForBlocks(context.Background(), r.Chain.LastHeight+2, time.Minute)
 	tpslab(3*time.Minute, "net", "check", "--home", netHome)
 	tpslab(3*time.Minute, "net", "down", "--home", netHome)
+
+	// The Cosmos SDK chain too: tpsd's validators as pods (tpsd built
+	// statically into an image), a load from this machine counted against
+	// a validator pod's blocks, and its audit.
+	sdkHome, sdkOut := filepath.Join(dir, "sdk"), filepath.Join(dir, "sdk-run")
+	tpslab(15*time.Minute, "net", "up", "--kind", "cosmos", "--home", sdkHome, "--kubeconfig", kubeconfig, "--validators", "2", "--accounts", "2000")
+	sn, err := testnet.Load(sdkHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sn.Kubernetes == nil || sn.Kubernetes.DaemonImage == "" || !strings.Contains(sn.Nodes[1].API, "10.244.") {
+		t.Fatalf("net.json: %+v, nodes %+v", sn.Kubernetes, sn.Nodes)
+	}
+	tpslab(5*time.Minute, "run", "--net-home", sdkHome, "--rate", "50", "--duration", "12s", "--warmup", "2s", "--out", sdkOut)
+	sr, err := report.ReadResult(sdkOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr.EndedBecause != "completed" || sr.Summary.Committed < 400 {
+		t.Errorf("tpsd on Kubernetes: ended %q, committed %d", sr.EndedBecause, sr.Summary.Committed)
+	}
+	if got := codeZeroTxs(t, sn.Nodes[1].RPC, sr.Chain.FirstHeight, sr.Chain.LastHeight); got != sr.Summary.Committed {
+		t.Errorf("tpsd: committed %d; validator pod node1 holds %d in blocks %d..%d", sr.Summary.Committed, got, sr.Chain.FirstHeight, sr.Chain.LastHeight)
+	}
+	tpslab(3*time.Minute, "net", "check", "--home", sdkHome)
+	tpslab(3*time.Minute, "net", "down", "--home", sdkHome)
 	left, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
 	if err != nil || len(left.Items) != 0 {
 		t.Errorf("after net down: %d pods (%v)", len(left.Items), err)

@@ -395,3 +395,19 @@ func loadNet(home string) (*testnet.Net, error) {
 	}
 	return n, nil
 }
+
+// unpackCmd is what a daemon's pod runs first: its home from the archive
+// in its Secret (tpslab's image holds the only program there is).
+func unpackCmd() *cobra.Command {
+	var from, to string
+	c := &cobra.Command{Use: "unpack --from HOME.tgz --to DIR", Short: "Unpack a node's home (a pod's first step on Kubernetes)", Args: cobra.NoArgs, Hidden: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from == "" || to == "" {
+				return exitcode.BadInputf("unpack: --from and --to are required")
+			}
+			return exitcode.Wrap(exitcode.TargetFailed, kubenet.Unpack(from, to))
+		}}
+	c.Flags().StringVar(&from, "from", "", "the archive (a gzipped tar)")
+	c.Flags().StringVar(&to, "to", "", "the home to create (left alone when it exists)")
+	return c
+}

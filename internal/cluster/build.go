@@ -111,3 +111,32 @@ func writeImages(p *programs, dir string) (tpslabImage string, tars []string, er
 	}
 	return tpslabImage, tars, nil
 }
+
+// LoadImage builds an image holding binary at entry (a static program) and
+// imports it into every node; it returns the image's name.
+func (s *State) LoadImage(repo, entry, binary string, log io.Writer) (string, error) {
+	ociimage, err := buildcache.GoBuildWith("ociimage", kubeModule, "./ociimage", nil, nil, log)
+	if err != nil {
+		return "", err
+	}
+	tag, err := Image(binary)
+	if err != nil {
+		return "", err
+	}
+	name := repo + ":" + strings.TrimPrefix(tag, imageRepo+":")
+	out := filepath.Join(s.Home, strings.NewReplacer("/", "_", ":", "_").Replace(name)+".tar")
+	if b, err := exec.Command(ociimage, "-o", out, "-name", name, "-entrypoint", entry, binary+":"+entry).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("image %s: %v: %s", name, err, b)
+	}
+	for _, n := range s.Nodes {
+		if b, err := exec.Command("ctr", "-a", n.Socket, "-n", "k8s.io", "images", "import", out).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("%s: importing %s: %v: %s", n.Name, name, err, b)
+		}
+	}
+	return name, nil
+}
+
+// StaticTpsd builds tpslab's SDK chain daemon statically, for an image.
+func StaticTpsd(log io.Writer) (string, error) {
+	return buildcache.GoBuildWith("tpsd-static", "chains/cosmos", "./cmd/tpsd", []string{"CGO_ENABLED=0"}, []string{"-ldflags=-s -w"}, log)
+}

@@ -132,6 +132,9 @@ type Kube struct {
 	Name       string `json:"name"` // its pods' and secrets' prefix and label
 	CPU        string `json:"cpu,omitempty"`
 	Memory     string `json:"memory,omitempty"`
+	// DaemonImage is the image of an SDK daemon (a Cosmos network): its
+	// pods unpack their home with tpslab's image, then run it.
+	DaemonImage string `json:"daemon_image,omitempty"`
 }
 
 // PodDriver does to the pods of a network on Kubernetes what signals do to

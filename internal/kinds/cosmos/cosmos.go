@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/testnet/kubenet"
+
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -29,7 +31,7 @@ type Kind struct{}
 // Info: its nodes are CometBFT nodes, with CometBFT's metrics page.
 func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "cosmos", About: "a Cosmos SDK chain: tpslab's tpsd, your daemon (--binary gaiad), or endpoints; bank sends over RPC, REST or gRPC",
-		CometBFTMetrics: true}
+		CometBFTMetrics: true, Kubernetes: true}
 }
 
 // Validate: rest and grpc need their endpoints when endpoints are given.
@@ -70,6 +72,9 @@ func UpSDK(ctx context.Context, o kinds.NetOptions, chainID string, build func(i
 	if o.ChainID == "" {
 		o.ChainID = chainID
 	}
+	if o.Kube != nil && (o.Binary != "" || evm) {
+		return nil, exitcode.BadInputf("--kubeconfig: on Kubernetes tpslab runs its own tpsd (built statically into an image), not %s", what+" "+o.Binary)
+	}
 	bin := o.Binary
 	if bin == "" {
 		var err error
@@ -82,6 +87,15 @@ func UpSDK(ctx context.Context, o kinds.NetOptions, chainID string, build func(i
 		EVM: evm, Economics: o.Economics}
 	if err := so.Validate(); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	if o.Kube != nil {
+		k := *o.Kube
+		k.Log = o.Log
+		n, err := kubenet.UpCosmos(ctx, so, k, "")
+		if err != nil && strings.HasPrefix(err.Error(), "--") {
+			return nil, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		return n, err
 	}
 	fmt.Fprintf(o.Log, "starting %d validators of %s in %s\nsettings: %s\n", o.Validators, bin, o.Home, o.Settings)
 	return sdknet.Up(ctx, so)

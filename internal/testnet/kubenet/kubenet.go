@@ -28,6 +28,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/cluster"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 )
 
 func init() { testnet.Pods = driver{} }
@@ -104,6 +105,14 @@ func Up(ctx context.Context, to testnet.Options, k Options) (*testnet.Net, error
 	n.Kubernetes = &testnet.Kube{Kubeconfig: k.Kubeconfig, Namespace: k.Namespace, Image: k.Image,
 		Name: "tpslab-" + hex.EncodeToString(sum[:])[:8], CPU: k.CPU, Memory: k.Memory}
 	n.Started = time.Now().UTC()
+	fmt.Fprintf(k.Log, "starting %d validators of the built-in ledger as pods %s-node* in namespace %s (image %s)\n",
+		len(n.Nodes), n.Kubernetes.Name, k.Namespace, k.Image)
+	return startPods(ctx, n, k)
+}
+
+// startPods starts every node's pod in turn and waits for blocks; a
+// failure removes what was made.
+func startPods(ctx context.Context, n *testnet.Net, k Options) (*testnet.Net, error) {
 	cs, err := cluster.Client(k.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -111,8 +120,6 @@ func Up(ctx context.Context, to testnet.Options, k Options) (*testnet.Net, error
 	if err := ensureNamespace(ctx, cs, k.Namespace); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(k.Log, "starting %d validators of the built-in ledger as pods %s-node* in namespace %s (image %s)\n",
-		len(n.Nodes), n.Kubernetes.Name, k.Namespace, k.Image)
 	ok := false
 	defer func() {
 		if !ok {
@@ -159,6 +166,17 @@ func labels(n *testnet.Net, i int) map[string]string {
 func putSecret(ctx context.Context, cs *kubernetes.Clientset, n *testnet.Net, i int) error {
 	nd := n.Nodes[i]
 	data := map[string][]byte{}
+	if n.Kubernetes.DaemonImage != "" {
+		b, err := homeArchive(nd.Home)
+		if err != nil {
+			return err
+		}
+		if len(b) > maxSecret {
+			return fmt.Errorf("--accounts: %s's home is %.1f MB compressed (its genesis holds the test wallets), and a Secret holds at most 1 MiB: expected fewer accounts", nd.Name, float64(len(b))/1e6)
+		}
+		data["home.tgz"] = b
+		return createSecret(ctx, cs, n, i, data)
+	}
 	for _, f := range []string{"config/config.toml", "config/genesis.json", "config/node_key.json", "config/priv_validator_key.json", "data/priv_validator_state.json"} {
 		b, err := os.ReadFile(filepath.Join(nd.Home, f))
 		if err != nil {
@@ -166,6 +184,10 @@ func putSecret(ctx context.Context, cs *kubernetes.Clientset, n *testnet.Net, i 
 		}
 		data[filepath.Base(f)] = b
 	}
+	return createSecret(ctx, cs, n, i, data)
+}
+
+func createSecret(ctx context.Context, cs *kubernetes.Clientset, n *testnet.Net, i int, data map[string][]byte) error {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: podName(n, i), Labels: labels(n, i)}, Data: data}
 	_, err := cs.CoreV1().Secrets(n.Kubernetes.Namespace).Create(ctx, sec, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -219,8 +241,17 @@ func startPod(ctx context.Context, cs *kubernetes.Clientset, n *testnet.Net, i i
 				WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tpslab/net": k.Name}}}},
 		},
 	}
-	if strings.HasPrefix(k.Image, "tpslab.local/") {
-		pod.Spec.Containers[0].ImagePullPolicy = corev1.PullNever // loaded into each node, no registry
+	if k.DaemonImage != "" {
+		// The daemon's home is unpacked by tpslab first; then the daemon runs.
+		pod.Spec.InitContainers = []corev1.Container{{Name: "home", Image: k.Image, ImagePullPolicy: pullPolicy(k.Image),
+			Args:         []string{"unpack", "--from", "/secret/home.tgz", "--to", "/data/home"},
+			VolumeMounts: pod.Spec.Containers[0].VolumeMounts}}
+		c := &pod.Spec.Containers[0]
+		c.Image, c.Args = k.DaemonImage, []string{"start", "--home", "/data/home", "--p2p.persistent_peers=" + strings.Join(peers, ",")}
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: "api", ContainerPort: int32(sdknet.PodPorts[2])}, corev1.ContainerPort{Name: "grpc", ContainerPort: int32(sdknet.PodPorts[3])})
+	}
+	for i := range pod.Spec.Containers {
+		pod.Spec.Containers[i].ImagePullPolicy = pullPolicy(pod.Spec.Containers[i].Image)
 	}
 	pods := cs.CoreV1().Pods(k.Namespace)
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -239,6 +270,11 @@ func startPod(ctx context.Context, cs *kubernetes.Clientset, n *testnet.Net, i i
 			nd.Pprof = fmt.Sprintf("%s:%d", ip, testnet.PodPprof)
 			nd.Log = fmt.Sprintf("pod %s/%s on %s (its log: the pod's)", k.Namespace, pod.Name, p.Spec.NodeName)
 			nd.Command = append([]string{"/tpslab"}, args...)
+			if k.DaemonImage != "" {
+				nd.API = fmt.Sprintf("http://%s:%d", ip, sdknet.PodPorts[2])
+				nd.GRPC = fmt.Sprintf("%s:%d", ip, sdknet.PodPorts[3])
+				nd.Command = append([]string{k.DaemonImage}, pod.Spec.Containers[0].Args...)
+			}
 			return nil
 		}
 		if err == nil && p.Status.Phase == corev1.PodFailed {
@@ -373,4 +409,17 @@ func (driver) Down(n *testnet.Net) error {
 		time.Sleep(300 * time.Millisecond)
 	}
 	return fmt.Errorf("net down: pods of %s still there after 2 min", k.Name)
+}
+
+// maxSecret is what a Secret's data may hold, with room for its metadata
+// (the API server takes 1 MiB, etcd 1.5 MiB per request).
+const maxSecret = 1000 << 10
+
+// pullPolicy: images tpslab loaded into the local cluster's nodes are
+// never pulled (there is no registry).
+func pullPolicy(image string) corev1.PullPolicy {
+	if strings.HasPrefix(image, "tpslab.local/") {
+		return corev1.PullNever
+	}
+	return corev1.PullIfNotPresent
 }

@@ -55,7 +55,13 @@ type Options struct {
 	EVM bool
 	// Economics are applied where the daemon's genesis has the modules.
 	Economics testnet.Economics
+	// PodPorts: every node listens on all its addresses at the standard
+	// ports, as a pod of its own does (Generate, for Kubernetes).
+	PodPorts bool
 }
+
+// PodPorts of an SDK node in a pod: RPC, P2P, REST, gRPC, metrics, pprof.
+var PodPorts = []int{26657, 26656, 1317, 9090, 26660, 6060, 26658}
 
 // Validate checks the options before anything is created.
 func (o Options) Validate() error {
@@ -92,11 +98,44 @@ const validatorStake = 1_000_000_000_000 // bonded by each validator's gentx
 
 // Up creates and starts a network, then waits until every node commits.
 func Up(ctx context.Context, o Options) (*testnet.Net, error) {
+	n, err := Generate(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.StartAll(); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	if err := n.Save(); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	wait := o.Wait
+	if wait == 0 {
+		wait = 90 * time.Second
+	}
+	if err := n.WaitForBlocks(ctx, 2, wait); err != nil {
+		_ = n.Down()
+		return nil, err
+	}
+	return n, nil
+}
+
+// Generate makes every node's home (keys, genesis with the validators and
+// test wallets, configuration) without starting anything.
+func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	if o.Bind == "" {
 		o.Bind = "127.0.0.1"
+	}
+	gentxIP := o.Bind
+	if o.PodPorts {
+		if o.EVM {
+			return nil, errors.New("--kubeconfig: the Cosmos EVM chain does not run on Kubernetes yet")
+		}
+		o.Bind, gentxIP = "0.0.0.0", "127.0.0.1" // peers are given at start, by pod address
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -119,8 +158,12 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		n.EVM = &testnet.EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: strconv.FormatUint(o.Balance, 10)}
 		per = 11 // and the JSON-RPC's HTTP, WebSocket and two metrics listeners
 	}
-	ports, err := testnet.FreePorts(o.Bind, per*o.Validators)
-	if err != nil {
+	var ports []int
+	if o.PodPorts {
+		for i := 0; i < o.Validators; i++ {
+			ports = append(ports, PodPorts...)
+		}
+	} else if ports, err = testnet.FreePorts(o.Bind, per*o.Validators); err != nil {
 		return nil, err
 	}
 	var evmMetrics [][2]string // the JSON-RPC's and geth's metrics listeners, per node
@@ -183,7 +226,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 			}
 		}
 		if _, err := run(ctx, bin, "genesis", "gentx", "validator", stake, "--chain-id", o.ChainID, "--keyring-backend", "test",
-			"--home", nd.Home, "--moniker", nd.Name, "--ip", o.Bind, "--node-id", nd.ID); err != nil {
+			"--home", nd.Home, "--moniker", nd.Name, "--ip", gentxIP, "--node-id", nd.ID); err != nil {
 			return nil, err
 		}
 		if i > 0 {
@@ -224,22 +267,6 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		if err := configure(n, i, o, evmMetrics); err != nil {
 			return nil, err
 		}
-	}
-	if err := n.StartAll(); err != nil {
-		_ = n.Down()
-		return nil, err
-	}
-	if err := n.Save(); err != nil {
-		_ = n.Down()
-		return nil, err
-	}
-	wait := o.Wait
-	if wait == 0 {
-		wait = 90 * time.Second
-	}
-	if err := n.WaitForBlocks(ctx, 2, wait); err != nil {
-		_ = n.Down()
-		return nil, err
 	}
 	return n, nil
 }
