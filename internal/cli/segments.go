@@ -170,24 +170,12 @@ func runSegments(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, 
 		return exitcode.BadInputf("--segments: a segment (--segment %s) cannot spread its load again", f.segment)
 	}
 	// The same checks a segment makes, before anything starts.
-	for i := 0; i < f.segments; i++ {
-		c := sc
-		if err := c.ForSegment(i, f.segments); err != nil {
-			return exitcode.Wrap(exitcode.BadInput, fmt.Errorf("--segments %d: %v", f.segments, err))
-		}
+	if err := checkSegments(sc, f.segments); err != nil {
+		return err
 	}
-	if sc.Workload.FunderKey != "" {
-		return exitcode.BadInputf("--segments: %d with funded wallets: the segments would share one funder's sequence; expected genesis senders (no workload.funder_key)", f.segments)
-	}
-	out := sc.Out
-	if out == "" {
-		out = runner.DefaultOut()
-	}
-	if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil {
-		return exitcode.BadInputf("out: %s already holds a run (result.json); expected a new directory", out)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return exitcode.BadInputf("out: %v", err)
+	out, err := segmentsOut(sc)
+	if err != nil {
+		return err
 	}
 	ctx := cmd.Context()
 	base := runner.Options{Log: os.Stderr, Version: Version, Kinds: reg, Command: "run --segments"}
@@ -290,14 +278,8 @@ func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenar
 	if sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
 		return exitcode.BadInputf("--kubeconfig: the segments run in pods: give them a network they can reach (--net-home of a network from `net up --kubeconfig`, or --endpoint)")
 	}
-	for i := 0; i < f.segments; i++ {
-		c := sc
-		if err := c.ForSegment(i, f.segments); err != nil {
-			return exitcode.Wrap(exitcode.BadInput, fmt.Errorf("--segments %d: %v", f.segments, err))
-		}
-	}
-	if sc.Workload.FunderKey != "" {
-		return exitcode.BadInputf("--segments: %d with funded wallets: the segments would share one funder's sequence; expected genesis senders (no workload.funder_key)", f.segments)
+	if err := checkSegments(sc, f.segments); err != nil {
+		return err
 	}
 	k := segment.Kube{Kubeconfig: f.kubeconfig, Namespace: f.namespace, Image: f.image, N: f.segments, Log: os.Stderr}
 	if _, err := os.Stat(k.Kubeconfig); err != nil {
@@ -336,15 +318,9 @@ func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenar
 		}
 		k.Scenario = b
 	}
-	out := sc.Out
-	if out == "" {
-		out = runner.DefaultOut()
-	}
-	if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil {
-		return exitcode.BadInputf("out: %s already holds a run (result.json); expected a new directory", out)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return exitcode.BadInputf("out: %v", err)
+	out, err := segmentsOut(sc)
+	if err != nil {
+		return err
 	}
 	k.Out = out
 	release, err := lockSenders(sc)
@@ -378,4 +354,34 @@ func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenar
 		}
 	}
 	return finishSegments(cmd, out, dirs, infos, sc, failed, fl)
+}
+
+// checkSegments makes, before anything starts, the checks each of n
+// segments will make, and refuses what segments cannot share.
+func checkSegments(sc scenario.Scenario, n int) error {
+	for i := 0; i < n; i++ {
+		c := sc
+		if err := c.ForSegment(i, n); err != nil {
+			return exitcode.Wrap(exitcode.BadInput, fmt.Errorf("--segments %d: %v", n, err))
+		}
+	}
+	if sc.Workload.FunderKey != "" {
+		return exitcode.BadInputf("--segments: %d with funded wallets: the segments would share one funder's sequence; expected genesis senders (no workload.funder_key)", n)
+	}
+	return nil
+}
+
+// segmentsOut is the merged run's directory, made new.
+func segmentsOut(sc scenario.Scenario) (string, error) {
+	out := sc.Out
+	if out == "" {
+		out = runner.DefaultOut()
+	}
+	if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil {
+		return "", exitcode.BadInputf("out: %s already holds a run (result.json); expected a new directory", out)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", exitcode.BadInputf("out: %v", err)
+	}
+	return out, nil
 }
