@@ -220,7 +220,7 @@ func (t *Tracker) Block(b *sut.Block) {
 			br.Proposed(t.since(b.Proposed) - p.Intended)
 		}
 		if p.Kind != "" {
-			br.ByKind(p.Kind, tx.OK)
+			br.ByKind(p.Kind, tx.OK, seen-p.Intended)
 		}
 		if !late {
 			done = append(done, r)
@@ -283,7 +283,7 @@ func (t *Tracker) Final(upTo int64, at time.Time) {
 			}
 			br.Committed(r.Outcome == Committed, r.Reason, seen-r.Intended, seen-r.Sent, false)
 			if r.Kind != "" {
-				br.ByKind(r.Kind, r.Outcome == Committed)
+				br.ByKind(r.Kind, r.Outcome == Committed, seen-r.Intended)
 			}
 		}
 		br.End(f.st)
@@ -331,11 +331,8 @@ func (t *Tracker) Resolved(id sut.TxID, ok bool, reason string, at time.Time) {
 		t.rec.Invalid("refused", p.Invalid, "in block: "+reason)
 	default:
 		t.rec.Settled(ok, reason, seen-p.Intended, seen-p.Sent, late)
-		if step := "failed"; p.Kind != "" {
-			if ok {
-				step = "committed"
-			}
-			t.rec.ByKind(step, p.Kind)
+		if p.Kind != "" {
+			t.rec.SettledKind(p.Kind, ok, seen-p.Intended)
 		}
 	}
 	if late {

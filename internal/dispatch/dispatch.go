@@ -328,7 +328,7 @@ func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r sut.Rec
 	}
 	w.rec.Sent(sent - tk.intended)
 	if b.Kind != "" {
-		w.rec.ByKind("sent", b.Kind)
+		w.rec.SentKind(b.Kind)
 	}
 	return sut.Receipt{}, true
 }
@@ -397,11 +397,8 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 		ok := r.Status == sut.Committed
 		w.rec.Acked(true, false, "", now-tk.intended)
 		w.rec.Settled(ok, r.Reason, now-tk.intended, now-sent, false)
-		if step := "failed"; p.Kind != "" {
-			if ok {
-				step = "committed"
-			}
-			w.rec.ByKind(step, p.Kind)
+		if p.Kind != "" {
+			w.rec.SettledKind(p.Kind, ok, now-tk.intended)
 		}
 		o := workload.Committed
 		if !ok {

@@ -144,6 +144,10 @@ type Interval struct {
 	CommitUncorrected *hdrhistogram.Histogram // actual send -> commit observed
 	Lag               *hdrhistogram.Histogram // intended send -> actual send
 	Proposed          *hdrhistogram.Histogram // intended send -> its block's proposal seen complete
+	// CommitByKind is Commit by payment kind of a mix (workload.mix); kept
+	// in the totals only, not per second (a histogram per kind a second
+	// would cost the generator more than the kinds' counts tell).
+	CommitByKind map[string]*hdrhistogram.Histogram
 	Blocks            []BlockStat             // this interval's blocks (not kept in totals)
 	BlockAgg          BlockAgg
 }
@@ -211,6 +215,22 @@ func newInterval(digits int) *Interval {
 	return &Interval{Ack: h(), Inclusion: h(), Commit: h(), CommitUncorrected: h(), Lag: h(), Proposed: h()}
 }
 
+func newTotals() *Interval {
+	iv := newInterval(sigFigs)
+	iv.CommitByKind = map[string]*hdrhistogram.Histogram{}
+	return iv
+}
+
+// kindHist is kind k's commit histogram, made on first use.
+func (iv *Interval) kindHist(k string) *hdrhistogram.Histogram {
+	h := iv.CommitByKind[k]
+	if h == nil {
+		h = hdrhistogram.New(histMin, histMax, sigFigs)
+		iv.CommitByKind[k] = h
+	}
+	return h
+}
+
 func (iv *Interval) hists() [6]*hdrhistogram.Histogram {
 	return [...]*hdrhistogram.Histogram{iv.Ack, iv.Inclusion, iv.Commit, iv.CommitUncorrected, iv.Lag, iv.Proposed}
 }
@@ -248,6 +268,7 @@ type shardData struct {
 	Counts
 	ack, inclusion, commit, commitUncorrected, lag []uint32
 	proposed                                       []uint32
+	kindCommit                                     map[string][]uint32 // a mix's commit latencies by kind
 	blocks                                         []BlockStat
 	blockAgg                                       BlockAgg
 }
@@ -261,6 +282,9 @@ func (d *shardData) reset() {
 	d.Counts = Counts{}
 	d.ack, d.inclusion, d.commit, d.commitUncorrected, d.lag = d.ack[:0], d.inclusion[:0], d.commit[:0], d.commitUncorrected[:0], d.lag[:0]
 	d.proposed = d.proposed[:0]
+	for k, v := range d.kindCommit {
+		d.kindCommit[k] = v[:0]
+	}
 	d.blocks = d.blocks[:0]
 	d.blockAgg = BlockAgg{}
 }
@@ -369,19 +393,31 @@ func (s *Shard) Acked(accepted bool, unacked bool, reason string, latency time.D
 }
 
 // Expired records payments that did not commit in time.
-// ByKind records a payment of a mix's kind: "sent", "committed" or
-// "failed" (committed with failure).
-func (s *Shard) ByKind(step, kind string) {
+// SentKind records a sent payment of a mix's kind.
+func (s *Shard) SentKind(kind string) {
 	s.mu.Lock()
-	switch step {
-	case "sent":
-		inc(&s.d.SentByKind, kind)
-	case "committed":
-		inc(&s.d.CommittedByKind, kind)
-	default:
-		inc(&s.d.FailedByKind, kind)
-	}
+	inc(&s.d.SentByKind, kind)
 	s.mu.Unlock()
+}
+
+// SettledKind records a payment of a mix's kind resolved outside a block,
+// committed (ok) or committed with failure, with its commit latency.
+func (s *Shard) SettledKind(kind string, ok bool, fromIntended time.Duration) {
+	s.mu.Lock()
+	s.d.settleKind(kind, ok, fromIntended)
+	s.mu.Unlock()
+}
+
+func (d *shardData) settleKind(kind string, ok bool, fromIntended time.Duration) {
+	if ok {
+		inc(&d.CommittedByKind, kind)
+	} else {
+		inc(&d.FailedByKind, kind)
+	}
+	if d.kindCommit == nil {
+		d.kindCommit = map[string][]uint32{}
+	}
+	d.kindCommit[kind] = sample(d.kindCommit[kind], fromIntended)
 }
 
 // Invalid records a step of a deliberately invalid payment: "sent",
@@ -469,13 +505,10 @@ func (b BlockRecorder) Proposed(fromIntended time.Duration) {
 	b.s.d.proposed = sample(b.s.d.proposed, fromIntended)
 }
 
-// ByKind records one of our payments of a mix's kind found in the block.
-func (b BlockRecorder) ByKind(kind string, ok bool) {
-	if ok {
-		inc(&b.s.d.CommittedByKind, kind)
-	} else {
-		inc(&b.s.d.FailedByKind, kind)
-	}
+// ByKind records one of our payments of a mix's kind found in the block,
+// with its commit latency.
+func (b BlockRecorder) ByKind(kind string, ok bool, fromIntended time.Duration) {
+	b.s.d.settleKind(kind, ok, fromIntended)
 }
 
 // Committed records one of our payments found in a final block.
@@ -506,7 +539,7 @@ type Recorder struct {
 
 // NewRecorder starts empty totals.
 func NewRecorder() *Recorder {
-	return &Recorder{out: newInterval(secondSigFigs), Total: NewInterval(), Steady: NewInterval()}
+	return &Recorder{out: newInterval(secondSigFigs), Total: newTotals(), Steady: newTotals()}
 }
 
 // NewShard adds a recording area for one goroutine.
@@ -563,6 +596,13 @@ func (r *Recorder) CollectUntil(steady bool, next time.Duration) *Interval {
 			iv.Counts.add(&d.Counts)
 			for k, h := range iv.hists() {
 				recordAll(h, samples[k])
+			}
+			if iv.CommitByKind != nil {
+				for k, v := range d.kindCommit {
+					if len(v) > 0 {
+						recordAll(iv.kindHist(k), v)
+					}
+				}
 			}
 			iv.BlockAgg.merge(d.blockAgg)
 		}

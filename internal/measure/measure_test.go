@@ -106,3 +106,35 @@ func TestOfferedCountsInItsIntendedSecond(t *testing.T) {
 		t.Fatalf("the last collection: %d offered (total %d), want the early one counted", iv.Offered, r.Total.Offered)
 	}
 }
+
+// A mix's commit latencies are kept per kind in the totals (not per
+// second), from blocks and from answers alike, failures included.
+func TestCommitLatencyByKind(t *testing.T) {
+	r := NewRecorder()
+	a := r.NewShard()
+	br := a.Block()
+	br.Committed(true, "", 400*time.Millisecond, 399*time.Millisecond, false)
+	br.ByKind("send", true, 400*time.Millisecond)
+	br.Committed(false, "out_of_gas", 900*time.Millisecond, 899*time.Millisecond, false)
+	br.ByKind("multi_send", false, 900*time.Millisecond)
+	br.End(BlockStat{Height: 3})
+	a.Settled(true, "", 2*time.Second, 2*time.Second, false)
+	a.SettledKind("multi_send", true, 2*time.Second)
+	sec := r.Collect(true)
+	if sec.CommitByKind != nil {
+		t.Errorf("a second keeps per-kind histograms: %v", sec.CommitByKind)
+	}
+	for _, iv := range []*Interval{r.Total, r.Steady} {
+		send, multi := Summarize(iv.CommitByKind["send"]), Summarize(iv.CommitByKind["multi_send"])
+		if send.Count != 1 || send.Max < 399 || send.Max > 401 || multi.Count != 2 || multi.P50 < 899 || multi.P50 > 901 || multi.Max < 1998 || multi.Max > 2002 {
+			t.Errorf("send %+v, multi_send %+v", send, multi)
+		}
+		if iv.CommittedByKind["multi_send"] != 1 || iv.FailedByKind["multi_send"] != 1 || iv.CommittedByKind["send"] != 1 {
+			t.Errorf("counts %v / %v", iv.CommittedByKind, iv.FailedByKind)
+		}
+	}
+	r.Collect(false)
+	if n := r.Steady.CommitByKind["send"].TotalCount(); n != 1 {
+		t.Errorf("steady send count %d after a second outside the window", n)
+	}
+}

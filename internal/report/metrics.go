@@ -198,11 +198,25 @@ func Lookup(name string) (Def, bool) {
 }
 
 // byKind names one payment kind's figure: committed_tps{kind=multi_send}.
-var byKind = regexp.MustCompile(`^(committed_tps|committed|sent|committed_failed)\{kind=([a-z0-9_]+)\}$`)
+var byKind = regexp.MustCompile(`^(committed_tps|committed|sent|committed_failed|p50_commit|p90_commit|p99_commit|max_commit)\{kind=([a-z0-9_]+)\}$`)
 
 // kindDef is figure of payment kind k over the steady window.
 func kindDef(figure, k string) Def {
 	name := figure + "{kind=" + k + "}"
+	if strings.HasSuffix(figure, "_commit") {
+		q := map[string]func(p *measure.Percentiles) float64{
+			"p50_commit": func(p *measure.Percentiles) float64 { return p.P50 },
+			"p90_commit": func(p *measure.Percentiles) float64 { return p.P90 },
+			"p99_commit": func(p *measure.Percentiles) float64 { return p.P99 },
+			"max_commit": func(p *measure.Percentiles) float64 { return p.Max },
+		}[figure]
+		return Def{Name: name, Unit: "ms", Kind: LatencyKind, Better: "lower", Compare: figure == "p99_commit",
+			Help: "commit latency (from intended send) of payments of kind " + k + " in the mix, over the steady window",
+			Run: func(s *Summary) (float64, bool) {
+				f, ok := s.ByKind[k]
+				return q(&f.CommitMs), ok && f.CommitMs.Count > 0
+			}}
+	}
 	pick := func(f KindFigures) float64 {
 		switch figure {
 		case "committed_tps":
@@ -233,14 +247,9 @@ func kindDef(figure, k string) Def {
 
 // KindDefs are the per-kind figures of the kinds a summary has.
 func KindDefs(s *Summary) []Def {
-	var ks []string
-	for k := range s.ByKind {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
 	var out []Def
-	for _, k := range ks {
-		out = append(out, kindDef("committed_tps", k))
+	for _, k := range s.Kinds() {
+		out = append(out, kindDef("committed_tps", k), kindDef("p99_commit", k))
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tpslab/tpslab/internal/measure"
 )
 
 func TestParseResultRefusesWhatItCannotTrust(t *testing.T) {
@@ -102,5 +104,28 @@ func TestHTMLRendersFaultEffects(t *testing.T) {
 		if !strings.Contains(b.String(), "5s:crash:node3:4s") || !strings.Contains(b.String(), "4.2") {
 			t.Errorf("first block %v: the fault's row is missing", fb)
 		}
+	}
+}
+
+// A mix's kinds get a row each, in the text summary and the HTML report,
+// with their commit latency.
+func TestByKindTableRenders(t *testing.T) {
+	r := &Result{SchemaVersion: SchemaVersion, Status: "complete", StartedAt: time.Now(),
+		Summary: Summary{ByKind: map[string]KindFigures{
+			"send":       {Sent: 70, Committed: 69, CommittedTPS: 6.9, CommitMs: measure.Percentiles{Count: 69, P50: 412.5, P99: 880.1}},
+			"multi_send": {Sent: 20, Committed: 20, CommittedTPS: 2, CommitMs: measure.Percentiles{Count: 20, P50: 433.3, P99: 901.7}},
+		}}}
+	var h, txt strings.Builder
+	if err := WriteHTML(&h, r); err != nil {
+		t.Fatal(err)
+	}
+	PrintSummary(&txt, r)
+	for _, want := range []string{"multi_send", "433.3", "901.7", "880.1"} {
+		if !strings.Contains(h.String(), want) || !strings.Contains(txt.String(), want) {
+			t.Errorf("%q missing: html has it %v, text %v", want, strings.Contains(h.String(), want), strings.Contains(txt.String(), want))
+		}
+	}
+	if i, j := strings.Index(txt.String(), "multi_send"), strings.Index(txt.String(), "send  "); i < 0 || j < i {
+		t.Errorf("kinds not in name order:\n%s", txt.String())
 	}
 }

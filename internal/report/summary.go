@@ -63,13 +63,25 @@ type Summary struct {
 	ByKind map[string]KindFigures `json:"by_kind,omitempty"`
 }
 
-// KindFigures are one payment kind's counts over the steady window, and its
-// committed rate (committed / the window's length).
+// Kinds are ByKind's kinds in name order.
+func (s *Summary) Kinds() []string {
+	ks := make([]string, 0, len(s.ByKind))
+	for k := range s.ByKind {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// KindFigures are one payment kind's counts over the steady window, its
+// committed rate (committed / the window's length) and its commit latency
+// (from intended send, as latency_ms.commit).
 type KindFigures struct {
-	Sent         int64   `json:"sent"`
-	Committed    int64   `json:"committed"`
-	Failed       int64   `json:"committed_failed"`
-	CommittedTPS float64 `json:"committed_tps"`
+	Sent         int64               `json:"sent"`
+	Committed    int64               `json:"committed"`
+	Failed       int64               `json:"committed_failed"`
+	CommittedTPS float64             `json:"committed_tps"`
+	CommitMs     measure.Percentiles `json:"commit_ms"`
 }
 
 // FaultEffect is one fault as it happened and what it did to the chain.

@@ -62,6 +62,14 @@ func PrintSummary(out io.Writer, r *Result) {
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", l.name, l.p.P50, l.p.P90, l.p.P99, l.p.P999, l.p.Max)
 	}
+	if len(s.ByKind) > 0 {
+		fmt.Fprintln(tw, "\t")
+		fmt.Fprintf(tw, "BY KIND (steady)\tsent\tcommitted\tfailed\tcommitted/s\tp50 commit\tp99 commit\n")
+		for _, k := range s.Kinds() {
+			f := s.ByKind[k]
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\n", k, f.Sent, f.Committed, f.Failed, f.CommittedTPS, f.CommitMs.P50, f.CommitMs.P99)
+		}
+	}
 	if len(s.Telemetry) > 0 {
 		fmt.Fprintln(tw, "\t")
 		fmt.Fprintf(tw, "INSIDE THE SYSTEM (steady)\tmean\tmax\t\n")

@@ -71,7 +71,7 @@ func (r *summarizer) summary() report.Summary {
 		s.OfferedTPS = float64(st.Offered) / win
 		s.SentTPS = float64(st.Sent) / win
 		s.AcceptedTPS = float64(st.Accepted) / win
-		s.ByKind = byKind(&st.Counts, win)
+		s.ByKind = byKind(st, win)
 	} else {
 		lat = tot // no steady second (a very short or interrupted run)
 	}
@@ -346,15 +346,20 @@ func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 }
 
 // byKind is each payment kind's steady figures (a mix), or nil.
-func byKind(c *measure.Counts, win float64) map[string]report.KindFigures {
+func byKind(iv *measure.Interval, win float64) map[string]report.KindFigures {
+	c := &iv.Counts
 	if len(c.SentByKind) == 0 && len(c.CommittedByKind) == 0 {
 		return nil
 	}
 	out := map[string]report.KindFigures{}
 	for _, m := range []map[string]int64{c.SentByKind, c.CommittedByKind, c.FailedByKind} {
 		for k := range m {
-			out[k] = report.KindFigures{Sent: c.SentByKind[k], Committed: c.CommittedByKind[k], Failed: c.FailedByKind[k],
+			f := report.KindFigures{Sent: c.SentByKind[k], Committed: c.CommittedByKind[k], Failed: c.FailedByKind[k],
 				CommittedTPS: float64(c.CommittedByKind[k]) / win}
+			if h := iv.CommitByKind[k]; h != nil && h.TotalCount() > 0 {
+				f.CommitMs = measure.Summarize(h)
+			}
+			out[k] = f
 		}
 	}
 	return out

@@ -120,11 +120,19 @@ func encode(hs map[string]*hdrhistogram.Histogram) (map[string][]byte, error) {
 	return out, nil
 }
 
-// Named are an interval's histograms by the names the summary gives them.
+// Named are an interval's histograms by the names the summary gives them,
+// and a mix's commit histograms by kind (KindCommit).
 func Named(iv *measure.Interval) map[string]*hdrhistogram.Histogram {
-	return map[string]*hdrhistogram.Histogram{"ack": iv.Ack, "inclusion": iv.Inclusion, "commit": iv.Commit,
+	m := map[string]*hdrhistogram.Histogram{"ack": iv.Ack, "inclusion": iv.Inclusion, "commit": iv.Commit,
 		"commit_uncorrected": iv.CommitUncorrected, "lag": iv.Lag, "proposed": iv.Proposed}
+	for k, h := range iv.CommitByKind {
+		m[KindCommit(k)] = h
+	}
+	return m
 }
+
+// KindCommit names kind k's commit histogram in histograms.jsonl.
+func KindCommit(k string) string { return "commit{kind=" + k + "}" }
 
 func (r *Recorder) line(l histLine) {
 	if r.err != nil {

@@ -389,6 +389,10 @@ func mergeSummary(parts []*part, blocks []measure.BlockStat) report.Summary {
 	if s.LatencyMs.Inclusion.Count == 0 {
 		s.LatencyMs.Inclusion = s.LatencyMs.Commit
 	}
+	for k, f := range s.ByKind {
+		f.CommitMs = steady.summarize(KindCommit(k))
+		s.ByKind[k] = f
+	}
 	s.CommittedTPS = committedRate(parts[0].res, blocks, sumRates)
 	return s
 }

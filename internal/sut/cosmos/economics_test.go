@@ -222,16 +222,28 @@ func TestMixOnTpsd(t *testing.T) {
 	sc := bankScenario(t, n.Home, "rpc", "presigned")
 	sc.Workload.Mix = []scenario.MixEntry{{Kind: "send", Weight: 7}, {Kind: "multi_send", Weight: 2, Outputs: 5}}
 	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature", "stale_sequence"}}
-	sc.Thresholds = []string{"committed_tps{kind=multi_send}>0", "committed_tps{kind=send}>0"}
+	sc.Thresholds = []string{"committed_tps{kind=multi_send}>0", "committed_tps{kind=send}>0", "p99_commit{kind=multi_send}<1h"}
 	res, err := run(t, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := res.Summary
 	// Thresholds name a kind: its steady figures, a part of the whole.
-	if len(res.Thresholds) != 2 || !res.Thresholds[0].OK || !res.Thresholds[1].OK ||
+	if len(res.Thresholds) != 3 || !res.Thresholds[0].OK || !res.Thresholds[1].OK || !res.Thresholds[2].OK ||
 		s.ByKind["send"].CommittedTPS+s.ByKind["multi_send"].CommittedTPS > float64(s.Steady.Committed)/s.Steady.DurationS+1e-9 {
 		t.Errorf("thresholds %+v, by kind %+v, steady committed %d over %g s", res.Thresholds, s.ByKind, s.Steady.Committed, s.Steady.DurationS)
+	}
+	// Each kind's commit latency counts its steady payments; together they
+	// are the whole run's commit latency.
+	var kinds int64
+	for k, f := range s.ByKind {
+		if f.CommitMs.Count != f.Committed+f.Failed || f.CommitMs.P50 <= 0 || f.CommitMs.P99 < f.CommitMs.P50 {
+			t.Errorf("%s: commit latency %+v for %d committed and %d failed", k, f.CommitMs, f.Committed, f.Failed)
+		}
+		kinds += f.CommitMs.Count
+	}
+	if kinds != s.LatencyMs.Commit.Count {
+		t.Errorf("the kinds' commit latencies count %d payments, the whole %d", kinds, s.LatencyMs.Commit.Count)
 	}
 	t.Logf("verdict %s; sent by kind %v, committed by kind %v, invalid %v / %v", res.Verdict(), s.SentByKind, s.CommittedByKind, s.InvalidSent, s.InvalidRefused)
 	ours := senders(n, sc.Workload.Senders)
