@@ -148,8 +148,8 @@ type Interval struct {
 	// in the totals only, not per second (a histogram per kind a second
 	// would cost the generator more than the kinds' counts tell).
 	CommitByKind map[string]*hdrhistogram.Histogram
-	Blocks            []BlockStat             // this interval's blocks (not kept in totals)
-	BlockAgg          BlockAgg
+	Blocks       []BlockStat // this interval's blocks (not kept in totals)
+	BlockAgg     BlockAgg
 }
 
 // BlockStat describes one committed block.
