@@ -1,11 +1,20 @@
 package cli_test
 
 import (
+	"context"
+	"crypto/ed25519"
+	"encoding/csv"
+	"fmt"
 	"math"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/sut/cometbft"
 
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sink"
@@ -66,5 +75,116 @@ func TestRecordAndReplay(t *testing.T) {
 	_, fastSecs := offered(fast)
 	if fast.Summary.Offered != orig.Summary.Offered || fastSecs != wantSecs/2 {
 		t.Errorf("at speed 2: offered %d over %d s, want %d over %d s", fast.Summary.Offered, fastSecs, orig.Summary.Offered, wantSecs/2)
+	}
+}
+
+// blockPayments reads blocks [from, to] from a node and decodes every
+// transaction as a ledger payment: the independent reading.
+func blockPayments(t *testing.T, rpc string, from, to int64) []chain.Payment {
+	t.Helper()
+	cl := &cometbft.Client{URL: rpc, HTTP: http.DefaultClient}
+	var out []chain.Payment
+	for h := from; h <= to; h++ {
+		b, err := cl.Block(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tx := range b.Data.Txs {
+			p, err := chain.Decode(tx)
+			if err != nil {
+				t.Fatalf("block %d: %v", h, err)
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// A chain's blocks recorded as a trace (every payment, with its accounts
+// and amount) and replayed: the replay sends each row's payment from the
+// sender its account maps to (first appearance, mod the senders), to the
+// recipient its account maps to, with its amount, and commits them all.
+func TestRecordChainAndReplayItsAccounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network and two runs")
+	}
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "net")
+	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	n, err := testnet.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rpc := n.Nodes[0].RPC
+	orig := filepath.Join(dir, "orig")
+	if out, err := exec.Command(bin, "run", "--net-home", home, "--rate", "100", "--duration", "4s", "--warmup", "1s",
+		"--senders", "30", "--set", "workload.amount.max=50", "--out", orig).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	r, err := report.ReadResult(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "chain.csv")
+	from, to := r.Chain.FirstHeight, r.Chain.LastHeight
+	if out, err := exec.Command(bin, "record", "--rpc", rpc, "--from", fmt.Sprint(from), "--to", fmt.Sprint(to), "--out", trace).CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	inBlocks := blockPayments(t, rpc, from, to)
+	f, err := os.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows)-1 != len(inBlocks) || len(inBlocks) < 300 {
+		t.Fatalf("trace: %d rows (%v) for %d payments in blocks %d..%d", len(rows)-1, err, len(inBlocks), from, to)
+	}
+	// What the replay must send: each row's accounts mapped as documented.
+	const senders = 20
+	ids := map[string]int{}
+	id := func(a string) int {
+		if _, ok := ids[a]; !ok {
+			ids[a] = len(ids)
+		}
+		return ids[a]
+	}
+	addr := func(i int) string {
+		return chain.AddressOf(chain.DeriveKey(n.Genesis.Seed, uint64(i)).Public().(ed25519.PublicKey)).String()
+	}
+	want := map[string]int{}
+	for _, row := range rows[1:] {
+		s, rc := id(row[2]), id(row[3])
+		want[addr(s%senders)+" "+addr(rc%senders)+" "+row[4]]++
+	}
+	replay := filepath.Join(dir, "replay")
+	// A sender's window holds the arrivals behind it (their order is kept):
+	// wide enough here for every sender's payments of a block.
+	if out, err := exec.Command(bin, "run", "--net-home", home, "--trace", trace, "--senders", fmt.Sprint(senders),
+		"--set", "workload.window=64", "--warmup", "1s", "--out", replay).CombinedOutput(); err != nil {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	rr, err := report.ReadResult(replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr.Summary.Committed != int64(len(inBlocks)) || rr.Summary.Offered != int64(len(inBlocks)) {
+		t.Errorf("replay offered %d and committed %d of %d rows: %+v", rr.Summary.Offered, rr.Summary.Committed, len(inBlocks), rr.Summary.Counts)
+	}
+	got := map[string]int{}
+	for _, p := range blockPayments(t, rpc, rr.Chain.FirstHeight, rr.Chain.LastHeight) {
+		got[chain.AddressOf(p.Sender).String()+" "+p.Recipient.String()+" "+fmt.Sprint(p.Amount)]++
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("payment %s: the trace asks for %d, the replay's blocks hold %d", k, v, got[k])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("the replay's blocks hold %d distinct payments, the trace %d", len(got), len(want))
 	}
 }

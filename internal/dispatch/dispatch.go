@@ -505,6 +505,11 @@ func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals,
 	rec := e.Recorder.NewShard()
 	senders := e.Workload.Senders()
 	var backlog []time.Duration
+	var rows []uint64 // with a trace that names senders: each backlog entry's arrival
+	traced, _ := e.Workload.(workload.Traced)
+	if traced != nil && !traced.Traced() {
+		traced = nil
+	}
 	var index uint64
 	waited := 0  // backlog entries, from the head, already counted as waiting
 	sender := -1 // reserved for the backlog's head
@@ -523,6 +528,9 @@ loop:
 			rec.Offered(next)
 			if len(backlog) < maxBacklog {
 				backlog = append(backlog, next)
+				if traced != nil {
+					rows = append(rows, arrivals.Index())
+				}
 			} else {
 				rec.Unsent(1)
 			}
@@ -543,7 +551,17 @@ loop:
 			continue
 		}
 		if sender < 0 {
-			sender = e.Workload.Reserve()
+			if traced != nil {
+				// The trace names the sender: its payments wait for it.
+				if ts := traced.TraceSender(rows[0]); ts < 0 {
+					sender = e.Workload.Reserve()
+				} else if e.Workload.ReserveSender(ts) {
+					sender = ts
+				}
+				index = rows[0]
+			} else {
+				sender = e.Workload.Reserve()
+			}
 		}
 		if sender < 0 {
 			// Every sender's window is full: the system confirms slower than
@@ -564,6 +582,9 @@ loop:
 				rec.ConnWait() // it waits behind a batch still being sent
 			}
 			backlog = backlog[1:]
+			if traced != nil {
+				rows = rows[1:]
+			}
 			index++
 			sender = -1
 			if waited > 0 {

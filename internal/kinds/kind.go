@@ -81,6 +81,22 @@ type Telemetered interface {
 	Telemetry(ctx context.Context, sys *System) ([]telemetry.Source, error)
 }
 
+// PaymentDecoder is a kind whose chain's transactions tpslab reads back as
+// payments (`tpslab record --rpc`): any account's, not only tpslab's.
+type PaymentDecoder interface {
+	// DecodePayment reads one transaction of a block; false when it is not
+	// a payment the kind knows.
+	DecodePayment(tx []byte) (DecodedPayment, bool)
+}
+
+// DecodedPayment is a transaction read as a payment: kind as a mix names
+// it (send, multi_send), accounts as the chain writes them, and the amount
+// (a multi-send's first recipient and what it was paid).
+type DecodedPayment struct {
+	Kind, Sender, Recipient string
+	Amount                  uint64
+}
+
 // System is the system under test as the runner found or started it.
 type System struct {
 	Kind      string

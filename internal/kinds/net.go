@@ -97,10 +97,17 @@ func FromScenario(sc *scenario.Scenario, o StartOptions, kind, seed string, acco
 // kind that sends signed payments.
 func PaymentsConfig(sc *scenario.Scenario) workload.PaymentsConfig {
 	w := sc.Workload
-	return workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
+	c := workload.PaymentsConfig{Senders: w.Senders, Offset: w.SendersOffset, Window: w.Window,
 		Amount: workload.Amount(w.Amount), SenderChoice: workload.Choice(w.SenderChoice),
 		RecipientChoice: workload.Choice(w.RecipientChoice), Seed: sc.Seed,
 		Invalid: workload.Invalid{Share: w.Invalid.Share, Sorts: w.Invalid.Sorts}, Mix: mixOf(w.Mix)}
+	if sc.Load.Model == scenario.Open {
+		c.Trace, _ = sc.Load.ReadTrace() // read and checked when the scenario was
+		if sg := sc.Load.Segment; sg != nil {
+			c.TraceSeg, c.TraceSegs = sg.Index, sg.Count
+		}
+	}
+	return c
 }
 
 // mixOf is the scenario's mix for the workload.

@@ -159,7 +159,13 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		// Grace 0: nothing new is sent after the load's last arrival; what
 		// is still due then is unsent, and load.drain only waits for what
 		// was sent (issue 23: a hung endpoint kept a run going long after).
-		eng.RunOpen(offer, hard, sc.Load.Arrivals(sc.Seed), 0)
+		// A trace's load lasts a tail past its last arrival (so a gathered
+		// batch holding it leaves): that tail is the grace.
+		grace := time.Duration(0)
+		if times, _ := sc.Load.TraceTimes(); len(times) > 0 {
+			grace = max(r.loadDur-times[len(times)-1], 0)
+		}
+		eng.RunOpen(offer, hard, sc.Load.Arrivals(sc.Seed), grace)
 	} else {
 		l := sc.Load
 		eng.RunClosed(offer, hard, dispatch.Closed{Users: l.Users, RampUp: l.RampUp.D(), Duration: l.Duration.D(),

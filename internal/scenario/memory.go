@@ -48,30 +48,44 @@ func (l Load) Arrivals(seed int64) *schedule.Arrivals {
 	return a
 }
 
-var traces sync.Map // "path speed rate" -> []time.Duration: a trace is read once
+var traces sync.Map // "path speed rate" -> *schedule.Trace: a trace is read once
 
-// TraceTimes reads load.trace, rescaled by trace_speed and trace_rate.
+// TraceTimes reads load.trace's arrival times, rescaled by trace_speed and
+// trace_rate.
 func (l Load) TraceTimes() ([]time.Duration, error) {
+	tr, err := l.ReadTrace()
+	if tr == nil || err != nil {
+		return nil, err
+	}
+	return tr.Times, nil
+}
+
+// ReadTrace reads load.trace, rescaled by trace_speed and trace_rate; nil
+// without a trace.
+func (l Load) ReadTrace() (*schedule.Trace, error) {
+	if l.Trace == "" {
+		return nil, nil
+	}
 	speed := l.TraceSpeed
 	if speed == 0 {
 		speed = 1
 	}
 	key := fmt.Sprintf("%s %g %g", l.Trace, speed, l.TraceRate)
 	if v, ok := traces.Load(key); ok {
-		return v.([]time.Duration), nil
+		return v.(*schedule.Trace), nil
 	}
 	f, err := os.Open(l.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("load.trace: %v", err)
 	}
 	defer f.Close()
-	times, err := schedule.ReadTrace(bufio.NewReaderSize(f, 1<<20))
+	tr, err := schedule.ReadTrace(bufio.NewReaderSize(f, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("load.trace: %s: %v", l.Trace, err)
 	}
-	times = schedule.Rescale(times, speed, l.TraceRate, 1)
-	traces.Store(key, times)
-	return times, nil
+	tr = schedule.Rescale(tr, speed, l.TraceRate, 1)
+	traces.Store(key, tr)
+	return tr, nil
 }
 
 // MaxOffers is the most payments the load can offer: the profile's total for

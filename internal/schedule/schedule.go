@@ -139,6 +139,10 @@ func (p Profile) At(n float64) (time.Duration, bool) {
 
 func seconds(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
 
+// Index is the number of the arrival Next returned last, counted over the
+// whole schedule (every segment's): a trace's row.
+func (a *Arrivals) Index() uint64 { return a.i - 1 }
+
 // Arrivals yields the intended send time of each payment in order. Uniform
 // arrivals are evenly spaced in the cumulative count; Poisson arrivals add
 // exponential gaps to it (time-rescaling), so both follow ramps exactly.

@@ -15,9 +15,9 @@ import (
 // A trace is a recorded arrival schedule (docs/scenario.md, "Traces"): a CSV
 // file whose header names its columns, one arrival per row. offset_s, the
 // seconds since the trace began, is required and must not decrease; kind,
-// sender, recipient and amount may follow, and are checked but not yet used
-// in replay (every payment is the workload's own, from its own senders).
-// encoding/csv does the parsing.
+// sender, recipient and amount may follow. Replay maps the trace's accounts
+// onto the run's senders by first appearance (Trace.Rows). encoding/csv
+// does the parsing.
 
 // TraceColumns are the columns a trace may have.
 var TraceColumns = []string{"offset_s", "kind", "sender", "recipient", "amount"}
@@ -25,8 +25,30 @@ var TraceColumns = []string{"offset_s", "kind", "sender", "recipient", "amount"}
 // maxTraceRows bounds what a trace may hold (a day at 100 arrivals/s).
 const maxTraceRows = 10_000_000
 
-// ReadTrace reads a trace's arrival times; errors name the line.
-func ReadTrace(r io.Reader) ([]time.Duration, error) {
+// Trace is a read trace: its arrival times and, when it names them, each
+// arrival's accounts, kind and amount.
+type Trace struct {
+	Times []time.Duration
+	// Rows, one per time, when the trace has a kind, sender, recipient or
+	// amount column; nil otherwise.
+	Rows []Row
+	// Kinds names Row.Kind: kind k is Kinds[k-1].
+	Kinds []string
+	// Accounts is how many distinct accounts the trace names.
+	Accounts int
+}
+
+// Row is one arrival's payment as the trace gives it. Accounts are numbered
+// by first appearance in the trace (sender before recipient on a row), so
+// the mapping onto a run's senders is deterministic.
+type Row struct {
+	Sender, Recipient int32  // -1: not given
+	Kind              uint8  // 0: not given
+	Amount            uint64 // 0: not given
+}
+
+// ReadTrace reads a trace; errors name the line.
+func ReadTrace(r io.Reader) (*Trace, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
@@ -49,7 +71,22 @@ func ReadTrace(r io.Reader) ([]time.Duration, error) {
 	if !ok {
 		return nil, fmt.Errorf("line 1: no offset_s column, expected the arrival's seconds since the trace began")
 	}
-	var times []time.Duration
+	tr := &Trace{}
+	rows := len(col) > 1
+	ids := map[string]int32{}
+	account := func(v string) int32 {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return -1
+		}
+		id, ok := ids[v]
+		if !ok {
+			id = int32(len(ids))
+			ids[v] = id
+		}
+		return id
+	}
+	kinds := map[string]uint8{}
 	prev := time.Duration(-1)
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
@@ -67,20 +104,70 @@ func ReadTrace(r io.Reader) ([]time.Duration, error) {
 		if t < prev {
 			return nil, fmt.Errorf("line %d: offset_s %s is before the previous row's, expected arrivals in order", line, rec[off])
 		}
-		if i, ok := col["amount"]; ok && rec[i] != "" {
-			if _, err := strconv.ParseUint(strings.TrimSpace(rec[i]), 10, 64); err != nil {
-				return nil, fmt.Errorf("line %d: amount %q, expected a whole number", line, rec[i])
+		row := Row{Sender: -1, Recipient: -1}
+		if i, ok := col["amount"]; ok && strings.TrimSpace(rec[i]) != "" {
+			if row.Amount, err = strconv.ParseUint(strings.TrimSpace(rec[i]), 10, 64); err != nil || row.Amount == 0 {
+				return nil, fmt.Errorf("line %d: amount %q, expected a whole number above 0", line, rec[i])
 			}
 		}
-		if len(times) == maxTraceRows {
+		if i, ok := col["kind"]; ok {
+			if k := strings.TrimSpace(rec[i]); k != "" {
+				id, ok := kinds[k]
+				if !ok {
+					if len(kinds) == 255 || !validKind(k) {
+						return nil, fmt.Errorf("line %d: kind %q, expected a payment kind such as send or multi_send (at most 255 kinds, lower-case letters, digits, _)", line, k)
+					}
+					id = uint8(len(kinds) + 1)
+					kinds[k] = id
+					tr.Kinds = append(tr.Kinds, k)
+				}
+				row.Kind = id
+			}
+		}
+		if i, ok := col["sender"]; ok {
+			row.Sender = account(rec[i])
+		}
+		if i, ok := col["recipient"]; ok {
+			row.Recipient = account(rec[i])
+		}
+		if len(tr.Times) == maxTraceRows {
 			return nil, fmt.Errorf("line %d: more than %d arrivals, expected at most that many", line, maxTraceRows)
 		}
-		times, prev = append(times, t), t
+		tr.Times, prev = append(tr.Times, t), t
+		if rows {
+			tr.Rows = append(tr.Rows, row)
+		}
 	}
-	if len(times) == 0 {
+	if len(tr.Times) == 0 {
 		return nil, fmt.Errorf("no arrivals, expected at least one row after the header")
 	}
-	return times, nil
+	tr.Accounts = len(ids)
+	return tr, nil
+}
+
+func validKind(k string) bool {
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return len(k) <= 32
+}
+
+// Row is arrival k's row (a zero-value row when the trace names nothing).
+func (tr *Trace) Row(k uint64) (Row, bool) {
+	if tr == nil || tr.Rows == nil || k >= uint64(len(tr.Rows)) {
+		return Row{Sender: -1, Recipient: -1}, false
+	}
+	return tr.Rows[k], true
+}
+
+// Kind is the name of a row's kind ("" when not given).
+func (tr *Trace) Kind(r Row) string {
+	if r.Kind == 0 {
+		return ""
+	}
+	return tr.Kinds[r.Kind-1]
 }
 
 // WriteTrace writes arrival times as a trace, to the nanosecond.
@@ -99,33 +186,43 @@ func WriteTrace(w io.Writer, times []time.Duration) error {
 	return nil
 }
 
-// Rescale replays times speed times faster (2: in half the time), and, with
-// rate > 0, at that mean rate: each arrival is kept a whole number of times
-// plus once more with the fractional part's probability (seeded), so the
-// trace's shape stays.
-func Rescale(times []time.Duration, speed, rate float64, seed int64) []time.Duration {
-	out := make([]time.Duration, 0, len(times))
-	for _, t := range times {
-		out = append(out, time.Duration(float64(t)/speed))
+// Rescale replays a trace speed times faster (2: in half the time), and,
+// with rate > 0, at that mean rate: each arrival is kept a whole number of
+// times plus once more with the fractional part's probability (seeded), so
+// the trace's shape stays; a kept arrival keeps its row.
+func Rescale(tr *Trace, speed, rate float64, seed int64) *Trace {
+	out := &Trace{Times: make([]time.Duration, 0, len(tr.Times)), Kinds: tr.Kinds, Accounts: tr.Accounts}
+	for _, t := range tr.Times {
+		out.Times = append(out.Times, time.Duration(float64(t)/speed))
 	}
-	if rate <= 0 || len(out) == 0 {
+	if rate <= 0 || len(out.Times) == 0 {
+		out.Rows = tr.Rows
 		return out
 	}
-	span := float64(out[len(out)-1]/time.Second + 1) // whole seconds, as TraceProfile lasts
-	f := rate * span / float64(len(out))
+	span := float64(out.Times[len(out.Times)-1]/time.Second + 1) // the whole seconds the arrivals span
+	f := rate * span / float64(len(out.Times))
 	rng := rand.New(rand.NewSource(seed))
-	scaled := make([]time.Duration, 0, int(float64(len(out))*f)+1)
-	for _, t := range out {
+	times := make([]time.Duration, 0, int(float64(len(out.Times))*f)+1)
+	var rows []Row
+	for i, t := range out.Times {
 		n := int(f)
 		if rng.Float64() < f-float64(n) {
 			n++
 		}
 		for ; n > 0; n-- {
-			scaled = append(scaled, t)
+			times = append(times, t)
+			if tr.Rows != nil {
+				rows = append(rows, tr.Rows[i])
+			}
 		}
 	}
-	return scaled
+	out.Times, out.Rows = times, rows
+	return out
 }
+
+// traceTail is how long the load lasts at least after a trace's last
+// arrival (the longest gathering interval is 20 ms).
+const traceTail = 250 * time.Millisecond
 
 // TraceProfile is the rate of times second by second: what judging the
 // load (was it all sent?) compares with. The load lasts to the second after
@@ -134,7 +231,9 @@ func TraceProfile(times []time.Duration) Profile {
 	if len(times) == 0 {
 		return Profile{}
 	}
-	secs := int(times[len(times)-1]/time.Second) + 1
+	// A last arrival close to its second's end gets one more second, so the
+	// load does not end before a gathered batch holding it leaves.
+	secs := int((times[len(times)-1]+traceTail)/time.Second) + 1
 	counts := make([]float64, secs)
 	for _, t := range times {
 		counts[int(t/time.Second)]++

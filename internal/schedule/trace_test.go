@@ -14,11 +14,15 @@ func TestTraceRoundTripAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := ReadTrace(&b)
-	if err != nil || len(got) != len(times) || got[3] != times[3] {
-		t.Fatalf("round trip: %v %v", got, err)
+	if err != nil || len(got.Times) != len(times) || got.Times[3] != times[3] || got.Rows != nil {
+		t.Fatalf("round trip: %+v %v", got, err)
 	}
-	if got, err := ReadTrace(strings.NewReader("sender,offset_s,amount\nalice,0.5,10\nbob,0.75,\n")); err != nil || len(got) != 2 || got[1] != 750*time.Millisecond {
-		t.Errorf("optional columns: %v %v", got, err)
+	// Accounts are numbered by first appearance, sender before recipient.
+	tr, err := ReadTrace(strings.NewReader("sender,offset_s,amount,recipient,kind\nalice,0.5,10,carol,send\nbob,0.75,,alice,multi_send\ncarol,1,3,,\n"))
+	if err != nil || len(tr.Times) != 3 || tr.Times[1] != 750*time.Millisecond || tr.Accounts != 3 ||
+		tr.Rows[0] != (Row{Sender: 0, Recipient: 1, Kind: 1, Amount: 10}) || tr.Rows[1] != (Row{Sender: 2, Recipient: 0, Kind: 2}) ||
+		tr.Rows[2] != (Row{Sender: 1, Recipient: -1, Amount: 3}) || tr.Kind(tr.Rows[1]) != "multi_send" || tr.Kind(tr.Rows[2]) != "" {
+		t.Errorf("optional columns: %+v %v", tr, err)
 	}
 	for in, want := range map[string]string{
 		"":                         "line 1: no header",
@@ -30,6 +34,8 @@ func TestTraceRoundTripAndErrors(t *testing.T) {
 		"offset_s,amount\n1,ten\n": `line 2: amount "ten"`,
 		"offset_s\n":               "no arrivals",
 		"offset_s,amount\n1,2,3\n": "line 2:",
+		"offset_s,amount\n1,0\n":   `line 2: amount "0"`,
+		"offset_s,kind\n1,Send!\n": `line 2: kind "Send!"`,
 	} {
 		if _, err := ReadTrace(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
@@ -42,16 +48,25 @@ func TestRescale(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		times = append(times, time.Duration(i)*10*time.Millisecond) // 100/s for 10 s
 	}
-	fast := Rescale(times, 2, 0, 1)
+	rows := make([]Row, len(times))
+	for i := range rows {
+		rows[i] = Row{Sender: int32(i % 7), Recipient: -1, Amount: uint64(i + 1)}
+	}
+	fast := Rescale(&Trace{Times: times}, 2, 0, 1).Times
 	if len(fast) != 1000 || fast[999] != times[999]/2 {
 		t.Fatalf("speed 2: %d arrivals, last at %s", len(fast), fast[len(fast)-1])
 	}
-	more := Rescale(times, 1, 250, 1)
-	if n := len(more); n < 2400 || n > 2600 {
-		t.Errorf("rate 250 over 10 s: %d arrivals, want about 2500", n)
+	more := Rescale(&Trace{Times: times, Rows: rows}, 1, 250, 1)
+	if n := len(more.Times); n < 2400 || n > 2600 || len(more.Rows) != n {
+		t.Errorf("rate 250 over 10 s: %d arrivals (%d rows), want about 2500", n, len(more.Rows))
+	}
+	for i, r := range more.Rows { // each kept arrival keeps its own row
+		if src := int(r.Amount - 1); times[src] != more.Times[i] || r.Sender != int32(src%7) {
+			t.Fatalf("arrival %d at %s carries row %+v", i, more.Times[i], r)
+		}
 	}
 	p := TraceProfile(times)
-	if p.Duration() != 10*time.Second || p.Total() != 1000 {
+	if p.Duration() != 11*time.Second || p.Total() != 1000 { // the last arrival, 10 ms before 10 s, gets a tail second
 		t.Errorf("profile: %s, %g arrivals", p.Duration(), p.Total())
 	}
 }
@@ -60,9 +75,18 @@ func FuzzReadTrace(f *testing.F) {
 	f.Add([]byte("offset_s,sender\n0.1,a\n0.2,b\n"))
 	f.Add([]byte("offset_s\n1e3\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		times, err := ReadTrace(bytes.NewReader(b))
+		tr, err := ReadTrace(bytes.NewReader(b))
 		if err != nil {
 			return
+		}
+		times := tr.Times
+		if tr.Rows != nil && len(tr.Rows) != len(times) {
+			t.Fatalf("%d rows for %d times", len(tr.Rows), len(times))
+		}
+		for _, r := range tr.Rows {
+			if r.Sender >= int32(tr.Accounts) || r.Recipient >= int32(tr.Accounts) || int(r.Kind) > len(tr.Kinds) {
+				t.Fatalf("row %+v out of range (%d accounts, kinds %v)", r, tr.Accounts, tr.Kinds)
+			}
 		}
 		for i := 1; i < len(times); i++ {
 			if times[i] < times[i-1] || times[i] < 0 {

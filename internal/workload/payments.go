@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/sut"
 )
 
@@ -31,6 +32,13 @@ type Payments struct {
 	invalid  Invalid
 	mix      []Mix
 	mixSum   float64
+	// trace, when replaying one that names payments (load.trace): its
+	// rows, the mix index of each of its kinds, and, when its rows name
+	// senders, each sender's rows in this generator's share (presigning).
+	trace        *schedule.Trace
+	traceKind    []int
+	rowsOf       [][]uint64
+	namedSenders bool
 }
 
 // Invalid asks for a share of deliberately invalid payments of the sorts
@@ -66,6 +74,11 @@ type PaymentsConfig struct {
 	Seed            int64
 	Invalid         Invalid
 	Mix             []Mix
+	// Trace is a replayed trace whose rows name kinds, accounts or
+	// amounts; its arrivals k with k mod TraceSegs == TraceSeg are this
+	// generator's (segments).
+	Trace               *schedule.Trace
+	TraceSeg, TraceSegs int
 }
 
 // NewPayments reads each sender's next sequence from the system, 16 at a time.
@@ -91,6 +104,11 @@ func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments,
 		p.mix = c.Mix
 		for _, m := range c.Mix {
 			p.mixSum += m.Weight
+		}
+	}
+	if c.Trace != nil && c.Trace.Rows != nil {
+		if err := p.useTrace(c, codec); err != nil {
+			return nil, err
 		}
 	}
 	if c.Invalid.Share > 0 {
@@ -130,6 +148,78 @@ func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments,
 	return p, ctx.Err()
 }
 
+// useTrace checks a trace's kinds against the system's and adds those the
+// mix lacks (weight 0: only rows name them), with send first so rows that
+// name no kind are sends; it lists each sender's rows for presigning.
+func (p *Payments) useTrace(c PaymentsConfig, codec Codec) error {
+	tr := c.Trace
+	if len(tr.Kinds) > 0 && p.mix == nil {
+		p.mix = []Mix{{Kind: "send", Weight: 1}}
+		p.mixSum = 1
+	}
+	p.traceKind = make([]int, len(tr.Kinds)+1)
+	for i, k := range tr.Kinds {
+		at := -1
+		for j, m := range p.mix {
+			if m.Kind == k {
+				at = j
+			}
+		}
+		if at < 0 {
+			ks, ok := codec.(KindSigner)
+			if k != "send" {
+				if _, can := ks.SignKind(nil, k, c.Offset, []int{0, 0}, 1, 0); !ok || !can {
+					return fmt.Errorf("load.trace: kind %s, expected a kind this system's payments have (send)", k)
+				}
+			}
+			at = len(p.mix)
+			p.mix = append(p.mix, Mix{Kind: k, Outputs: map[bool]int{true: 5}[k == "multi_send"]})
+		}
+		p.traceKind[i+1] = at
+	}
+	if len(p.mix) > 255 {
+		return fmt.Errorf("load.trace: %d kinds, expected at most 255", len(p.mix))
+	}
+	p.trace = tr
+	segs := uint64(max(c.TraceSegs, 1))
+	p.rowsOf = make([][]uint64, len(p.lanes))
+	for k := uint64(c.TraceSeg); k < uint64(len(tr.Rows)); k += segs {
+		if s := p.TraceSender(k); s >= 0 {
+			p.rowsOf[s] = append(p.rowsOf[s], k)
+			p.namedSenders = true
+		}
+	}
+	return nil
+}
+
+// Traced says whether the payments follow a trace's rows.
+func (p *Payments) Traced() bool { return p.trace != nil }
+
+// TraceSender is the sender of arrival k of the trace: the trace's account
+// numbered a is sender a mod senders; -1 when the row names none.
+func (p *Payments) TraceSender(k uint64) int {
+	r, ok := p.trace.Row(k)
+	if !ok || r.Sender < 0 {
+		return -1
+	}
+	return int(r.Sender) % len(p.lanes)
+}
+
+// rowPayment is what a payment of row r is: its mix kind (-1: drawn), its
+// first recipient (-1: drawn) and amount (0: drawn). A recipient the trace
+// numbers a is sender a mod senders' account, so money flows between the
+// trace's accounts as it did.
+func (p *Payments) rowPayment(r schedule.Row) (kind, to int, amount uint64) {
+	kind, to = -1, -1
+	if r.Kind > 0 {
+		kind = p.traceKind[r.Kind]
+	}
+	if r.Recipient >= 0 {
+		to = p.offset + int(r.Recipient)%len(p.lanes)
+	}
+	return kind, to, r.Amount
+}
+
 // Senders is the number of sending accounts.
 func (p *Payments) Senders() int { return len(p.lanes) }
 
@@ -144,8 +234,16 @@ func (p *Payments) PresignPlan(n int) (count int, bytes float64) {
 // presignCounts spreads n payments over senders by their expected share of
 // picks, with headroom.
 func (p *Payments) presignCounts(n int) []int {
-	sh := shares(p.senders, len(p.lanes))
 	counts := make([]int, len(p.lanes))
+	if p.rowsOf != nil && p.namedSenders {
+		// The trace names every sender: each signs its own rows, and a
+		// little more for payments refused and sent again.
+		for i, rs := range p.rowsOf {
+			counts[i] = len(rs) + 2
+		}
+		return counts
+	}
+	sh := shares(p.senders, len(p.lanes))
 	for i, s := range sh {
 		exp := s * float64(n)
 		counts[i] = int(math.Ceil(exp+4*math.Sqrt(exp))) + 2
@@ -186,11 +284,24 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 				}
 				for k := range q {
 					start := len(buf)
+					kind, to, amount := -1, -1, uint64(0)
+					if p.rowsOf != nil && k < len(p.rowsOf[s]) {
+						kind, to, amount = p.rowPayment(p.trace.Rows[p.rowsOf[s][k]])
+					}
+					if to < 0 {
+						to = recip.Pick()
+					}
+					if amount == 0 {
+						amount = p.drawAmount(r)
+					}
 					if p.mix != nil {
-						qk[k] = uint8(p.drawKind(r))
-						buf = p.sign(buf, int(qk[k]), s, recip, r, p.lanes[s].base+uint64(k))
+						if kind < 0 {
+							kind = p.drawKind(r)
+						}
+						qk[k] = uint8(kind)
+						buf = p.sign(buf, kind, s, to, amount, recip, p.lanes[s].base+uint64(k))
 					} else {
-						buf = p.codec.Sign(buf, p.offset+s, recip.Pick(), p.drawAmount(r), p.lanes[s].base+uint64(k))
+						buf = p.codec.Sign(buf, p.offset+s, to, amount, p.lanes[s].base+uint64(k))
 					}
 					tx := buf[start:len(buf):len(buf)]
 					q[k] = sut.Tx{ID: p.codec.ID(tx), Bytes: tx}
@@ -291,6 +402,8 @@ type paymentBuilder struct {
 	repriced [2]uint64
 	invSort  string
 	kind     string // of the last txFor
+	row      schedule.Row
+	hasRow   bool // the payment being built follows row (a trace)
 }
 
 // NewBuilder returns a builder for one worker goroutine.
@@ -313,18 +426,33 @@ func (b *paymentBuilder) txFor(s int, nonce uint64) (tx sut.Tx, stable bool) {
 			return p.queue[s][k], true
 		}
 	}
+	kind, to, amount := -1, -1, uint64(0)
+	if b.hasRow {
+		kind, to, amount = p.rowPayment(b.row)
+	}
+	if to < 0 {
+		to = b.recip.Pick()
+	}
+	if amount == 0 {
+		amount = p.drawAmount(b.r)
+	}
 	if p.mix != nil {
-		i := p.drawKind(b.r)
-		b.kind = p.mix[i].Kind
-		b.buf = p.sign(b.buf[:0], i, s, b.recip, b.r, nonce)
+		if kind < 0 {
+			kind = p.drawKind(b.r)
+		}
+		b.kind = p.mix[kind].Kind
+		b.buf = p.sign(b.buf[:0], kind, s, to, amount, b.recip, nonce)
 	} else {
-		b.buf = p.codec.Sign(b.buf[:0], p.offset+s, b.recip.Pick(), p.drawAmount(b.r), nonce)
+		b.buf = p.codec.Sign(b.buf[:0], p.offset+s, to, amount, nonce)
 	}
 	return sut.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, false
 }
 
 // drawKind draws a payment's kind from the mix by weight.
 func (p *Payments) drawKind(r *rand.Rand) int {
+	if p.mixSum == 0 {
+		return 0
+	}
 	x := r.Float64() * p.mixSum
 	for i, m := range p.mix {
 		if x < m.Weight {
@@ -335,17 +463,19 @@ func (p *Payments) drawKind(r *rand.Rand) int {
 	return len(p.mix) - 1
 }
 
-// sign appends sender s's payment of the mix's kind i.
-func (p *Payments) sign(dst []byte, i, s int, recip Chooser, r *rand.Rand, nonce uint64) []byte {
+// sign appends sender s's payment of the mix's kind i to first (and, for
+// a multi-payment, to more recipients drawn by recip).
+func (p *Payments) sign(dst []byte, i, s, first int, amount uint64, recip Chooser, nonce uint64) []byte {
 	m := p.mix[i]
 	if m.Kind == "send" {
-		return p.codec.Sign(dst, p.offset+s, recip.Pick(), p.drawAmount(r), nonce)
+		return p.codec.Sign(dst, p.offset+s, first, amount, nonce)
 	}
 	to := make([]int, max(m.Outputs, 1)) // one small slice per multi-payment
-	for j := range to {
+	to[0] = first
+	for j := 1; j < len(to); j++ {
 		to[j] = recip.Pick()
 	}
-	dst, _ = p.codec.(KindSigner).SignKind(dst, m.Kind, p.offset+s, to, p.drawAmount(r), nonce)
+	dst, _ = p.codec.(KindSigner).SignKind(dst, m.Kind, p.offset+s, to, amount, nonce)
 	return dst
 }
 
@@ -356,9 +486,13 @@ func (p *Payments) sign(dst []byte, i, s int, recip Chooser, r *rand.Rand, nonce
 // left alone: a query may read only committed state, so the transaction
 // may well be waiting in a mempool; if it was dropped, the next payment's
 // refusal says so, and Answer resubmits it.
-func (b *paymentBuilder) Next(ctx context.Context, s int, _ uint64) (Built, error) {
+func (b *paymentBuilder) Next(ctx context.Context, s int, i uint64) (Built, error) {
 	p := b.p
 	l := &p.lanes[s]
+	b.hasRow = false
+	if p.trace != nil {
+		b.row, b.hasRow = p.trace.Row(i)
+	}
 	var out Built
 	if l.resync.Swap(false) {
 		e, err := p.codec.Nonce(ctx, p.offset+s)

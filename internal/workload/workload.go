@@ -51,6 +51,15 @@ type Workload interface {
 	NewBuilder(seed int64) Builder
 }
 
+// Traced is a workload that replays a trace naming its payments' accounts
+// (an optional capability): the dispatcher reserves the sender the trace
+// gives arrival k, and hands k to the builder as Next's i.
+type Traced interface {
+	Traced() bool
+	// TraceSender is arrival k's sender, or -1 when its row names none.
+	TraceSender(k uint64) int
+}
+
 // Built is one payment's transaction.
 type Built struct {
 	Tx       sut.Tx

@@ -133,3 +133,13 @@ func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 	a.Problems, a.OK = r.Problems, "ok: supply conserved, balances in range, app hashes agree"
 	return a
 }
+
+// DecodePayment reads a block's transaction as a ledger payment: sender and
+// recipient as addresses (hex), whoever signed it.
+func (Kind) DecodePayment(tx []byte) (kinds.DecodedPayment, bool) {
+	p, err := chain.Decode(tx)
+	if err != nil {
+		return kinds.DecodedPayment{}, false
+	}
+	return kinds.DecodedPayment{Kind: "send", Sender: chain.AddressOf(p.Sender).String(), Recipient: p.Recipient.String(), Amount: p.Amount}, true
+}

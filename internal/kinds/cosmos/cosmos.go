@@ -405,3 +405,10 @@ func fund(ctx context.Context, sc *scenario.Scenario, tgt *sdk.Target, codec *sd
 	}
 	return nil
 }
+
+// DecodePayment reads a block's transaction as a bank payment (MsgSend or
+// MsgMultiSend first), whoever signed it.
+func (Kind) DecodePayment(tx []byte) (kinds.DecodedPayment, bool) {
+	kind, from, to, amount, ok := sdk.DecodePayment(tx)
+	return kinds.DecodedPayment{Kind: kind, Sender: from, Recipient: to, Amount: amount}, ok
+}

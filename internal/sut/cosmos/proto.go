@@ -3,6 +3,7 @@ package cosmos
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -297,4 +298,68 @@ func Sender(tx []byte) (string, error) {
 		f, _ = first(in, 1)
 	}
 	return string(f.bytes), nil
+}
+
+// DecodePayment reads a TxRaw whose first message is a bank MsgSend or
+// MsgMultiSend: its kind (send, multi_send), sender, (first) recipient and
+// the amount of its first coin (paid to that recipient). ok is false for
+// any other transaction.
+func DecodePayment(tx []byte) (kind, from, to string, amount uint64, ok bool) {
+	fs, err := fields(tx)
+	if err != nil {
+		return
+	}
+	body, _ := first(fs, 1)
+	bfs, err := fields(body.bytes)
+	if err != nil {
+		return
+	}
+	msg, found := first(bfs, 1)
+	if !found {
+		return
+	}
+	afs, err := fields(msg.bytes)
+	if err != nil {
+		return
+	}
+	typeURL, _ := first(afs, 1)
+	val, _ := first(afs, 2)
+	mfs, err := fields(val.bytes)
+	if err != nil {
+		return
+	}
+	coinAmount := func(b []byte) (uint64, bool) {
+		cfs, err := fields(b)
+		if err != nil {
+			return 0, false
+		}
+		a, _ := first(cfs, 2)
+		v, err := strconv.ParseUint(string(a.bytes), 10, 64)
+		return v, err == nil
+	}
+	switch string(typeURL.bytes) {
+	case typeMsgSend:
+		f, _ := first(mfs, 1)
+		t, _ := first(mfs, 2)
+		c, _ := first(mfs, 3)
+		amount, ok = coinAmount(c.bytes)
+		return "send", string(f.bytes), string(t.bytes), amount, ok
+	case typeMsgMultiSend:
+		in, _ := first(mfs, 1)
+		out, _ := first(mfs, 2)
+		ifs, err := fields(in.bytes)
+		if err != nil {
+			return
+		}
+		ofs, err := fields(out.bytes)
+		if err != nil {
+			return
+		}
+		f, _ := first(ifs, 1)
+		t, _ := first(ofs, 1)
+		c, _ := first(ofs, 2)
+		amount, ok = coinAmount(c.bytes)
+		return "multi_send", string(f.bytes), string(t.bytes), amount, ok
+	}
+	return
 }
