@@ -208,6 +208,9 @@ func (a *App) execute(v view, p *Payment) (uint32, string) {
 // precheck decodes a payment and checks what needs no state.
 func (a *App) precheck(tx []byte, p *Payment) (uint32, string) {
 	var err error
+	if len(tx) > MaxTxBytes {
+		return CodeTooLarge, fmt.Sprintf("tx too large: %d bytes, expected at most %d", len(tx), MaxTxBytes)
+	}
 	if *p, err = Decode(tx); err != nil {
 		return CodeMalformed, "malformed: " + err.Error()
 	}

@@ -106,6 +106,7 @@ func TestCheckTxRejectionCodes(t *testing.T) {
 		{"insufficient funds", f.pay(0, 1, 1001, 0), CodeInsufficientFunds},
 		{"overflowing amount", f.pay(0, 1, math.MaxUint64, 0), CodeInsufficientFunds},
 		{"unfunded sender", AppendPayment(nil, testChain, stranger, AddressOf(f.keys[1][32:]), 1, 0, 0), CodeInsufficientFunds},
+		{"oversized", AppendPayment(nil, testChain, f.keys[0], AddressOf(f.keys[1][32:]), 1, 0, MaxTxBytes), CodeTooLarge},
 		{"ok", good, CodeOK},
 		{"sequence too low (already admitted)", good, CodeSequenceTooLow},
 	}

@@ -12,7 +12,13 @@ const (
 	CodeInsufficientFunds uint32 = 6
 	CodeInvalidAmount     uint32 = 7
 	CodeBalanceOverflow   uint32 = 8
+	CodeTooLarge          uint32 = 9
 )
+
+// MaxTxBytes is the largest payment the ledger takes: a chain refuses
+// oversized transactions, and tpslab's invalid share (sort oversized)
+// checks that it does.
+const MaxTxBytes = 16 << 10
 
 // Codespace is set on every non-zero result so clients can tell our codes from
 // other applications'.
@@ -28,6 +34,7 @@ var codeNames = map[uint32]string{
 	CodeInsufficientFunds: "insufficient_funds",
 	CodeInvalidAmount:     "invalid_amount",
 	CodeBalanceOverflow:   "balance_overflow",
+	CodeTooLarge:          "tx_too_large",
 }
 
 // CodeName is the stable, snake_case name of a result code.

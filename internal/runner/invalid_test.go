@@ -59,7 +59,7 @@ func TestInvalidShareCountedApart(t *testing.T) {
 	if share := float64(sent) / float64(s.Offered); share < 0.07 || share > 0.13 {
 		t.Errorf("%d invalid of %d offered (%.3f), want about 0.1", sent, s.Offered, share)
 	}
-	want := map[string]string{"bad_signature": "bad_signature", "wrong_chain_id": "wrong_chain", "stale_sequence": "sequence_too_low", "insufficient_funds": "insufficient_funds"}
+	want := map[string]string{"bad_signature": "bad_signature", "wrong_chain_id": "wrong_chain", "stale_sequence": "sequence_too_low", "insufficient_funds": "insufficient_funds", "oversized": "tx_too_large"}
 	for sort, reason := range want {
 		if s.InvalidSent[sort] == 0 || s.InvalidRefused[sort+": "+reason] != s.InvalidSent[sort] {
 			t.Errorf("%s: sent %d, refused as %s %d (all refusals %v)", sort, s.InvalidSent[sort], reason, s.InvalidRefused[sort+": "+reason], s.InvalidRefused)

@@ -358,7 +358,7 @@ type MixEntry struct {
 
 // Invalid is a share of deliberately invalid payments of the sorts named
 // (empty: all the kind can build): bad_signature, wrong_chain_id,
-// stale_sequence, insufficient_funds.
+// stale_sequence, insufficient_funds, oversized.
 type Invalid struct {
 	Share float64  `yaml:"share" json:"share,omitempty"` // 0..0.9 of the payments
 	Sorts []string `yaml:"sorts" json:"sorts,omitempty"`

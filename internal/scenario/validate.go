@@ -389,7 +389,7 @@ func (w Workload) validate(l Load) error {
 		return fmt.Errorf("workload.invalid.share: %g, expected 0..0.9 of the payments", s)
 	}
 	for i, sort := range w.Invalid.Sorts {
-		if err := oneOf(fmt.Sprintf("workload.invalid.sorts[%d]", i), sort, "bad_signature", "wrong_chain_id", "stale_sequence", "insufficient_funds"); err != nil {
+		if err := oneOf(fmt.Sprintf("workload.invalid.sorts[%d]", i), sort, "bad_signature", "wrong_chain_id", "stale_sequence", "insufficient_funds", "oversized"); err != nil {
 			return err
 		}
 	}

@@ -122,10 +122,11 @@ const (
 	WrongChainID      = "wrong_chain_id"     // signed for another chain
 	StaleSequence     = "stale_sequence"     // a sequence the chain has used
 	InsufficientFunds = "insufficient_funds" // more than any account holds
+	Oversized         = "oversized"          // larger than the system takes
 )
 
 // InvalidSorts are all the sorts, in the order docs/metrics.md lists them.
-var InvalidSorts = []string{BadSignature, WrongChainID, StaleSequence, InsufficientFunds}
+var InvalidSorts = []string{BadSignature, WrongChainID, StaleSequence, InsufficientFunds, Oversized}
 
 // InvalidSigner is a codec that can build deliberately invalid payments (an
 // optional capability): SignInvalid appends a payment of the given sort, or

@@ -37,6 +37,9 @@ func (Kind) Validate(sc *scenario.Scenario) error {
 	if err := kinds.ViaRPC(sc, "builtin"); err != nil {
 		return err
 	}
+	if most := chain.MaxTxBytes - chain.Size(chain.MaxChainIDLen, 0); sc.Workload.Kind == "payment" && sc.Workload.Padding > most {
+		return fmt.Errorf("workload.padding: %d, expected at most %d bytes (the ledger refuses payments over %d bytes)", sc.Workload.Padding, most, chain.MaxTxBytes)
+	}
 	if sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
 		if err := sc.CheckAccounts(sc.Network.Accounts); err != nil {
 			return err

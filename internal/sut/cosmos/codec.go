@@ -57,6 +57,7 @@ func NewCodec(chainID, denom string, fee []Coin, gas uint64, memo string, wallet
 type scratch struct {
 	msg, body, auth, doc, sub, sub2 []byte
 	chainID                         string // "" : the codec's; another signs for another chain (invalid on purpose)
+	memo                            string // "": the codec's; another makes an oversized payment (invalid on purpose)
 }
 
 // Accounts is the number of test wallets.
@@ -90,7 +91,11 @@ func (c *Codec) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
 func (c *Codec) signTx(dst []byte, s *scratch, typeURL string, w Wallet, accountNumber, sequence, gas uint64, fee []Coin) []byte {
 	// TxBody{messages: [Any], memo}
 	s.body = appendAny(s.body[:0], 1, typeURL, s.msg)
-	s.body = appendString(s.body, 2, c.Memo)
+	memo := c.Memo
+	if s.memo != "" {
+		memo = s.memo
+	}
+	s.body = appendString(s.body, 2, memo)
 	// AuthInfo{signer_infos: [SignerInfo{public_key, mode_info, sequence}], fee}
 	s.auth = appendMessage(s.auth[:0], 1, &s.sub, func(b []byte) []byte {
 		s.sub2 = appendBytes(s.sub2[:0], 1, w.PubKey) // secp256k1.PubKey{key}
@@ -256,8 +261,9 @@ func ParseCoins(s string) ([]Coin, error) {
 
 // SignInvalid appends a deliberately invalid send (workload.invalid): its
 // signature altered, signed for another chain id, with the stale sequence
-// given, or for more than any wallet holds (refused in the block: CheckTx
-// runs only the ante handler).
+// given, for more than any wallet holds (refused in the block: CheckTx
+// runs only the ante handler), or oversized: a 64 KiB memo, which the SDK
+// refuses past auth's max_memo_characters (256 by default).
 func (c *Codec) SignInvalid(dst []byte, sort string, from, to int, amount, nonce uint64) ([]byte, bool) {
 	switch sort {
 	case workload.BadSignature:
@@ -277,9 +283,22 @@ func (c *Codec) SignInvalid(dst []byte, sort string, from, to int, amount, nonce
 		return c.Sign(dst, from, to, amount, nonce), true
 	case workload.InsufficientFunds:
 		return c.Sign(dst, from, to, 1<<62, nonce), true
+	case workload.Oversized:
+		s := c.scratch.Get().(*scratch)
+		defer func() { s.memo = ""; c.scratch.Put(s) }()
+		s.memo = oversizedMemo
+		w := c.wallets[from]
+		s.msg = appendString(s.msg[:0], 1, w.Address)
+		s.msg = appendString(s.msg, 2, c.wallets[to].Address)
+		s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: strconv.FormatUint(amount, 10)})
+		return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, c.Gas, c.fee()), true
 	}
 	return dst, false
 }
+
+// oversizedMemo is an oversized payment's memo: 64 KiB, far past any
+// chain's max_memo_characters yet well within CometBFT's max_tx_bytes.
+var oversizedMemo = strings.Repeat("x", 64<<10)
 
 // SignKind appends a payment of a mix's kind: multi_send is one
 // MsgMultiSend paying amount to each of to from wallet from.

@@ -186,14 +186,14 @@ func TestInvalidShareOnTpsd(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bankScenario(t, n.Home, "rpc", "presigned")
-	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature", "wrong_chain_id", "stale_sequence"}}
+	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature", "wrong_chain_id", "stale_sequence", "oversized"}}
 	res, err := run(t, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := res.Summary
 	t.Logf("verdict %s; invalid sent %v refused %v", res.Verdict(), s.InvalidSent, s.InvalidRefused)
-	want := map[string]string{"bad_signature": "unauthorized", "wrong_chain_id": "unauthorized", "stale_sequence": "sequence_mismatch"}
+	want := map[string]string{"bad_signature": "unauthorized", "wrong_chain_id": "unauthorized", "stale_sequence": "sequence_mismatch", "oversized": "memo_too_large"}
 	for sort, reason := range want {
 		if s.InvalidSent[sort] == 0 || s.InvalidRefused[sort+": "+reason] != s.InvalidSent[sort] {
 			t.Errorf("%s: sent %d, refused as %s %d (all %v)", sort, s.InvalidSent[sort], reason, s.InvalidRefused[sort+": "+reason], s.InvalidRefused)

@@ -99,7 +99,8 @@ func (c *Client) Mismatch(r sut.Receipt) (bool, uint64, bool) {
 
 // SignInvalid appends a deliberately invalid payment (workload.invalid):
 // its signature altered, signed for another chain id, with the stale
-// sequence given, or for more than any account holds.
+// sequence given, for more than any account holds, or padded one byte past
+// the ledger's chain.MaxTxBytes.
 func (c *Client) SignInvalid(dst []byte, sort string, from, to int, amount, nonce uint64) ([]byte, bool) {
 	switch sort {
 	case workload.BadSignature:
@@ -112,6 +113,9 @@ func (c *Client) SignInvalid(dst []byte, sort string, from, to int, amount, nonc
 		return c.Sign(dst, from, to, amount, nonce), true
 	case workload.InsufficientFunds:
 		return c.Sign(dst, from, to, 1<<62, nonce), true
+	case workload.Oversized:
+		pad := chain.MaxTxBytes + 1 - chain.Size(len(c.chainID), 0)
+		return chain.AppendPayment(dst, c.chainID, c.keys[from], c.addrs[to], amount, nonce, max(pad, c.padding)), true
 	}
 	return dst, false
 }
