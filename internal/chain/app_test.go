@@ -329,3 +329,40 @@ func TestProposalOrdersEachSendersSequences(t *testing.T) {
 		t.Errorf("cut proposal: %d txs, want a0 a1", len(res.Txs))
 	}
 }
+
+func TestBatchPaysEveryOutputOrNothing(t *testing.T) {
+	f := newFixture(t, 4, 1000)
+	to := []Address{AddressOf(f.keys[1][32:]), AddressOf(f.keys[2][32:]), AddressOf(f.keys[0][32:]), AddressOf(f.keys[1][32:])}
+	batch := AppendBatch(nil, testChain, f.keys[0], to, []uint64{100, 200, 50, 1}, 0, 0)
+	if len(batch) != BatchSize(len(testChain), 4, 0) {
+		t.Fatalf("size %d, BatchSize says %d", len(batch), BatchSize(len(testChain), 4, 0))
+	}
+	p, err := Decode(batch)
+	if err != nil || !p.Batch() || p.Outputs() != 4 || p.Recipient != to[0] || p.Amount != 100 || p.Sequence != 0 {
+		t.Fatalf("decode: %v %+v", err, p)
+	}
+	if r := f.checkTx(batch); r.Code != CodeOK {
+		t.Fatalf("checkTx: %d %s", r.Code, r.Log)
+	}
+	// Too much for the sender after the first: refused whole, nothing moves.
+	over := AppendBatch(nil, testChain, f.keys[0], to[:2], []uint64{600}, 1, 0)
+	zero := AppendBatch(nil, testChain, f.keys[3], to[:2], []uint64{5, 0}, 0, 0)
+	if codes := f.block(batch, over, zero); !slices.Equal(codes, []uint32{CodeOK, CodeInsufficientFunds, CodeInvalidAmount}) {
+		t.Fatalf("codes %v", codes)
+	}
+	if a := f.account(0); a.Balance != 1000-351+50 || a.Sequence != 1 {
+		t.Fatalf("payer %+v", a)
+	}
+	if a, b := f.account(1), f.account(2); a.Balance != 1101 || b.Balance != 1200 {
+		t.Fatalf("recipients %+v %+v", a, b)
+	}
+	if a := f.account(3); a.Balance != 1000 || a.Sequence != 0 {
+		t.Fatalf("a refused batch changed its sender: %+v", a)
+	}
+	bad := slices.Clone(batch)
+	bad[2+len(testChain)+PubKeySize] = 0
+	if _, err := Decode(bad); err == nil {
+		t.Fatal("a batch of 0 outputs decoded")
+	}
+	f.audit()
+}

@@ -36,6 +36,7 @@ func BenchmarkAppendPayment(b *testing.B) {
 
 func FuzzDecode(f *testing.F) {
 	f.Add(AppendPayment(nil, "c", DeriveKey("f", 0), Address{1}, 5, 1, 3))
+	f.Add(AppendBatch(nil, "c", DeriveKey("f", 0), []Address{{1}, {2}}, []uint64{5, 6}, 1, 3))
 	f.Add([]byte{1, 0})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -44,8 +45,15 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		// A decoded payment re-encodes to the same layout length.
-		if Size(len(p.ChainID), len(p.Padding)) != len(b) {
-			t.Fatalf("decoded %d bytes as a %d-byte payment", len(b), Size(len(p.ChainID), len(p.Padding)))
+		size := Size(len(p.ChainID), len(p.Padding))
+		if p.Batch() {
+			size = BatchSize(len(p.ChainID), p.Outputs(), len(p.Padding))
+			for i := range p.Outputs() {
+				p.Output(i)
+			}
+		}
+		if size != len(b) {
+			t.Fatalf("decoded %d bytes as a %d-byte payment", len(b), size)
 		}
 		p.VerifySignature()
 	})

@@ -145,6 +145,9 @@ func LedgerGenesis(sc *scenario.Scenario, chainID string, g chain.Genesis) (stri
 	if w.GenesisSeed != "" {
 		g.Seed = w.GenesisSeed
 	}
+	if _, _, wallets := LedgerWallets(sc, g.Seed); wallets {
+		return chainID, g, nil // workload.accounts counts the wallets, funded before the load
+	}
 	if w.Accounts != 0 {
 		g.Accounts = w.Accounts
 	}

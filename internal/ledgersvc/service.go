@@ -240,6 +240,9 @@ func (s *Service) postPayment(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.reject(w, http.StatusUnprocessableEntity, "malformed", "malformed: "+err.Error())
 		return
+	case p.Batch():
+		s.reject(w, http.StatusUnprocessableEntity, "malformed", "malformed: a batch (version 2); the service takes payments to one recipient")
+		return
 	case string(p.ChainID) != s.c.ChainID:
 		s.reject(w, http.StatusUnprocessableEntity, "wrong_chain", fmt.Sprintf("wrong chain: got %q, expected %q", p.ChainID, s.c.ChainID))
 		return

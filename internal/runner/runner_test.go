@@ -57,12 +57,23 @@ func startLinkedNet(t *testing.T, g chain.Genesis, topology string) *testnet.Net
 // blockCount reads blocks [from, to] and counts payments from the given
 // senders that committed with code 0 and with another code.
 func blockCount(t *testing.T, rpc string, from, to int64, senders map[chain.Address]bool) (ok, failed int64) {
+	byKind, failed := blockCountByKind(t, rpc, from, to, senders)
+	for _, n := range byKind {
+		ok += n
+	}
+	return ok, failed
+}
+
+// blockCountByKind is blockCount with the successes by kind: send, or
+// multi_send for the ledger's batches.
+func blockCountByKind(t *testing.T, rpc string, from, to int64, senders map[chain.Address]bool) (ok map[string]int64, failed int64) {
 	t.Helper()
 	c, err := rpchttp.New(rpc, "/websocket")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	ok = map[string]int64{}
 	for h := from; h <= to; h++ {
 		b, err := c.Block(ctx, &h)
 		if err != nil {
@@ -77,10 +88,13 @@ func blockCount(t *testing.T, rpc string, from, to int64, senders map[chain.Addr
 			if err != nil || !senders[chain.AddressOf(p.Sender)] {
 				continue
 			}
-			if res.TxsResults[i].Code == 0 {
-				ok++
-			} else {
+			switch {
+			case res.TxsResults[i].Code != 0:
 				failed++
+			case p.Batch():
+				ok["multi_send"]++
+			default:
+				ok["send"]++
 			}
 		}
 	}

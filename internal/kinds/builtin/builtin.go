@@ -41,7 +41,15 @@ func (Kind) Validate(sc *scenario.Scenario) error {
 		return fmt.Errorf("workload.padding: %d, expected at most %d bytes (the ledger refuses payments over %d bytes)", sc.Workload.Padding, most, chain.MaxTxBytes)
 	}
 	if sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
-		if err := sc.CheckAccounts(sc.Network.Accounts); err != nil {
+		seed := sc.Network.Seed
+		if seed == "" {
+			seed = testnet.DefaultGenesis().Seed
+		}
+		accounts := sc.Network.Accounts // senders are genesis accounts, or wallets they fund
+		if _, n, ok := kinds.LedgerWallets(sc, seed); ok {
+			accounts = uint64(n)
+		}
+		if err := sc.CheckAccounts(accounts); err != nil {
 			return err
 		}
 		return fault.Check(sc.Faults, planned(sc))
@@ -138,11 +146,16 @@ func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 }
 
 // DecodePayment reads a block's transaction as a ledger payment: sender and
-// recipient as addresses (hex), whoever signed it.
+// recipient as addresses (hex), whoever signed it (a batch: its first
+// recipient and amount, as multi_send).
 func (Kind) DecodePayment(tx []byte) (kinds.DecodedPayment, bool) {
 	p, err := chain.Decode(tx)
 	if err != nil {
 		return kinds.DecodedPayment{}, false
 	}
-	return kinds.DecodedPayment{Kind: "send", Sender: chain.AddressOf(p.Sender).String(), Recipient: p.Recipient.String(), Amount: p.Amount}, true
+	kind := "send"
+	if p.Batch() {
+		kind = "multi_send"
+	}
+	return kinds.DecodedPayment{Kind: kind, Sender: chain.AddressOf(p.Sender).String(), Recipient: p.Recipient.String(), Amount: p.Amount}, true
 }

@@ -79,9 +79,53 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 		return nil, err
 	}
 	client := ledgerclient.NewClient(chainID, g, w.Padding, tgt.ABCIQuery)
+	if seed, n, ok := kinds.LedgerWallets(sc, g.Seed); ok {
+		if client, err = fundWallets(ctx, sys, sc, tgt, client, seed, n); err != nil {
+			return nil, err
+		}
+	}
 	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), client)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
 	return p, nil
+}
+
+// FundFanout is how many wallets one funding batch pays.
+const FundFanout = 100
+
+// fundWallets derives the n test wallets of workload.wallet_seed and funds
+// each with workload.fund_amount from the genesis accounts (roots), by a
+// tree of batches (ledgerclient.Funding), showing progress; the summary's
+// notes say how long it took and what it cost in memory.
+func fundWallets(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, tgt *cmt.Target, roots *ledgerclient.Client, seed string, n int) (*ledgerclient.Client, error) {
+	w := sc.Workload
+	if err := sc.CheckAccounts(uint64(n)); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, fmt.Errorf("%v (workload.accounts: the test wallets of workload.wallet_seed)", err))
+	}
+	start := time.Now()
+	fmt.Fprintf(sys.Log, "deriving %d test wallets\n", n)
+	wallets := ledgerclient.NewWallets(roots.ChainID(), seed, n, w.Padding, tgt.ABCIQuery)
+	fmt.Fprintf(sys.Log, "funding %d wallets with %d each from %d genesis accounts, by batches of up to %d (derived in %.1f s)\n",
+		n, w.FundAmount, min(roots.Accounts(), (n+FundFanout-1)/FundFanout), FundFanout, time.Since(start).Seconds())
+	subs := make([]sut.Submitter, 16)
+	for i := range subs {
+		subs[i] = tgt.Submitter(i)
+	}
+	f := ledgerclient.Funding{Roots: roots, Wallets: wallets, Query: tgt.ABCIQuery, Submitters: subs,
+		Amount: w.FundAmount, Fanout: FundFanout, Resume: w.ReuseWallets, Progress: kinds.FundProgress(sys.Log, start)}
+	st, err := f.Fund(ctx)
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "workload.") {
+			return nil, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
+	}
+	took := time.Since(start).Seconds()
+	fmt.Fprintf(sys.Log, "funded %d wallets in %.1f s\n", n, took)
+	if sys.Note != nil {
+		sys.Note(fmt.Sprintf("funding: %d wallets with %d each from %d genesis accounts in %.1f s, keys derived included (%d batches of up to %d in %d rounds, %d already done; tpslab's Go memory %.0f MB)",
+			n, w.FundAmount, st.Roots, took, st.Batches, FundFanout, st.Rounds, st.Skipped, kinds.GoMemoryMB()))
+	}
+	return wallets, nil
 }

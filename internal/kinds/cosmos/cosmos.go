@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"strings"
 	"time"
 
@@ -381,14 +380,7 @@ func fund(ctx context.Context, sc *scenario.Scenario, tgt *sdk.Target, codec *sd
 	}
 	start := time.Now()
 	fmt.Fprintf(log, "funding %d wallets with %d%s each from %s\n", len(to), w.FundAmount, codec.Denom, funder.Address)
-	next := len(to) / 10
-	progress := func(done, total int) {
-		if done >= next || done == total {
-			fmt.Fprintf(log, "funding: %d of %d wallets (%.0f%%) in %.1f s\n", done, total, 100*float64(done)/float64(total), time.Since(start).Seconds())
-			next = done + max(total/10, 1)
-		}
-	}
-	err = sdk.Fund(ctx, codec, tgt.Target.Submitter(0), funder, to, w.FundAmount, w.ReuseWallets, progress)
+	err = sdk.Fund(ctx, codec, tgt.Target.Submitter(0), funder, to, w.FundAmount, w.ReuseWallets, kinds.FundProgress(log, start))
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "workload.funder_key") {
 			return exitcode.Wrap(exitcode.BadInput, err)
@@ -398,10 +390,8 @@ func fund(ctx context.Context, sc *scenario.Scenario, tgt *sdk.Target, codec *sd
 	took := time.Since(start).Seconds()
 	fmt.Fprintf(log, "funded %d wallets in %.1f s\n", len(to), took)
 	if sys.Note != nil {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
 		sys.Note(fmt.Sprintf("funding: %d wallets with %d%s each from the funder key in %.1f s (%d multi-sends of up to %d; tpslab's Go memory %.0f MB)",
-			len(to), w.FundAmount, codec.Denom, took, (len(to)+sdk.FundBatch-1)/sdk.FundBatch, sdk.FundBatch, float64(ms.Sys)/(1<<20)))
+			len(to), w.FundAmount, codec.Denom, took, (len(to)+sdk.FundBatch-1)/sdk.FundBatch, sdk.FundBatch, kinds.GoMemoryMB()))
 	}
 	return nil
 }

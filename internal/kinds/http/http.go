@@ -55,6 +55,9 @@ func decodePayment(tx []byte, f *httpapi.Fields) error {
 	if err != nil {
 		return err
 	}
+	if p.Batch() {
+		return fmt.Errorf("a batch payment: the HTTP templates carry one recipient")
+	}
 	a := chain.AddressOf(p.Sender)
 	f.ChainID, f.SenderPub, f.Recipient = p.ChainID, p.Sender, append(f.Recipient[:0], p.Recipient[:]...)
 	f.Sender = append(f.Sender[:0], a[:]...)

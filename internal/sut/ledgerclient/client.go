@@ -37,17 +37,29 @@ type Client struct {
 // NewClient derives the genesis accounts' keys (on all cores) and reads
 // sequences by ABCI query.
 func NewClient(chainID string, g chain.Genesis, padding int, query chain.QueryFunc) *Client {
-	return NewClientNonce(chainID, g, padding, func(ctx context.Context, a chain.Address) (uint64, error) {
-		v, err := query(ctx, "/account", a[:])
-		if err != nil {
-			return 0, err
-		}
-		var ai chain.AccountInfo
-		if err := json.Unmarshal(v, &ai); err != nil {
-			return 0, fmt.Errorf("/account answer: %w", err)
-		}
-		return ai.NextSequence, nil
+	return NewWallets(chainID, g.Seed, int(g.Accounts), padding, query)
+}
+
+// NewWallets is a client of n accounts derived from seed as genesis
+// accounts are (chain.DeriveKey), whether genesis funded them or not.
+func NewWallets(chainID, seed string, n, padding int, query chain.QueryFunc) *Client {
+	return NewClientNonce(chainID, chain.Genesis{Seed: seed, Accounts: uint64(n)}, padding, func(ctx context.Context, a chain.Address) (uint64, error) {
+		ai, err := ReadAccount(ctx, query, a)
+		return ai.NextSequence, err
 	})
+}
+
+// ReadAccount asks a ledger node for an account (the /account query).
+func ReadAccount(ctx context.Context, query chain.QueryFunc, a chain.Address) (chain.AccountInfo, error) {
+	var ai chain.AccountInfo
+	v, err := query(ctx, "/account", a[:])
+	if err != nil {
+		return ai, err
+	}
+	if err := json.Unmarshal(v, &ai); err != nil {
+		return ai, fmt.Errorf("/account answer: %w", err)
+	}
+	return ai, nil
 }
 
 // NewClientNonce is NewClient with sequences read by nonce.
@@ -60,11 +72,28 @@ func NewClientNonce(chainID string, g chain.Genesis, padding int, nonce NonceFun
 	return c
 }
 
+// ChainID is the chain id payments are signed for.
+func (c *Client) ChainID() string { return c.chainID }
+
 // Accounts is the number of funded genesis accounts.
 func (c *Client) Accounts() int { return len(c.keys) }
 
 // Address is account i's address.
 func (c *Client) Address(i int) chain.Address { return c.addrs[i] }
+
+// SignKind appends a payment of a mix's kind: multi_send is one batch
+// (version 2) paying amount to each of to.
+func (c *Client) SignKind(dst []byte, kind string, from int, to []int, amount, nonce uint64) ([]byte, bool) {
+	if kind != "multi_send" || len(to) == 0 || len(to) > chain.MaxOutputs {
+		return dst, false
+	}
+	var buf [16]chain.Address // most mixes pay a few: no allocation
+	addrs := buf[:0]
+	for _, r := range to {
+		addrs = append(addrs, c.addrs[r])
+	}
+	return chain.AppendBatch(dst, c.chainID, c.keys[from], addrs, []uint64{amount}, nonce, c.padding), true
+}
 
 // Sign appends a signed payment.
 func (c *Client) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
