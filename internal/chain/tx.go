@@ -50,7 +50,7 @@ func (a Address) String() string { return fmt.Sprintf("%X", a[:]) }
 // from, so decoding allocates nothing.
 type Payment struct {
 	ChainID   []byte
-	Sender    []byte // ed25519 public key
+	Sender    []byte  // ed25519 public key
 	Recipient Address // a batch's first output
 	Amount    uint64  // a batch's first output's
 	outputs   []byte  // a batch's outputs, OutputSize each; nil for version 1
