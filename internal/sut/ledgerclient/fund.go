@@ -35,9 +35,9 @@ type FundStats struct {
 	Batches, Skipped, Rounds, Roots int
 }
 
-// chunk is how many batches are in flight at once: about two blocks' worth
+// maxChunk is the most batches in flight at once: about two blocks' worth
 // of 100-output batches, well inside the default mempool.
-const chunk = 4000
+const maxChunk = 4000
 
 // Fund runs the funding; it returns when every wallet's funding committed.
 func (f Funding) Fund(ctx context.Context) (FundStats, error) {
@@ -66,6 +66,7 @@ func (f Funding) Fund(ctx context.Context) (FundStats, error) {
 	}
 	for a, b := 0, R; a*F < W; a, b = R+a*F, R+min(b*F, W) {
 		st.Rounds++
+		chunk := min(maxChunk, max(100, (b-a+9)/10)) // progress every tenth of a big round
 		for c := a; c < b; c += chunk {
 			n, skipped, err := f.round(ctx, c, min(c+chunk, b), R, sub)
 			st.Batches += n
