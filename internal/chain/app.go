@@ -50,6 +50,7 @@ type App struct {
 	check   map[Address]Account // the mempool's view: committed state plus admitted payments
 
 	sigs *sigCache
+	seen *seenLog
 }
 
 // Open loads (or creates) the ledger kept in dir for chainID.
@@ -64,6 +65,7 @@ func Open(dir, chainID string) (*App, error) {
 		accounts: make(map[Address]Account),
 		check:    make(map[Address]Account),
 		sigs:     newSigCache(1 << 18),
+		seen:     newSeenLog(),
 	}
 	if err := a.load(); err != nil {
 		db.Close()
@@ -266,6 +268,9 @@ func (a *App) CheckTx(_ context.Context, req *abci.RequestCheckTx) (*abci.Respon
 	code, log := a.precheck(req.Tx, &p)
 	if code == CodeOK {
 		h := sha256.Sum256(req.Tx)
+		if SeenSample(h) && req.Type == abci.CheckTxType_New {
+			a.seen.add(h)
+		}
 		if !a.sigs.has(h) {
 			if !p.VerifySignature() {
 				code, log = badSignature()
@@ -385,7 +390,8 @@ type AccountInfo struct {
 	NextSequence uint64 `json:"next_sequence"` // the one the mempool admits next
 }
 
-// Query paths: /account (data: the 20-byte address), /audit, /genesis.
+// Query paths: /account (data: the 20-byte address), /audit, /genesis,
+// /seen (data: sha256 hashes; docs/ledger.md).
 func (a *App) Query(_ context.Context, req *abci.RequestQuery) (*abci.ResponseQuery, error) {
 	var v any
 	switch req.Path {
@@ -409,8 +415,13 @@ func (a *App) Query(_ context.Context, req *abci.RequestQuery) (*abci.ResponseQu
 		a.mu.RLock()
 		v = a.genesis
 		a.mu.RUnlock()
+	case "/seen":
+		if len(req.Data)%32 != 0 {
+			return &abci.ResponseQuery{Code: CodeMalformed, Codespace: Codespace, Log: fmt.Sprintf("seen query: data is %d bytes, expected sha256 hashes of 32 bytes each", len(req.Data))}, nil
+		}
+		return &abci.ResponseQuery{Value: a.seen.query(req.Data)}, nil
 	default:
-		return &abci.ResponseQuery{Code: CodeMalformed, Codespace: Codespace, Log: fmt.Sprintf("unknown query path %q, expected /account, /audit or /genesis", req.Path)}, nil
+		return &abci.ResponseQuery{Code: CodeMalformed, Codespace: Codespace, Log: fmt.Sprintf("unknown query path %q, expected /account, /audit, /genesis or /seen", req.Path)}, nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/rand"
 	"slices"
 	"testing"
+	"time"
 
 	abci "github.com/cometbft/cometbft/abci/types"
 )
@@ -365,4 +368,34 @@ func TestBatchPaysEveryOutputOrNothing(t *testing.T) {
 		t.Fatal("a batch of 0 outputs decoded")
 	}
 	f.audit()
+}
+
+func TestSeenQueryRemembersSampledArrivals(t *testing.T) {
+	f := newFixture(t, 2, 1<<40)
+	var in, out []byte
+	for amt := uint64(1); in == nil || out == nil; amt++ {
+		tx := f.pay(0, 1, amt, 0)
+		if SeenSample(sha256.Sum256(tx)) {
+			in = tx
+		} else {
+			out = tx
+		}
+	}
+	before := time.Now().UnixNano()
+	f.checkTx(in)
+	f.checkTx(out)
+	hi, ho := sha256.Sum256(in), sha256.Sum256(out)
+	res, err := f.app.Query(context.Background(), &abci.RequestQuery{Path: "/seen", Data: append(hi[:], ho[:]...)})
+	if err != nil || len(res.Value) != 16 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if at := int64(binary.BigEndian.Uint64(res.Value)); at < before || at > time.Now().UnixNano() {
+		t.Errorf("sampled payment seen at %d, want between %d and now", at, before)
+	}
+	if at := binary.BigEndian.Uint64(res.Value[8:]); at != 0 {
+		t.Errorf("a payment outside the sample seen at %d", at)
+	}
+	if res, _ := f.app.Query(context.Background(), &abci.RequestQuery{Path: "/seen", Data: []byte{1}}); res.Code != CodeMalformed {
+		t.Errorf("a partial hash: code %d", res.Code)
+	}
 }

@@ -219,6 +219,9 @@ func (t *Tracker) Block(b *sut.Block) {
 		if !b.Proposed.IsZero() && !late {
 			br.Proposed(t.since(b.Proposed) - p.Intended)
 		}
+		if !tx.Gossiped.IsZero() && !late { // another node's wall clock: on one machine, ours
+			br.Gossiped(max(t.since(tx.Gossiped)-p.Intended, 0))
+		}
 		if p.Kind != "" {
 			br.ByKind(p.Kind, tx.OK, seen-p.Intended)
 		}

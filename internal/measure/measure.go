@@ -144,6 +144,7 @@ type Interval struct {
 	CommitUncorrected *hdrhistogram.Histogram // actual send -> commit observed
 	Lag               *hdrhistogram.Histogram // intended send -> actual send
 	Proposed          *hdrhistogram.Histogram // intended send -> its block's proposal seen complete
+	Gossiped          *hdrhistogram.Histogram // intended send -> a second node's mempool held it (sampled)
 	// CommitByKind is Commit by payment kind of a mix (workload.mix); kept
 	// in the totals only, not per second (a histogram per kind a second
 	// would cost the generator more than the kinds' counts tell).
@@ -212,7 +213,7 @@ func NewInterval() *Interval { return newInterval(sigFigs) }
 
 func newInterval(digits int) *Interval {
 	h := func() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, digits) }
-	return &Interval{Ack: h(), Inclusion: h(), Commit: h(), CommitUncorrected: h(), Lag: h(), Proposed: h()}
+	return &Interval{Ack: h(), Inclusion: h(), Commit: h(), CommitUncorrected: h(), Lag: h(), Proposed: h(), Gossiped: h()}
 }
 
 func newTotals() *Interval {
@@ -231,8 +232,8 @@ func (iv *Interval) kindHist(k string) *hdrhistogram.Histogram {
 	return h
 }
 
-func (iv *Interval) hists() [6]*hdrhistogram.Histogram {
-	return [...]*hdrhistogram.Histogram{iv.Ack, iv.Inclusion, iv.Commit, iv.CommitUncorrected, iv.Lag, iv.Proposed}
+func (iv *Interval) hists() [7]*hdrhistogram.Histogram {
+	return [...]*hdrhistogram.Histogram{iv.Ack, iv.Inclusion, iv.Commit, iv.CommitUncorrected, iv.Lag, iv.Proposed, iv.Gossiped}
 }
 
 // reset empties iv; only used histograms are cleared (a clear writes the
@@ -267,21 +268,21 @@ type Shard struct {
 type shardData struct {
 	Counts
 	ack, inclusion, commit, commitUncorrected, lag []uint32
-	proposed                                       []uint32
+	proposed, gossiped                             []uint32
 	kindCommit                                     map[string][]uint32 // a mix's commit latencies by kind
 	blocks                                         []BlockStat
 	blockAgg                                       BlockAgg
 }
 
 // samples are d's latencies in the order of Interval.hists.
-func (d *shardData) samples() [6][]uint32 {
-	return [...][]uint32{d.ack, d.inclusion, d.commit, d.commitUncorrected, d.lag, d.proposed}
+func (d *shardData) samples() [7][]uint32 {
+	return [...][]uint32{d.ack, d.inclusion, d.commit, d.commitUncorrected, d.lag, d.proposed, d.gossiped}
 }
 
 func (d *shardData) reset() {
 	d.Counts = Counts{}
 	d.ack, d.inclusion, d.commit, d.commitUncorrected, d.lag = d.ack[:0], d.inclusion[:0], d.commit[:0], d.commitUncorrected[:0], d.lag[:0]
-	d.proposed = d.proposed[:0]
+	d.proposed, d.gossiped = d.proposed[:0], d.gossiped[:0]
 	for k, v := range d.kindCommit {
 		d.kindCommit[k] = v[:0]
 	}
@@ -503,6 +504,12 @@ func (b BlockRecorder) Invalid(sort string, ok bool, reason string) {
 // block was seen proposed.
 func (b BlockRecorder) Proposed(fromIntended time.Duration) {
 	b.s.d.proposed = sample(b.s.d.proposed, fromIntended)
+}
+
+// Gossiped records how long after its intended time one of our (sampled)
+// payments was held by a second node's mempool.
+func (b BlockRecorder) Gossiped(fromIntended time.Duration) {
+	b.s.d.gossiped = sample(b.s.d.gossiped, fromIntended)
 }
 
 // ByKind records one of our payments of a mix's kind found in the block,

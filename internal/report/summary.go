@@ -210,6 +210,7 @@ type Steady struct {
 type Latency struct {
 	Ack               measure.Percentiles `json:"ack"`
 	Proposed          measure.Percentiles `json:"proposed,omitempty"` // to its block's proposal, where the chain says (CometBFT)
+	Gossiped          measure.Percentiles `json:"gossiped,omitempty"` // to a second node's mempool, sampled, where the chain says (built-in ledger)
 	Inclusion         measure.Percentiles `json:"inclusion"`          // equals commit where inclusion is final
 	Commit            measure.Percentiles `json:"commit"`
 	CommitUncorrected measure.Percentiles `json:"commit_uncorrected"`
@@ -226,7 +227,8 @@ type Stage struct {
 
 // Stages are the p50 times of the stages a payment goes through, each
 // from the end of the one before: sent (schedule lag), acknowledged,
-// proposed (where the chain says), committed. Empty without commits.
+// gossiped and proposed (where the chain says), committed. Empty without
+// commits.
 func (l Latency) Stages() []Stage {
 	if l.Commit.Count == 0 {
 		return nil
@@ -237,6 +239,9 @@ func (l Latency) Stages() []Stage {
 		color string
 	}
 	marks := []mark{{"sent", l.ScheduleLag.P50, "#8d99ae"}, {"acknowledged", l.Ack.P50, "#4f6d7a"}}
+	if l.Gossiped.Count > 0 {
+		marks = append(marks, mark{"gossiped", l.Gossiped.P50, "#e9c46a"})
+	}
 	if l.Proposed.Count > 0 {
 		marks = append(marks, mark{"proposed", l.Proposed.P50, "#c08552"})
 	}

@@ -52,13 +52,14 @@ func PrintSummary(out io.Writer, r *Result) {
 		p    measure.Percentiles
 	}{
 		{"ack (from intended)", s.LatencyMs.Ack},
+		{"gossiped (from intended)", s.LatencyMs.Gossiped},
 		{"proposed (from intended)", s.LatencyMs.Proposed},
 		{"commit (from intended)", s.LatencyMs.Commit},
 		{"commit (from actual send)", s.LatencyMs.CommitUncorrected},
 		{"schedule lag", s.LatencyMs.ScheduleLag},
 	} {
-		if l.name == "proposed (from intended)" && l.p.Count == 0 {
-			continue // the chain does not say when its proposals complete
+		if (l.name == "proposed (from intended)" || l.name == "gossiped (from intended)") && l.p.Count == 0 {
+			continue // the chain does not say
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", l.name, l.p.P50, l.p.P90, l.p.P99, l.p.P999, l.p.Max)
 	}

@@ -153,6 +153,11 @@ func TestCommittedCountMatchesBlocks(t *testing.T) {
 		if l := s.LatencyMs; l.Proposed.Count == 0 || l.Proposed.P50 > l.Commit.P50 || l.Proposed.P50 < l.Ack.P50 {
 			t.Errorf("%s: stages ack p50 %.1f, proposed p50 %.1f (%d), commit p50 %.1f", mode, l.Ack.P50, l.Proposed.P50, l.Proposed.Count, l.Commit.P50)
 		}
+		// A sixteenth of the payments (by hash) are timed into a second
+		// node's mempool, before their block is proposed.
+		if l := s.LatencyMs; l.Gossiped.Count < s.Steady.Committed/40 || l.Gossiped.Count > s.Steady.Committed/8 || l.Gossiped.P50 > l.Proposed.P50 {
+			t.Errorf("%s: gossiped p50 %.1f (%d of %d steady), proposed p50 %.1f", mode, l.Gossiped.P50, l.Gossiped.Count, s.Steady.Committed, l.Proposed.P50)
+		}
 		if s.Steady.StallS > 1 || len(s.Stalls) > 0 || s.Halted != "" {
 			t.Errorf("%s: a healthy chain shows stalls: stall_s %g, stalls %v, halted %q", mode, s.Steady.StallS, s.Stalls, s.Halted)
 		}

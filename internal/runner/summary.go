@@ -84,6 +84,9 @@ func (r *summarizer) summary() report.Summary {
 	if lat.Proposed.TotalCount() > 0 {
 		s.LatencyMs.Proposed = measure.Summarize(lat.Proposed)
 	}
+	if lat.Gossiped.TotalCount() > 0 {
+		s.LatencyMs.Gossiped = measure.Summarize(lat.Gossiped)
+	}
 	cpu := ls.cpuLoad
 	loadSecs := time.Duration(ls.loadEnd.Load()).Seconds()
 	if cpu == 0 {

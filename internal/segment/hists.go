@@ -124,7 +124,7 @@ func encode(hs map[string]*hdrhistogram.Histogram) (map[string][]byte, error) {
 // and a mix's commit histograms by kind (KindCommit).
 func Named(iv *measure.Interval) map[string]*hdrhistogram.Histogram {
 	m := map[string]*hdrhistogram.Histogram{"ack": iv.Ack, "inclusion": iv.Inclusion, "commit": iv.Commit,
-		"commit_uncorrected": iv.CommitUncorrected, "lag": iv.Lag, "proposed": iv.Proposed}
+		"commit_uncorrected": iv.CommitUncorrected, "lag": iv.Lag, "proposed": iv.Proposed, "gossiped": iv.Gossiped}
 	for k, h := range iv.CommitByKind {
 		m[KindCommit(k)] = h
 	}

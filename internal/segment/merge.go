@@ -385,7 +385,7 @@ func mergeSummary(parts []*part, blocks []measure.BlockStat) report.Summary {
 	}
 	s.LatencyMs = report.Latency{Ack: lat.summarize("ack"), Commit: lat.summarize("commit"),
 		CommitUncorrected: lat.summarize("commit_uncorrected"), ScheduleLag: lat.summarize("lag"),
-		Inclusion: lat.summarize("inclusion"), Proposed: lat.summarize("proposed")}
+		Inclusion: lat.summarize("inclusion"), Proposed: lat.summarize("proposed"), Gossiped: lat.summarize("gossiped")}
 	if s.LatencyMs.Inclusion.Count == 0 {
 		s.LatencyMs.Inclusion = s.LatencyMs.Commit
 	}

@@ -83,6 +83,9 @@ type TxResult struct {
 	Reason string // why not OK, named by the kind's codec
 	Detail string // the system's own words, when not OK
 	Gas    uint64 // gas it used, where the block says (0: not said)
+	// Gossiped is when a second node's mempool first held it, on that
+	// node's wall clock; zero when not observed (sampled systems only).
+	Gossiped time.Time
 }
 
 // Block is a block as a block-following Confirmer reports it.

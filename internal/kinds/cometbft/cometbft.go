@@ -42,8 +42,12 @@ func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error)
 	if t.Via != "rpc" {
 		return nil, exitcode.BadInputf("target.via: %q, expected rpc: the %s network takes transactions over its CometBFT RPC only", t.Via, sys.Kind)
 	}
-	tgt, err := cmt.New(cmt.Options{Endpoints: sys.Endpoints, Async: t.Broadcast == "async", Poll: t.Confirm == "poll",
-		Connections: sc.Load.Connections, Reason: chain.Reason})
+	o := cmt.Options{Endpoints: sys.Endpoints, Async: t.Broadcast == "async", Poll: t.Confirm == "poll",
+		Connections: sc.Load.Connections, Reason: chain.Reason}
+	if sc.Workload.Kind != "raw" { // the ledger says when each node's mempool first held a payment
+		o.Seen = &cmt.SeenQuery{Path: "/seen", Sample: func(id sut.TxID) bool { return chain.SeenSample(id) }, Read: cmt.LedgerSeen}
+	}
+	tgt, err := cmt.New(o)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}

@@ -25,6 +25,7 @@ type confirmer struct {
 	// proposed holds when each height's proposal was seen complete, until
 	// its block comes (the last round's wins).
 	proposed map[int64]time.Time
+	skip     []time.Time // until when a node is left out of gossip queries
 }
 
 // Confirmer follows blocks; every block is final (BFT).
@@ -142,6 +143,7 @@ func (c *confirmer) deliver(b *RawBlock, res []ExecResult, seen time.Time, ev su
 		blk.Bytes += len(tx)
 		blk.Txs = append(blk.Txs, r)
 	}
+	c.gossiped(blk)
 	ev.Block(blk)
 }
 

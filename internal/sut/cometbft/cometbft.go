@@ -33,6 +33,9 @@ type Options struct {
 	// GiveUp is how long the confirmer goes on when no endpoint answers
 	// before it returns an error (default 15 s).
 	GiveUp time.Duration
+	// Seen, when set, times the sampled transactions' arrival in a second
+	// node's mempool (sut.TxResult.Gossiped).
+	Seen *SeenQuery
 }
 
 // Target talks to one or more CometBFT RPC endpoints.
