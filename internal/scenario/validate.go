@@ -395,7 +395,7 @@ func (w Workload) validate(l Load) error {
 	}
 	for i, m := range w.Mix {
 		p := fmt.Sprintf("workload.mix[%d]", i)
-		if err := oneOf(p+".kind", m.Kind, "send", "multi_send"); err != nil {
+		if err := oneOf(p+".kind", m.Kind, "send", "multi_send", "native", "erc20", "contract_call"); err != nil {
 			return err
 		}
 		if m.Weight <= 0 || m.Weight > 1e6 {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -182,12 +184,17 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	}
 	wallets := eth.DeriveWallets(seed, count)
 	codec := eth.NewCodec(chainID, nil, gas, fees, wallets, tgt.Client())
+	// A mix's erc20 and contract_call kinds need the token too.
+	needToken := w.Kind == "erc20"
+	for _, m := range w.Mix {
+		needToken = needToken || m.Kind == "erc20" || m.Kind == "contract_call"
+	}
 	first, last := w.SendersOffset, w.SendersOffset+w.Senders-1
 	var funder eth.Wallet
 	needNative := last >= funded && !(w.ReuseWallets && holds(ctx, tgt, wallets, first, last, new(big.Int).SetUint64(w.FundAmount/2)))
-	if w.Kind == "erc20" || needNative {
+	if needToken || needNative {
 		if funderKey == "" {
-			return nil, exitcode.BadInputf("workload.funder_key: empty, expected a funded key (a file with a hex key, or env:NAME) to %s", map[bool]string{true: "deploy the ERC20 token", false: "fund the senders"}[w.Kind == "erc20"])
+			return nil, exitcode.BadInputf("workload.funder_key: empty, expected a funded key (a file with a hex key, or env:NAME) to %s", map[bool]string{true: "deploy the ERC20 token", false: "fund the senders"}[needToken])
 		}
 		if funder, err = eth.ReadKey(funderKey); err != nil {
 			return nil, exitcode.BadInputf("workload.funder_key: %v", err)
@@ -204,18 +211,27 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 			return nil, fundErr(err)
 		}
 	}
-	if w.Kind == "erc20" {
+	var token *common.Address
+	if needToken {
 		supply := new(big.Int).Mul(big.NewInt(int64(w.Senders)), new(big.Int).SetUint64(w.FundAmount))
 		start := time.Now()
-		token, err := eth.Deploy(ctx, codec, sub, funder, supply)
+		addr, err := eth.Deploy(ctx, codec, sub, funder, supply)
 		if err != nil {
 			return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 		}
-		if err := eth.Fund(ctx, codec, sub, funder, to, new(big.Int), &token, new(big.Int).SetUint64(w.FundAmount)); err != nil {
+		if err := eth.Fund(ctx, codec, sub, funder, to, new(big.Int), &addr, new(big.Int).SetUint64(w.FundAmount)); err != nil {
 			return nil, fundErr(err)
 		}
-		fmt.Fprintf(sys.Log, "deployed the ERC20 token at %s and gave %d senders %d tokens each in %.1f s\n", token.Hex(), len(to), w.FundAmount, time.Since(start).Seconds())
-		codec = eth.NewCodec(chainID, &token, gas, fees, wallets, tgt.Client())
+		fmt.Fprintf(sys.Log, "deployed the ERC20 token at %s and gave %d senders %d tokens each in %.1f s\n", addr.Hex(), len(to), w.FundAmount, time.Since(start).Seconds())
+		token = &addr
+	}
+	if w.Kind == "erc20" {
+		codec = eth.NewCodec(chainID, token, gas, fees, wallets, tgt.Client())
+	}
+	// A mix's kinds each take their own gas unless workload.gas says.
+	codec.MixToken, codec.NativeGas, codec.CallGas = token, 21_000, 100_000
+	if w.Gas != 0 {
+		codec.NativeGas, codec.CallGas = w.Gas, w.Gas
 	}
 	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), codec)
 	if err != nil {

@@ -86,6 +86,10 @@ type Codec struct {
 	ChainID *big.Int
 	Token   *common.Address // nil: native transfers
 	Gas     uint64
+	// MixToken is the token of a mix's erc20 and contract_call kinds, and
+	// CallGas their gas; native transfers of a mix take NativeGas.
+	MixToken           *common.Address
+	CallGas, NativeGas uint64
 	Fees    Fees
 	wallets []Wallet
 	signer  types.Signer
@@ -124,6 +128,43 @@ func TransferData(to common.Address, amount *big.Int) []byte {
 	copy(data[4+12:], to[:])
 	amount.FillBytes(data[4+32:])
 	return data
+}
+
+// approveSelector is the first 4 bytes of keccak256("approve(address,uint256)").
+var approveSelector = crypto.Keccak256([]byte("approve(address,uint256)"))[:4]
+
+// ApproveData is the calldata of an ERC20 approve(spender, amount): a
+// contract call that writes state (an allowance) and moves nothing.
+func ApproveData(spender common.Address, amount *big.Int) []byte {
+	data := TransferData(spender, amount)
+	copy(data, approveSelector)
+	return data
+}
+
+// SignKind appends a payment of a mix's kind: native (a value transfer),
+// erc20 (a token transfer call) or contract_call (the token's approve of
+// the recipient for amount); the last two need MixToken.
+func (c *Codec) SignKind(dst []byte, kind string, from int, to []int, amount, nonce uint64) ([]byte, bool) {
+	if len(to) == 0 {
+		return dst, false
+	}
+	dest, value := c.wallets[to[0]].Address, new(big.Int).SetUint64(amount)
+	var data []byte
+	gas := c.NativeGas
+	switch {
+	case kind == "native":
+	case kind == "erc20" && c.MixToken != nil:
+		data, dest, value, gas = TransferData(dest, value), *c.MixToken, new(big.Int), c.CallGas
+	case kind == "contract_call" && c.MixToken != nil:
+		data, dest, value, gas = ApproveData(dest, value), *c.MixToken, new(big.Int), c.CallGas
+	default:
+		return dst, false
+	}
+	raw, err := c.SignCall(c.wallets[from].Key, nonce, &dest, value, data, gas)
+	if err != nil {
+		panic(fmt.Errorf("sign: %w", err)) // only fails on an invalid key or chain id, checked at setup
+	}
+	return append(dst, raw...), true
 }
 
 // Sign appends a signed transfer of amount from wallet from to wallet to.

@@ -47,14 +47,27 @@ func startGeth(t *testing.T) *testnet.Net {
 // counts the transactions sent by the given addresses that succeeded
 // (status 1) and that reverted.
 func count(t *testing.T, rpc string, from, to int64, senders map[string]bool) (ok, reverted int64) {
+	byKind, reverted := countByKind(t, rpc, from, to, senders)
+	for _, n := range byKind {
+		ok += n
+	}
+	return ok, reverted
+}
+
+// countByKind is count with the successes by kind, read from each
+// transaction's calldata: erc20 (transfer), contract_call (approve), or
+// native (none).
+func countByKind(t *testing.T, rpc string, from, to int64, senders map[string]bool) (ok map[string]int64, reverted int64) {
 	t.Helper()
 	cl := &evm.Client{URL: rpc, HTTP: http.DefaultClient}
 	ctx := context.Background()
+	ok = map[string]int64{}
 	for h := from; h <= to; h++ {
 		var b struct {
 			Transactions []struct {
-				Hash string `json:"hash"`
-				From string `json:"from"`
+				Hash  string `json:"hash"`
+				From  string `json:"from"`
+				Input string `json:"input"`
 			} `json:"transactions"`
 		}
 		if err := cl.Call(ctx, &b, "eth_getBlockByNumber", "0x"+big.NewInt(h).Text(16), true); err != nil {
@@ -72,10 +85,17 @@ func count(t *testing.T, rpc string, from, to int64, senders map[string]bool) (o
 			if !senders[strings.ToLower(tx.From)] {
 				continue
 			}
-			if status[strings.ToLower(tx.Hash)] == 1 {
-				ok++
-			} else {
+			if status[strings.ToLower(tx.Hash)] != 1 {
 				reverted++
+				continue
+			}
+			switch {
+			case strings.HasPrefix(tx.Input, "0xa9059cbb"):
+				ok["erc20"]++
+			case strings.HasPrefix(tx.Input, "0x095ea7b3"):
+				ok["contract_call"]++
+			default:
+				ok["native"]++
 			}
 		}
 	}
@@ -144,6 +164,35 @@ func transfers(t *testing.T, n *testnet.Net) {
 		}
 		if res.Network.Kind != n.Kind || len(res.Network.Endpoints) != 1 || res.Network.Endpoints[0] != rpc {
 			t.Errorf("network %q at %v, expected %s at %s", res.Network.Kind, res.Network.Endpoints, n.Kind, rpc)
+		}
+	}
+}
+
+// A mix of native transfers, ERC20 transfers and contract calls (approve)
+// on a real geth: each kind's committed count equals the blocks' successful
+// transactions of that kind, read from their calldata.
+func TestMixOnGeth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs and starts geth")
+	}
+	n := startGeth(t)
+	for _, mode := range []string{"live", "presigned"} {
+		sc := evmScenario(t, n.Home, "payment", mode)
+		sc.Workload.Mix = []scenario.MixEntry{{Kind: "native", Weight: 5}, {Kind: "erc20", Weight: 3}, {Kind: "contract_call", Weight: 2}}
+		res, err := run(t, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		ok, reverted := countByKind(t, n.RPCEndpoints()[0], res.Chain.FirstHeight, res.Chain.LastHeight, senders(300))
+		t.Logf("%s: committed by kind %v, blocks %v; p99 commit by kind %v", mode, s.CommittedByKind, ok, s.ByKind)
+		for _, k := range []string{"native", "erc20", "contract_call"} {
+			if s.CommittedByKind[k] != ok[k] || ok[k] < 100 {
+				t.Errorf("%s %s: %d committed, the blocks hold %d", mode, k, s.CommittedByKind[k], ok[k])
+			}
+		}
+		if reverted != 0 || s.FailedTotal != 0 {
+			t.Errorf("%s: %d reverted in the blocks, %d failed in the result", mode, reverted, s.FailedTotal)
 		}
 	}
 }
