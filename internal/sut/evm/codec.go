@@ -90,11 +90,11 @@ type Codec struct {
 	// CallGas their gas; native transfers of a mix take NativeGas.
 	MixToken           *common.Address
 	CallGas, NativeGas uint64
-	Fees    Fees
-	wallets []Wallet
-	signer  types.Signer
-	rpc     *Client
-	size    int
+	Fees               Fees
+	wallets            []Wallet
+	signer             types.Signer
+	rpc                *Client
+	size               int
 }
 
 // NewCodec signs for wallets on chainID.
