@@ -26,6 +26,7 @@ func Schema(partition string) string {
 	sequence  bigint      NOT NULL,
 	recipient bytea       NOT NULL,
 	amount    bigint      NOT NULL CHECK (amount > 0),
+	outputs   int         NOT NULL DEFAULT 1, -- a batch's recipients: amount is their total, recipient the first
 	created   timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (sender, sequence%s)
 )%s;`
@@ -102,7 +103,8 @@ func ReadGenesis(ctx context.Context, q interface {
 
 // Check audits the ledger: the total balance equals the genesis supply,
 // every payment has exactly two entries that move its amount from the
-// sender to the recipient, and each sender's payments have the sequences
+// sender to the recipient (a batch: a debit of its amount and one credit
+// per output, adding up to it), and each sender's payments have the sequences
 // 0..sequence-1 with no gap or repeat.
 func Check(ctx context.Context, conn *pgx.Conn) (lines, problems []string) {
 	var supply string
@@ -129,7 +131,7 @@ LEFT JOIN LATERAL (
 	       bool_or(account = p.sender AND amount = -p.amount) AS debit,
 	       bool_or(account = p.recipient AND amount = p.amount) AS credit
 	FROM entries e WHERE e.payment_id = p.id) e ON true
-WHERE e.n <> 2 OR e.net <> 0 OR NOT e.debit OR NOT e.credit`).Scan(&bad); err != nil {
+WHERE e.n <> p.outputs + 1 OR e.net <> 0 OR NOT e.debit OR NOT (e.credit OR p.outputs > 1)`).Scan(&bad); err != nil {
 		problems = append(problems, "audit the entries: "+err.Error())
 	} else if bad > 0 {
 		problems = append(problems, fmt.Sprintf("%d payments without exactly a matching debit and credit", bad))

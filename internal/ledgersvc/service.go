@@ -240,20 +240,15 @@ func (s *Service) postPayment(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.reject(w, http.StatusUnprocessableEntity, "malformed", "malformed: "+err.Error())
 		return
-	case p.Batch():
-		s.reject(w, http.StatusUnprocessableEntity, "malformed", "malformed: a batch (version 2); the service takes payments to one recipient")
-		return
 	case string(p.ChainID) != s.c.ChainID:
 		s.reject(w, http.StatusUnprocessableEntity, "wrong_chain", fmt.Sprintf("wrong chain: got %q, expected %q", p.ChainID, s.c.ChainID))
 		return
 	case !p.VerifySignature():
 		s.reject(w, http.StatusUnprocessableEntity, "bad_signature", "bad signature")
 		return
-	case p.Amount == 0:
-		s.reject(w, http.StatusUnprocessableEntity, "invalid_amount", "invalid amount: must be at least 1")
-		return
-	case p.Amount > 1<<62:
-		s.reject(w, http.StatusUnprocessableEntity, "invalid_amount", "invalid amount: beyond what a balance can hold")
+	}
+	if _, err := total(&p); err != nil {
+		s.reject(w, http.StatusUnprocessableEntity, "invalid_amount", "invalid amount: "+err.Error())
 		return
 	}
 	req := &request{p: p, id: sha256.Sum256(tx), done: make(chan outcome, 1), callback: body.CallbackURL}
@@ -581,16 +576,25 @@ func statusOf(reason string) int {
 func (s *Service) apply(ctx context.Context, tx pgx.Tx, r *request) (replayed bool, err error) {
 	p := r.p
 	from := chain.AddressOf(p.Sender)
+	amount, _ := total(&p) // checked when it came
+	var credits map[chain.Address]int64
+	if p.Batch() {
+		credits = map[chain.Address]int64{}
+		for i := range p.Outputs() {
+			to, amt := p.Output(i)
+			credits[to] += int64(amt)
+		}
+	}
 	lock := ""
 	if s.c.Isolation == "row-locks" {
 		lock = " FOR UPDATE"
-		// Lock both accounts in address order, so two payments between the
+		// Lock every account in address order, so two payments between the
 		// same accounts never wait on each other in a cycle.
-		a, b := from[:], p.Recipient[:]
-		if string(b) < string(a) {
-			a, b = b, a
+		addrs := [][]byte{from[:], p.Recipient[:]}
+		for a := range credits {
+			addrs = append(addrs, a[:])
 		}
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE address = ANY($1) ORDER BY address FOR UPDATE`, [][]byte{a, b}); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE address = ANY($1) ORDER BY address FOR UPDATE`, addrs); err != nil {
 			return false, err
 		}
 	}
@@ -611,8 +615,11 @@ func (s *Service) apply(ctx context.Context, tx pgx.Tx, r *request) (replayed bo
 		return false, &rejection{"sequence_too_low", fmt.Sprintf("sequence too low: got %d, expected %d", p.Sequence, want)}
 	case p.Sequence > want:
 		return false, &rejection{"sequence_too_high", fmt.Sprintf("sequence too high: got %d, expected %d", p.Sequence, want)}
-	case uint64(bal) < p.Amount:
-		return false, &rejection{"insufficient_funds", fmt.Sprintf("insufficient funds: balance %d < amount %d", bal, p.Amount)}
+	case uint64(bal) < amount:
+		return false, &rejection{"insufficient_funds", fmt.Sprintf("insufficient funds: balance %d < amount %d", bal, amount)}
+	}
+	if p.Batch() {
+		return false, s.applyBatch(ctx, tx, r, from, amount, credits)
 	}
 	amt := int64(p.Amount)
 	if _, err := tx.Exec(ctx, `INSERT INTO payments (id, sender, sequence, recipient, amount) VALUES ($1, $2, $3, $4, $5)`,
@@ -629,6 +636,52 @@ func (s *Service) apply(ctx context.Context, tx pgx.Tx, r *request) (replayed bo
 		return false, err
 	}
 	return false, nil
+}
+
+// total is what a payment (or batch) moves: every amount at least 1, the
+// sum at most 2^62 (a balance is a bigint).
+func total(p *chain.Payment) (uint64, error) {
+	var sum uint64
+	for i := range p.Outputs() {
+		_, amt := p.Output(i)
+		if amt == 0 {
+			return 0, fmt.Errorf("must be at least 1")
+		}
+		if amt > 1<<62 || sum+amt > 1<<62 {
+			return 0, fmt.Errorf("beyond what a balance can hold")
+		}
+		sum += amt
+	}
+	return sum, nil
+}
+
+// applyBatch writes a batch whose checks passed: the payment (recipient its
+// first output, amount the total), the sender's debit, one credit per
+// recipient (summed when one appears twice) and an entry per output.
+func (s *Service) applyBatch(ctx context.Context, tx pgx.Tx, r *request, from chain.Address, amount uint64, credits map[chain.Address]int64) error {
+	p := r.p
+	if _, err := tx.Exec(ctx, `INSERT INTO payments (id, sender, sequence, recipient, amount, outputs) VALUES ($1, $2, $3, $4, $5, $6)`,
+		r.id[:], from[:], int64(p.Sequence), p.Recipient[:], int64(amount), p.Outputs()); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE accounts SET balance = balance - $2, sequence = sequence + 1 WHERE address = $1`, from[:], int64(amount)); err != nil {
+		return err
+	}
+	addrs, amts := make([][]byte, 0, len(credits)), make([]int64, 0, len(credits))
+	for a, v := range credits {
+		addrs, amts = append(addrs, a[:]), append(amts, v)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO accounts (address, balance) SELECT * FROM unnest($1::bytea[], $2::bigint[]) ORDER BY 1
+ON CONFLICT (address) DO UPDATE SET balance = accounts.balance + EXCLUDED.balance`, addrs, amts); err != nil {
+		return err
+	}
+	eAddrs, eAmts := [][]byte{from[:]}, []int64{-int64(amount)}
+	for i := range p.Outputs() {
+		to, amt := p.Output(i)
+		eAddrs, eAmts = append(eAddrs, to[:]), append(eAmts, int64(amt))
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO entries (payment_id, account, amount) SELECT $1, * FROM unnest($2::bytea[], $3::bigint[])`, r.id[:], eAddrs, eAmts)
+	return err
 }
 
 // PaymentJSON is the body POST /payments takes.

@@ -24,7 +24,7 @@ import (
 // API is the HTTP target and the ledger's payments, for any REST API.
 type API struct {
 	// Defaults fills what target.http leaves empty (a known API's shape).
-	Defaults func(scenario.HTTP) scenario.HTTP
+	Defaults func(scenario.HTTP, *scenario.Scenario) scenario.HTTP
 	// Genesis asks the service which ledger it keeps, for endpoints given
 	// without workload.genesis_seed; nil: the scenario must say.
 	Genesis func(ctx context.Context, endpoint string) (string, chain.Genesis, error)
@@ -49,14 +49,12 @@ func (Kind) Validate(sc *scenario.Scenario) error {
 	return sc.Target.HTTP.ValidateAPI()
 }
 
-// decodePayment reads the reference ledger's payment for the templates.
+// decodePayment reads the reference ledger's payment for the templates (a
+// batch's fields are its first output's: only {{tx}} carries all of it).
 func decodePayment(tx []byte, f *httpapi.Fields) error {
 	p, err := chain.Decode(tx)
 	if err != nil {
 		return err
-	}
-	if p.Batch() {
-		return fmt.Errorf("a batch payment: the HTTP templates carry one recipient")
 	}
 	a := chain.AddressOf(p.Sender)
 	f.ChainID, f.SenderPub, f.Recipient = p.ChainID, p.Sender, append(f.Recipient[:0], p.Recipient[:]...)
@@ -73,7 +71,7 @@ func (k API) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error
 	}
 	h := t.HTTP
 	if k.Defaults != nil {
-		h = k.Defaults(h)
+		h = k.Defaults(h, sc)
 	}
 	chainID := sc.Workload.ChainID
 	if sys.Net != nil && chainID == "" {

@@ -98,13 +98,18 @@ func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 // (docs/ledger-service.md): the fields of a signed payment as JSON, its id
 // as the Idempotency-Key; a callback_url or `Prefer: respond-async` for
 // the asynchronous modes.
-func ledgerAPI(h scenario.HTTP) scenario.HTTP {
+func ledgerAPI(h scenario.HTTP, sc *scenario.Scenario) scenario.HTTP {
 	def := func(v *string, d string) {
 		if *v == "" {
 			*v = d
 		}
 	}
 	body := `{"chain_id":"{{chain_id}}","sender_pubkey":"{{sender_pubkey}}","recipient":"{{recipient}}","amount":{{amount}},"sequence":{{sequence}},"signature":"{{signature}}"`
+	for _, m := range sc.Workload.Mix {
+		if m.Kind == "multi_send" { // a batch's outputs travel only in its signed bytes
+			body = `{"tx":"{{tx}}"`
+		}
+	}
 	headers := []string{"Idempotency-Key: {{idempotency_key}}"}
 	switch h.Confirm {
 	case "callback":

@@ -184,6 +184,39 @@ func TestLedgerCountsMatchThePaymentTable(t *testing.T) {
 	audit(t, n)
 }
 
+// A mix of transfers and batches (multi_send) on the ledger service, with
+// serializable transactions and with row locks: each kind's committed
+// count equals the payment table's rows of that kind (batches have
+// several outputs), and the audit finds every batch's entries adding up.
+func TestMixOfTransfersAndBatchesOnTheLedgerService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the ledger service")
+	}
+	for _, iso := range []string{"serializable", "row-locks"} {
+		n := startLedger(t, pgnet.Options{Isolation: iso})
+		sc := ledgerScenario(t, n, "mix-"+iso, 150)
+		sc.Workload.Mix = []scenario.MixEntry{{Kind: "send", Weight: 7}, {Kind: "multi_send", Weight: 3, Outputs: 4}}
+		s := run(t, sc).Summary
+		conn, err := pgx.Connect(context.Background(), n.Ledger.DatabaseURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sends, batches, outputs int64
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE outputs = 1), count(*) FILTER (WHERE outputs > 1), coalesce(sum(outputs) FILTER (WHERE outputs > 1), 0) FROM payments`).Scan(&sends, &batches, &outputs); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close(context.Background())
+		t.Logf("%s: committed by kind %v; table: %d transfers, %d batches of %d outputs", iso, s.CommittedByKind, sends, batches, outputs)
+		if s.CommittedByKind["send"] != sends || s.CommittedByKind["multi_send"] != batches || batches < 100 || outputs != 4*batches {
+			t.Errorf("%s: committed by kind %v, the table holds %d transfers and %d batches (%d outputs)", iso, s.CommittedByKind, sends, batches, outputs)
+		}
+		if s.RejectedTotal+s.FailedTotal+s.Expired > 0 {
+			t.Errorf("%s: %d rejected (%v), %d failed, %d expired", iso, s.RejectedTotal, s.Rejected, s.FailedTotal, s.Expired)
+		}
+		audit(t, n)
+	}
+}
+
 // A Zipf (s = 1.1) choice of recipients makes hot accounts: at the same
 // rate as a uniform load, their transactions conflict, and compare shows
 // the serialization retries and their cost.
