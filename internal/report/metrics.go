@@ -152,6 +152,8 @@ var defs = []Def{
 	{Name: "accepted_tps", Unit: "tx/s", Help: "payments accepted per second (steady)", Run: func(s *Summary) (float64, bool) { return always(s.AcceptedTPS) }},
 	{Name: "committed", Help: "payments committed, whole run", Run: func(s *Summary) (float64, bool) { return always(float64(s.Committed)) }},
 	{Name: "expired", Help: "payments not committed within commit_timeout, whole run", Run: func(s *Summary) (float64, bool) { return always(float64(s.Expired)) }},
+	{Name: "invalid_taken", Better: "lower", Compare: true, Help: "deliberately invalid payments committed, or accepted and never refused (workload.invalid), whole run",
+		Run: func(s *Summary) (float64, bool) { return always(float64(measure.Sum(s.InvalidTaken()))) }},
 	{Name: "expired_rate", Kind: RatioKind, Better: "lower", Help: "expired / accepted",
 		Run: func(s *Summary) (float64, bool) { v, _ := fraction(s.Expired, s.Accepted); return v, true }},
 	{Name: "fail_rate", Kind: RatioKind, Better: "lower", Help: "failed in a block / accepted",
