@@ -36,7 +36,7 @@ func LedgerSeen(answer []byte, n int) []time.Time {
 // answer in time (paused, overloaded) is left out for skipFor, so the
 // confirmer never waits on it block after block.
 const (
-	gossipTimeout = 250 * time.Millisecond
+	gossipTimeout = 100 * time.Millisecond
 	skipFor       = 10 * time.Second
 )
 
