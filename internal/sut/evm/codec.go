@@ -160,11 +160,7 @@ func (c *Codec) SignKind(dst []byte, kind string, from int, to []int, amount, no
 	default:
 		return dst, false
 	}
-	raw, err := c.SignCall(c.wallets[from].Key, nonce, &dest, value, data, gas)
-	if err != nil {
-		panic(fmt.Errorf("sign: %w", err)) // only fails on an invalid key or chain id, checked at setup
-	}
-	return append(dst, raw...), true
+	return c.appendCall(dst, from, dest, value, data, gas, nonce), true
 }
 
 // Sign appends a signed transfer of amount from wallet from to wallet to.
@@ -173,7 +169,12 @@ func (c *Codec) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
 	if c.Token != nil {
 		data, dest, value = TransferData(dest, value), *c.Token, new(big.Int)
 	}
-	raw, err := c.SignCall(c.wallets[from].Key, nonce, &dest, value, data, c.Gas)
+	return c.appendCall(dst, from, dest, value, data, c.Gas, nonce)
+}
+
+// appendCall appends wallet from's signed call of dest.
+func (c *Codec) appendCall(dst []byte, from int, dest common.Address, value *big.Int, data []byte, gas, nonce uint64) []byte {
+	raw, err := c.SignCall(c.wallets[from].Key, nonce, &dest, value, data, gas)
 	if err != nil {
 		panic(fmt.Errorf("sign: %w", err)) // only fails on an invalid key or chain id, checked at setup
 	}
