@@ -175,12 +175,14 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the fees: %w", err))
 	}
-	gas := w.Gas
-	if gas == 0 {
-		gas = 21_000
-		if w.Kind == "erc20" {
-			gas = 100_000
-		}
+	// Each kind of payment takes its own gas unless workload.gas says.
+	nativeGas, callGas := uint64(21_000), uint64(100_000)
+	if w.Gas != 0 {
+		nativeGas, callGas = w.Gas, w.Gas
+	}
+	gas := nativeGas
+	if w.Kind == "erc20" {
+		gas = callGas
 	}
 	wallets := eth.DeriveWallets(seed, count)
 	codec := eth.NewCodec(chainID, nil, gas, fees, wallets, tgt.Client())
@@ -228,11 +230,7 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if w.Kind == "erc20" {
 		codec = eth.NewCodec(chainID, token, gas, fees, wallets, tgt.Client())
 	}
-	// A mix's kinds each take their own gas unless workload.gas says.
-	codec.MixToken, codec.NativeGas, codec.CallGas = token, 21_000, 100_000
-	if w.Gas != 0 {
-		codec.NativeGas, codec.CallGas = w.Gas, w.Gas
-	}
+	codec.MixToken, codec.NativeGas, codec.CallGas = token, nativeGas, callGas
 	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), codec)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
