@@ -3,11 +3,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/tpslab/tpslab/internal/cli"
-	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/interrupt"
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/sysmon"
@@ -21,10 +19,7 @@ func main() {
 		sysmon.Awake()
 	}
 	ctx, stop := interrupt.Notify(context.Background())
-	err := cli.Execute(ctx, all.Registry())
+	code := cli.Main(ctx, all.Registry(), os.Args[1:])
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tpslab:", err)
-	}
-	os.Exit(exitcode.Of(err))
+	os.Exit(code)
 }

@@ -1,7 +1,9 @@
 // Package buildcache builds the external programs tpslab starts (its
-// Cosmos SDK chain, geth) once, into the repository's ignored .cache/bin,
-// and again only when their sources change: CI builds each once per run,
-// and local reruns reuse them.
+// Cosmos SDK chain, geth, Kubernetes) once, into one cache outside any
+// checkout, keyed by version: ${XDG_CACHE_HOME:-~/.cache}/tpslab/NAME-VERSION/NAME.
+// A version is a release (geth@v1.15.11) or a hash of the sources and build
+// flags, so every clone, `tpslab net up`, `cluster up` and the tests share
+// one build, and a second CI run on the same machine builds nothing.
 package buildcache
 
 import (
@@ -42,16 +44,17 @@ func Root() (string, error) {
 	}
 }
 
-// Dir is where built programs are kept: $TPSLAB_CACHE, or ROOT/.cache/bin.
+// Dir is where built programs are kept: $TPSLAB_CACHE, or tpslab under the
+// user's cache directory ($XDG_CACHE_HOME, else ~/.cache).
 func Dir() (string, error) {
-	if d := os.Getenv("TPSLAB_CACHE"); d != "" {
-		return d, os.MkdirAll(d, 0o755)
+	d := os.Getenv("TPSLAB_CACHE")
+	if d == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no cache directory for built programs (set TPSLAB_CACHE): %v", err)
+		}
+		d = filepath.Join(base, "tpslab")
 	}
-	root, err := Root()
-	if err != nil {
-		return "", err
-	}
-	d := filepath.Join(root, ".cache", "bin")
 	return d, os.MkdirAll(d, 0o755)
 }
 
@@ -108,15 +111,15 @@ func Command(name, stamp string, log io.Writer, build func(out string) *exec.Cmd
 // module) into the cache as name.
 func GoInstall(name, pkgAtVersion string, log io.Writer) (string, error) {
 	return cached(name, pkgAtVersion, log, func(out string) *exec.Cmd {
-		cmd := exec.Command("go", "install", pkgAtVersion)
-		cmd.Env = append(os.Environ(), "GOBIN="+filepath.Dir(out)+"/.install-"+name)
-		return cmd
+		return exec.Command("go", "install", pkgAtVersion)
 	})
 }
 
-// cached returns DIR/name when DIR/name.stamp says stamp, else builds it.
-// A file lock keeps two processes (parallel test packages) from building at
-// once.
+// cached returns DIR/name-VERSION/name, building it first when missing.
+// VERSION is the stamp itself when it is a plain release (v1.15.11), else
+// the first 16 hex digits of its SHA-256. A file lock keeps two processes
+// (parallel test packages, two clones) from building at once; a build is
+// renamed into place only when it succeeded.
 func cached(name, stamp string, log io.Writer, build func(out string) *exec.Cmd) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -132,31 +135,40 @@ func cached(name, stamp string, log io.Writer, build func(out string) *exec.Cmd)
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, name)
-	if b, err := os.ReadFile(out + ".stamp"); err == nil && string(b) == stamp {
-		if _, err := os.Stat(out); err == nil {
-			return out, nil
-		}
+	vdir := filepath.Join(dir, name+"-"+version(stamp))
+	out := filepath.Join(vdir, name)
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
 	}
 	if log != nil {
-		fmt.Fprintf(log, "building %s into %s (once; this takes a few minutes the first time)\n", name, dir)
+		fmt.Fprintf(log, "building %s into %s (once; this takes a few minutes the first time)\n", name, vdir)
 	}
 	start := time.Now()
-	cmd := build(out)
+	tmp, err := os.MkdirTemp(dir, ".build-"+name+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := build(filepath.Join(tmp, name))
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	// go install's output goes to GOBIN: the build's own folder.
+	cmd.Env = append(cmd.Env, "GOBIN="+tmp)
 	if o, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build %s: %v\n%s", name, err, tail(string(o), 20))
 	}
-	if gobin := filepath.Join(dir, ".install-"+name); dirExists(gobin) {
-		entries, _ := os.ReadDir(gobin)
-		if len(entries) != 1 {
-			return "", fmt.Errorf("build %s: go install left %d files", name, len(entries))
-		}
-		if err := os.Rename(filepath.Join(gobin, entries[0].Name()), out); err != nil {
-			return "", err
-		}
-		os.RemoveAll(gobin)
+	entries, _ := os.ReadDir(tmp)
+	if len(entries) != 1 {
+		return "", fmt.Errorf("build %s: the build left %d files, expected the program alone", name, len(entries))
 	}
-	if err := os.WriteFile(out+".stamp", []byte(stamp), 0o644); err != nil {
+	if err := os.MkdirAll(vdir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(vdir, "STAMP"), []byte(stamp+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(filepath.Join(tmp, entries[0].Name()), out); err != nil {
 		return "", err
 	}
 	if log != nil {
@@ -165,9 +177,16 @@ func cached(name, stamp string, log io.Writer, build func(out string) *exec.Cmd)
 	return out, nil
 }
 
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
+// version names a stamp in a folder name.
+func version(stamp string) string {
+	if i := strings.LastIndexByte(stamp, '@'); i >= 0 && !strings.ContainsAny(stamp[i+1:], " /") {
+		return stamp[i+1:]
+	}
+	if len(stamp) < 24 && !strings.ContainsAny(stamp, " /") {
+		return stamp
+	}
+	sum := sha256.Sum256([]byte(stamp))
+	return hex.EncodeToString(sum[:8])
 }
 
 // sourceHash hashes a module's go.mod, go.sum and Go files.

@@ -101,17 +101,13 @@ func checkMarkdownTable(t *testing.T, text string) {
 // regression (exit 1); show writes the trend with the change marked
 // (issue 27).
 func TestHistoryFindsThePlantedStep(t *testing.T) {
-	bin := testbin.Path(t)
 	dir := t.TempDir()
 	tpslab := func(args ...string) (string, int) {
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		if exitCode(err) == 2 {
-			t.Fatalf("%v: %s", args, stderr.String())
+		stdout, stderr, code := tpslabIn(t, args...)
+		if code == 2 {
+			t.Fatalf("%v: %s", args, stderr)
 		}
-		return stdout.String(), exitCode(err)
+		return stdout, code
 	}
 	rng := rand.New(rand.NewSource(7))
 	store := filepath.Join(dir, "history.jsonl")

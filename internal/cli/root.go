@@ -3,6 +3,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -39,10 +41,22 @@ func Root(reg *kinds.Registry) *cobra.Command {
 	return root
 }
 
+// Main runs the command line args (without the program's name) as the
+// tpslab program does: an error is one line on stderr, and the result is
+// the exit code. Tests drive it in-process.
+func Main(ctx context.Context, reg *kinds.Registry, args []string) int {
+	err := Execute(ctx, reg, args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tpslab:", err)
+	}
+	return exitcode.Of(err)
+}
+
 // Execute runs the command line. An error cobra returns before any command
 // began (an unknown subcommand, a malformed flag) is bad input: exit 2.
-func Execute(ctx context.Context, reg *kinds.Registry) error {
+func Execute(ctx context.Context, reg *kinds.Registry, args []string) error {
 	root := Root(reg)
+	root.SetArgs(args)
 	began := false
 	root.PersistentPreRun = func(*cobra.Command, []string) { began = true }
 	err := root.ExecuteContext(ctx)
