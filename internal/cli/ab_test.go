@@ -17,33 +17,26 @@ import (
 
 // Two builds of the built-in node, one deliberately slower (every signature
 // checked 101 times: -tags slowverify): ab names B worse with an interval
-// that excludes zero and exits 1; two identical builds show no significant
-// difference and exit 0 (issue 27).
+// that excludes zero and exits 1 (issue 27). Two pairs of 4 s loads: the
+// verdict's statistics (identical builds, drift, regressions) are unit
+// tests on written results (internal/campaign TestABVerdicts).
 func TestABNamesTheSlowerBuild(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 12 loads on fresh networks")
+		t.Skip("runs 4 loads on fresh networks")
 	}
 	bin, slow := testbin.Path(t), testbin.SlowVerify(t)
-	same := filepath.Join(t.TempDir(), "tpslab-copy")
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(same, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	ab := func(b string) (string, int) {
 		out := filepath.Join(t.TempDir(), "ab")
-		cmd := exec.Command(bin, "ab", "--binary-a", bin, "--binary-b", b, "--repeat", "3", "--validators", "1",
-			"--rate", "800", "--duration", "8s", "--warmup", "2s", "--out", out, "--summary-format", "markdown")
+		cmd := exec.Command(bin, "ab", "--binary-a", bin, "--binary-b", b, "--repeat", "2", "--validators", "1",
+			"--rate", "800", "--duration", "4s", "--warmup", "1s", "--out", out, "--summary-format", "markdown")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
 		t.Logf("%s\n%s", stderr.String(), stdout.String())
 		for _, side := range []string{"a", "b"} {
 			reps, _ := filepath.Glob(filepath.Join(out, side, "rep-*", "result.json"))
-			if len(reps) != 3 {
-				t.Errorf("build %s: %d repetitions written, want 3", side, len(reps))
+			if len(reps) != 2 {
+				t.Errorf("build %s: %d repetitions written, want 2", side, len(reps))
 			}
 			for _, rep := range reps {
 				if r, err := report.ReadResult(filepath.Dir(rep)); err != nil {
@@ -60,10 +53,6 @@ func TestABNamesTheSlowerBuild(t *testing.T) {
 		t.Errorf("a slower build: exit %d, want 1 and a verdict naming B slower", code)
 	}
 	checkMarkdownTable(t, md)
-	md, code = ab(same)
-	if code != 0 || !strings.Contains(md, "**B vs A: no significant difference**") {
-		t.Errorf("two identical builds: exit %d, want 0 and no significant difference", code)
-	}
 }
 
 // checkMarkdownTable asserts text holds a markdown table: a header row, a

@@ -140,3 +140,10 @@ func (s *State) LoadImage(repo, entry, binary string, log io.Writer) (string, er
 func StaticTpsd(log io.Writer) (string, error) {
 	return buildcache.GoBuildWith("tpsd-static", "chains/cosmos", "./cmd/tpsd", []string{"CGO_ENABLED=0"}, []string{"-ldflags=-s -w"}, log)
 }
+
+// Build builds the local cluster's programs into the cache now (tpslab
+// cache build), so that a later `cluster up` starts at once.
+func Build(log io.Writer) error {
+	_, err := buildPrograms(log)
+	return err
+}

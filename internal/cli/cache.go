@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tpslab/tpslab/internal/buildcache"
+	"github.com/tpslab/tpslab/internal/cluster"
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/testnet/gethnet"
+	"github.com/tpslab/tpslab/internal/testnet/sdknet"
+)
+
+// cachePrograms are the external programs tpslab builds, by the name
+// `cache build` takes.
+var cachePrograms = []struct {
+	name, about string
+	build       func(io.Writer) error
+}{
+	{"tpsd", "the Cosmos SDK chain (chains/cosmos)", func(w io.Writer) error { _, err := sdknet.Tpsd(w); return err }},
+	{"tpsevmd", "the Cosmos EVM chain (chains/cosmosevm)", func(w io.Writer) error { _, err := sdknet.Tpsevmd(w); return err }},
+	{"geth", "go-ethereum " + gethnet.Version, func(w io.Writer) error { _, err := gethnet.Geth(w); return err }},
+	{"kubernetes", "Kubernetes " + cluster.KubeVersion + ", etcd and the images of a local cluster", cluster.Build},
+}
+
+func cacheCmd() *cobra.Command {
+	c := &cobra.Command{Use: "cache", Short: "The external programs tpslab builds (chains, geth, Kubernetes), kept in one cache by version", Args: cobra.NoArgs,
+		Long: `tpslab builds the programs it starts but no registry serves (its Cosmos SDK
+and Cosmos EVM chains, geth, Kubernetes) once, into $TPSLAB_CACHE or
+${XDG_CACHE_HOME:-~/.cache}/tpslab, one folder per name and version; every
+checkout, net up, cluster up and test shares them. Without a subcommand,
+lists what the cache holds.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := buildcache.Dir()
+			if err != nil {
+				return exitcode.Wrap(exitcode.TargetFailed, err)
+			}
+			entries, _ := os.ReadDir(dir)
+			var lines []string
+			for _, e := range entries {
+				if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+					continue
+				}
+				var size int64
+				filepath.WalkDir(filepath.Join(dir, e.Name()), func(_ string, d os.DirEntry, err error) error {
+					if err == nil && !d.IsDir() {
+						if info, err := d.Info(); err == nil {
+							size += info.Size()
+						}
+					}
+					return nil
+				})
+				lines = append(lines, fmt.Sprintf("  %-40s %6.1f MB", e.Name(), float64(size)/1e6))
+			}
+			sort.Strings(lines)
+			fmt.Printf("%s: %d program(s)\n%s\n", dir, len(lines), strings.Join(lines, "\n"))
+			return nil
+		}}
+	var names []string
+	for _, p := range cachePrograms {
+		names = append(names, p.name)
+	}
+	build := &cobra.Command{Use: "build [NAME...]", Short: "Build programs into the cache now (all without a name: " + strings.Join(names, ", ") + ")",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			want := map[string]bool{}
+			for _, a := range args {
+				found := false
+				for _, p := range cachePrograms {
+					found = found || p.name == a
+				}
+				if !found {
+					return exitcode.BadInputf("cache build: %q, expected one of %s", a, strings.Join(names, ", "))
+				}
+				want[a] = true
+			}
+			for _, p := range cachePrograms {
+				if len(want) > 0 && !want[p.name] {
+					continue
+				}
+				start := time.Now()
+				if err := p.build(os.Stderr); err != nil {
+					return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s: %w", p.name, err))
+				}
+				fmt.Fprintf(os.Stderr, "cache: %s (%s) ready in %s\n", p.name, p.about, time.Since(start).Round(time.Second))
+			}
+			return nil
+		}}
+	c.AddCommand(build)
+	return c
+}
