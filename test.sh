@@ -1,33 +1,158 @@
 #!/usr/bin/env bash
-# Runs every test, including the integration tests that start real networks
-# on loopback. Installs Go modules and, when missing, Debian's chromium (the
-# report's browser test), postgresql (the ledger service's tests),
-# prometheus (a real server scrapes a run and its nodes), and containerd,
-# runc, the CNI plugins and iptables (the local Kubernetes cluster's nodes;
-# Kubernetes itself is built from the Go module proxy into .cache/bin).
-set -euo pipefail
+# Runs the tests and prints a table of each step's wall time at the end.
+#
+#   ./test.sh          every test: unit, fuzz seeds, and the integration
+#                      tests that start real networks on loopback; the local
+#                      Kubernetes test last, as its own step
+#   ./test.sh -short   unit and in-process tests only: no network, database
+#                      or cluster starts (under a minute)
+#
+# Extra arguments go to every `go test`. The full tier installs, when
+# missing, Debian's chromium (the report's browser test), postgresql (the
+# ledger service), prometheus (a real server scrapes a run), and containerd,
+# runc, the CNI plugins and iptables (the local cluster's nodes). External
+# programs (tpsd, tpsevmd, geth, Kubernetes) are built once into the shared
+# cache (`tpslab cache`, ${XDG_CACHE_HOME:-~/.cache}/tpslab), in the
+# background while the first packages run; tpslab itself is built once and
+# handed to every package (TPSLAB_TEST_BIN). Tests write only under a
+# temporary folder that is removed at the end.
+set -uo pipefail
 cd "$(dirname "$0")"
-need=()
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
-command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
-command -v containerd >/dev/null 2>&1 || need+=(containerd)
-command -v runc >/dev/null 2>&1 || need+=(runc)
-[ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
-command -v iptables >/dev/null 2>&1 || need+=(iptables)
-if [ ${#need[@]} -gt 0 ]; then
+root=$(pwd)
+short=false
+if [ "${1:-}" = -short ]; then
+  short=true
+  shift
+fi
+
+export TMPDIR
+TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/tpslab-test.XXXXXX")
+rows=()
+failed=()
+t_start=$SECONDS
+
+# step NAME CMD...: runs CMD, records its wall time and whether it failed.
+step() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  echo "=== $name"
+  if "$@"; then
+    rows+=("$(printf '%-44s %6ss  ok' "$name" $((SECONDS - t0)))")
+  else
+    rows+=("$(printf '%-44s %6ss  FAIL' "$name" $((SECONDS - t0)))")
+    failed+=("$name")
+  fi
+}
+
+bg_pid=""
+finish() {
+  if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then kill -- "-$bg_pid" 2>/dev/null || kill "$bg_pid" 2>/dev/null; fi
+  # A test that failed half-way may leave a small disk mounted or a file.
+  grep -o " $TMPDIR/[^ ]*" /proc/mounts 2>/dev/null | while read -r m; do umount "$m" 2>/dev/null; done
+  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' 2>/dev/null | wc -l)
+  [ "$left" -gt 0 ] && echo "test.sh: tests left $left entries in $TMPDIR (removed now):" && find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin | head -5
+  rm -rf "$TMPDIR"
+}
+trap finish EXIT
+
+table() {
+  echo
+  echo "--- time per step ($([ "$short" = true ] && echo short || echo full) tier)"
+  printf '%s\n' "${rows[@]}"
+  printf '%-44s %6ss\n' "total" $((SECONDS - t_start))
+}
+
+checks() {
+  go mod download || return 1
+  # go.mod must be tidy: a go command would otherwise rewrite it.
+  if ! go mod tidy -diff >/dev/null; then echo "go.mod is not tidy: run go mod tidy"; go mod tidy -diff; return 1; fi
+  local out
+  out=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+  if [ -n "$out" ]; then echo "gofmt needed: $out"; return 1; fi
+}
+
+if [ "$short" = true ]; then
+  step "checks (tidy, gofmt)" checks
+  step "vet" go vet ./...
+  step "go test -short ./..." go test -short -count=1 ./... "$@"
+  table
+  [ ${#failed[@]} -eq 0 ] || { echo "FAILED: ${failed[*]}"; exit 1; }
+  exit 0
+fi
+
+packages() {
+  local need=()
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+  command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+  command -v containerd >/dev/null 2>&1 || need+=(containerd)
+  command -v runc >/dev/null 2>&1 || need+=(runc)
+  [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+  command -v iptables >/dev/null 2>&1 || need+=(iptables)
+  [ ${#need[@]} -eq 0 ] && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null) || echo "test.sh: could not install ${need[*]}; their tests will fail" >&2
   else
     echo "test.sh: ${need[*]} missing and not root: their tests will fail" >&2
   fi
-fi
-go mod download
-# go.mod must be tidy: a go command would otherwise rewrite it.
-if ! go mod tidy -diff >/dev/null; then echo "go.mod is not tidy: run go mod tidy"; go mod tidy -diff; exit 1; fi
-gofmt_out=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
-if [ -n "$gofmt_out" ]; then echo "gofmt needed: $gofmt_out"; exit 1; fi
-go vet ./...
-(cd chains/cosmos && go vet ./...)
-(cd chains/cosmosevm && go vet ./...)
-go test -p 1 -count=1 -timeout 45m ./... "$@"
+}
+
+build_tpslab() {
+  mkdir -p "$TMPDIR/bin" &&
+    go build -o "$TMPDIR/bin/tpslab" ./cmd/tpslab &&
+    go build -tags slowverify -o "$TMPDIR/bin/tpslab-slowverify" ./cmd/tpslab
+}
+
+step "Debian packages" packages
+step "checks (modules, tidy, gofmt)" checks
+step "build tpslab (normal, slowverify)" build_tpslab
+export TPSLAB_TEST_BIN=$TMPDIR/bin/tpslab TPSLAB_TEST_BIN_SLOWVERIFY=$TMPDIR/bin/tpslab-slowverify
+
+# The external programs build in the background, at low priority, while
+# the packages that do not need them run; a test that needs one waits on
+# the cache's lock for it. The chains' vet runs after their build, which
+# compiled what it checks.
+bg_log=$TMPDIR/cache-build.log
+bg_rc=$TMPDIR/cache-build.rc
+set -m
+(
+  t0=$SECONDS
+  nice -n 10 "$TPSLAB_TEST_BIN" cache build &&
+    (cd chains/cosmos && nice -n 10 go vet ./...) &&
+    (cd chains/cosmosevm && nice -n 10 go vet ./...)
+  echo "$? $((SECONDS - t0))" >"$bg_rc"
+) >"$bg_log" 2>&1 &
+bg_pid=$!
+set +m
+
+step "vet" go vet ./...
+
+# Packages that start external programs run last, so their builds have the
+# most time; the Kubernetes test is a step of its own after everything.
+late="internal/testnet/sdknet internal/sut/cosmos internal/sut/evm internal/cli"
+pkgs=()
+for p in $(go list ./...); do
+  rel=${p#github.com/tpslab/tpslab/}
+  case " $late " in *" $rel "*) continue ;; esac
+  [ -n "$(ls "$rel"/*_test.go 2>/dev/null)" ] && pkgs+=("$rel")
+done
+for rel in $late; do pkgs+=("$rel"); done
+for rel in "${pkgs[@]}"; do
+  step "$rel" go test -count=1 -timeout 30m -skip '^TestLoadAndNetworkOnKubernetes$' "./$rel" "$@"
+done
+
+wait_cache() {
+  wait "$bg_pid" 2>/dev/null
+  bg_pid=""
+  cat "$bg_log"
+  local rc secs
+  read -r rc secs <"$bg_rc" 2>/dev/null || { rc=1; secs=?; }
+  echo "cache build and the chains' vet: exit $rc after ${secs}s (in the background)"
+  [ "$rc" = 0 ]
+}
+step "cache build (background) and chains' vet" wait_cache
+step "kubernetes (internal/cli TestLoadAndNetworkOnKubernetes)" go test -count=1 -timeout 40m -run '^TestLoadAndNetworkOnKubernetes$' ./internal/cli "$@"
+
+table
+[ ${#failed[@]} -eq 0 ] || { echo "FAILED: ${failed[*]}"; exit 1; }
