@@ -118,8 +118,8 @@ func TestCommittedCountMatchesBlocks(t *testing.T) {
 		sc := scenario.Default()
 		sc.Target.NetHome = n.Home
 		sc.Load.Rate = 300
-		sc.Load.Duration = scenario.Duration(8 * time.Second)
-		sc.Load.Warmup = scenario.Duration(2 * time.Second)
+		sc.Load.Duration = scenario.Duration(4 * time.Second) // exactness holds at any length
+		sc.Load.Warmup = scenario.Duration(time.Second)
 		sc.Workload.Mode = scenario.Mode(mode)
 		sc.Workload.Senders = 300
 		sc.Workload.Window = 4
@@ -129,7 +129,7 @@ func TestCommittedCountMatchesBlocks(t *testing.T) {
 			t.Fatalf("%s: %v", mode, err)
 		}
 		s := res.Summary
-		if s.Committed < 2000 {
+		if s.Committed < 1000 {
 			t.Fatalf("%s: only %d committed", mode, s.Committed)
 		}
 		ok, failed := blockCount(t, n.Nodes[1].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders)

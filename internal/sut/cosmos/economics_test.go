@@ -179,13 +179,15 @@ func TestInvalidShareOnTpsd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an SDK chain")
 	}
-	n := startChain(t, 1)
+	n, off := sharedChain(t)
 	warm := bankScenario(t, n.Home, "rpc", "live")
+	warm.Workload.SendersOffset = off
 	warm.Load.Duration = scenario.Duration(3 * time.Second)
 	if _, err := run(t, warm); err != nil { // sequences used, so stale ones exist
 		t.Fatal(err)
 	}
 	sc := bankScenario(t, n.Home, "rpc", "presigned")
+	sc.Workload.SendersOffset = off
 	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature", "wrong_chain_id", "stale_sequence", "oversized"}}
 	res, err := run(t, sc)
 	if err != nil {
@@ -199,8 +201,8 @@ func TestInvalidShareOnTpsd(t *testing.T) {
 			t.Errorf("%s: sent %d, refused as %s %d (all %v)", sort, s.InvalidSent[sort], reason, s.InvalidRefused[sort+": "+reason], s.InvalidRefused)
 		}
 	}
-	ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders(n, sc.Workload.Senders))
-	if len(s.InvalidCommitted) > 0 || ok != s.Committed || failed != s.FailedTotal || s.Committed < 500 {
+	ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, sendersFrom(n, off, sc.Workload.Senders))
+	if len(s.InvalidCommitted) > 0 || ok != s.Committed || failed != s.FailedTotal || s.Committed < 400 {
 		t.Errorf("invalid committed %v; result %d committed / %d failed, blocks %d / %d", s.InvalidCommitted, s.Committed, s.FailedTotal, ok, failed)
 	}
 }
@@ -213,13 +215,15 @@ func TestMixOnTpsd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an SDK chain")
 	}
-	n := startChain(t, 1)
+	n, off := sharedChain(t)
 	warm := bankScenario(t, n.Home, "rpc", "live")
+	warm.Workload.SendersOffset = off
 	warm.Load.Duration = scenario.Duration(3 * time.Second)
 	if _, err := run(t, warm); err != nil { // sequences used, so stale ones exist
 		t.Fatal(err)
 	}
 	sc := bankScenario(t, n.Home, "rpc", "presigned")
+	sc.Workload.SendersOffset = off
 	sc.Workload.Mix = []scenario.MixEntry{{Kind: "send", Weight: 7}, {Kind: "multi_send", Weight: 2, Outputs: 5}}
 	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature", "stale_sequence"}}
 	sc.Thresholds = []string{"committed_tps{kind=multi_send}>0", "committed_tps{kind=send}>0", "p99_commit{kind=multi_send}<1h"}
@@ -246,7 +250,7 @@ func TestMixOnTpsd(t *testing.T) {
 		t.Errorf("the kinds' commit latencies count %d payments, the whole %d", kinds, s.LatencyMs.Commit.Count)
 	}
 	t.Logf("verdict %s; sent by kind %v, committed by kind %v, invalid %v / %v", res.Verdict(), s.SentByKind, s.CommittedByKind, s.InvalidSent, s.InvalidRefused)
-	ours := senders(n, sc.Workload.Senders)
+	ours := sendersFrom(n, off, sc.Workload.Senders)
 	cl := &cometbft.Client{URL: n.Nodes[0].RPC, HTTP: http.DefaultClient}
 	inBlocks := map[string]int64{}
 	for h := res.Chain.FirstHeight; h <= res.Chain.LastHeight; h++ {
