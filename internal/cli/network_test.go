@@ -24,7 +24,7 @@ func TestTopologyGlobalAgainstLan(t *testing.T) {
 	tps := map[string]float64{}
 	for _, topo := range []string{"lan", "global"} {
 		cmd := exec.Command(bin, "run", "--topology", topo, "--model", "closed", "--users", "300", "--wait-for", "commit",
-			"--mode", "live", "--duration", "35s", "--warmup", "5s", "--out", filepath.Join(dir, topo))
+			"--mode", "live", "--duration", "20s", "--warmup", "3s", "--out", filepath.Join(dir, topo))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("run --topology %s: %v\n%s", topo, err, out)
 		}

@@ -102,7 +102,7 @@ func TestTwoSegmentsMergeExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"--net-home", home, "--rate", "400", "--duration", "12s", "--warmup", "2s", "--senders", "400"}
+	common := []string{"--net-home", home, "--rate", "400", "--duration", "8s", "--warmup", "1s", "--senders", "400"}
 	one, merged := filepath.Join(dir, "one"), filepath.Join(dir, "merged")
 	if out, err := exec.Command(bin, append([]string{"run", "--out", one}, common...)...).CombinedOutput(); err != nil {
 		t.Fatalf("one process: %v\n%s", err, out)
@@ -129,7 +129,7 @@ func TestTwoSegmentsMergeExactly(t *testing.T) {
 			t.Errorf("segment %d: clock %+v", i, sg)
 		}
 	}
-	if s.Committed != sum || s.Offered != 400*12 || s.Committed < s.Offered*9/10 {
+	if s.Committed != sum || s.Offered != 400*8 || s.Committed < s.Offered*9/10 {
 		t.Errorf("merged committed %d (segments %d), offered %d", s.Committed, sum, s.Offered)
 	}
 	if got := codeZeroTxs(t, n.Nodes[0].RPC, r.Chain.FirstHeight, r.Chain.LastHeight); got != s.Committed {

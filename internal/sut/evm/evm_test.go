@@ -114,8 +114,8 @@ func evmScenario(t *testing.T, home, kind, mode string) scenario.Scenario {
 	sc := scenario.Default()
 	sc.Target.NetHome = home
 	sc.Load.Rate = 150
-	sc.Load.Duration = scenario.Duration(8 * time.Second)
-	sc.Load.Warmup = scenario.Duration(2 * time.Second)
+	sc.Load.Duration = scenario.Duration(5 * time.Second) // exactness holds at any length
+	sc.Load.Warmup = scenario.Duration(time.Second)
 	sc.Workload.Kind = kind
 	sc.Workload.Mode = scenario.Mode(mode)
 	sc.Workload.Senders = 300
@@ -159,7 +159,7 @@ func transfers(t *testing.T, n *testnet.Net) {
 		s := res.Summary
 		ok, reverted := count(t, rpc, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
 		t.Logf("%s %s: %.1f committed tx/s, p99 inclusion %.0f ms, %d committed, blocks hold %d", c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Inclusion.P99, s.Committed, ok)
-		if s.Committed < 1000 || ok != s.Committed || reverted != s.FailedTotal {
+		if s.Committed < 600 || ok != s.Committed || reverted != s.FailedTotal {
 			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
 		}
 		if res.Network.Kind != n.Kind || len(res.Network.Endpoints) != 1 || res.Network.Endpoints[0] != rpc {

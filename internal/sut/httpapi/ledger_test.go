@@ -92,8 +92,8 @@ func ledgerScenario(t *testing.T, n *testnet.Net, name string, rate float64) sce
 	sc := scenario.Default()
 	sc.Target.NetHome = n.Home
 	sc.Load.Rate = rate
-	sc.Load.Duration = scenario.Duration(8 * time.Second)
-	sc.Load.Warmup = scenario.Duration(2 * time.Second)
+	sc.Load.Duration = scenario.Duration(4 * time.Second) // exactness holds at any length
+	sc.Load.Warmup = scenario.Duration(time.Second)
 	sc.Workload.Senders = 1000
 	sc.Out = filepath.Join(t.TempDir(), name)
 	return sc
@@ -157,7 +157,7 @@ func TestLedgerCountsMatchThePaymentTable(t *testing.T) {
 		after := rows(t, n)
 		t.Logf("%s: %.1f committed tx/s, p99 commit %.0f ms, %d committed, table +%d, %.3f db transactions per payment",
 			mode, s.CommittedTPS, s.LatencyMs.Commit.P99, s.Committed, after-before, s.Telemetry["ledger.db_transactions_per_payment"].Mean)
-		if s.Committed < 1500 || s.Committed != after-before {
+		if s.Committed < 800 || s.Committed != after-before {
 			t.Errorf("%s: result says %d committed, the payment table grew by %d", mode, s.Committed, after-before)
 		}
 		if s.RejectedTotal+s.FailedTotal+s.Expired+s.UnackedTotal > 0 {
@@ -207,7 +207,7 @@ func TestMixOfTransfersAndBatchesOnTheLedgerService(t *testing.T) {
 		}
 		conn.Close(context.Background())
 		t.Logf("%s: committed by kind %v; table: %d transfers, %d batches of %d outputs", iso, s.CommittedByKind, sends, batches, outputs)
-		if s.CommittedByKind["send"] != sends || s.CommittedByKind["multi_send"] != batches || batches < 100 || outputs != 4*batches {
+		if s.CommittedByKind["send"] != sends || s.CommittedByKind["multi_send"] != batches || batches < 50 || outputs != 4*batches {
 			t.Errorf("%s: committed by kind %v, the table holds %d transfers and %d batches (%d outputs)", iso, s.CommittedByKind, sends, batches, outputs)
 		}
 		if s.RejectedTotal+s.FailedTotal+s.Expired > 0 {
