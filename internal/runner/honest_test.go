@@ -224,11 +224,11 @@ func TestInterruptDrainsInFlight(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network")
 	}
-	g := chain.Genesis{Seed: "drain", Accounts: 1000, Balance: 1_000_000_000}
-	n := startNet(t, g)
-	senders := senderSet(g, 300)
+	n, off := sharedNet(t)
+	senders := sendersFrom(sharedGenesis, off, 300)
 	out := filepath.Join(t.TempDir(), "drain")
 	sc := loadScenario(out, 300, 30*time.Second, 300)
+	sc.Workload.SendersOffset = off
 	sc.Target.NetHome = n.Home
 	ctx, cancel := context.WithCancel(context.Background())
 	atLoad(t, out, 6500*time.Millisecond, cancel)
@@ -264,6 +264,7 @@ func TestInterruptDrainsInFlight(t *testing.T) {
 	// A second interruption right after the first: no wait.
 	out2 := filepath.Join(t.TempDir(), "hard")
 	sc2 := loadScenario(out2, 300, 30*time.Second, 300)
+	sc2.Workload.SendersOffset = off
 	sc2.Target.NetHome = n.Home
 	sc2.Load.Drain = scenario.Duration(20 * time.Second)
 	soft, cancelSoft := context.WithCancel(context.Background())

@@ -107,13 +107,8 @@ func TestCommittedCountMatchesBlocks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network")
 	}
-	g := chain.Genesis{Seed: "count", Accounts: 1000, Balance: 1_000_000_000}
-	n := startNet(t, g)
-	keys := chain.DeriveKeys(g.Seed, 300)
-	senders := map[chain.Address]bool{}
-	for _, k := range keys {
-		senders[chain.AddressOf(k[32:])] = true
-	}
+	n, off := sharedNet(t)
+	senders := sendersFrom(sharedGenesis, off, 300)
 	for _, mode := range []string{"live", "presigned"} { // the second run resumes the chain's sequences
 		sc := scenario.Default()
 		sc.Target.NetHome = n.Home
@@ -122,6 +117,7 @@ func TestCommittedCountMatchesBlocks(t *testing.T) {
 		sc.Load.Warmup = scenario.Duration(time.Second)
 		sc.Workload.Mode = scenario.Mode(mode)
 		sc.Workload.Senders = 300
+		sc.Workload.SendersOffset = off
 		sc.Workload.Window = 4
 		sc.Out = filepath.Join(t.TempDir(), "run-"+mode)
 		res, err := run(t, context.Background(), sc)
