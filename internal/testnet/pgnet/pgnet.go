@@ -165,11 +165,9 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		return nil, err
 	}
 	pgHome := filepath.Join(home, "postgres")
-	data, sock := filepath.Join(pgHome, "data"), filepath.Join(pgHome, "socket")
-	for _, d := range []string{data, sock} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, err
-		}
+	data := filepath.Join(pgHome, "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return nil, err
 	}
 	// The postgres user must reach its directory through the home.
 	for d := pgHome; d != "/" && d != "."; d = filepath.Dir(d) {
@@ -184,18 +182,20 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	if err := runAs(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "tpslab", "--auth", "trust", "--encoding", "UTF8", "--no-instructions"); err != nil {
 		return nil, err
 	}
+	// TCP only: a Unix socket's path is limited to 107 bytes, which a deep
+	// home (a test's temporary folder) passes.
 	conf := fmt.Sprintf(`
 # tpslab's settings
 listen_addresses = '%s'
 port = %d
-unix_socket_directories = '%s'
+unix_socket_directories = ''
 max_connections = %d
 shared_buffers = 256MB
 synchronous_commit = %s
 shared_preload_libraries = 'pg_stat_statements'
 pg_stat_statements.track = all
 track_io_timing = on
-`, o.Bind, ports[0], sock, o.Processes*o.Connections+20, o.SynchronousCommit)
+`, o.Bind, ports[0], o.Processes*o.Connections+20, o.SynchronousCommit)
 	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
