@@ -27,6 +27,9 @@ fi
 
 export TMPDIR
 TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/tpslab-test.XXXXXX")
+# Every network a test creates is logged here (internal/testnet), and
+# counted in the table.
+export TPSLAB_NETWORK_LOG=$TMPDIR/networks.log
 rows=()
 failed=()
 t_start=$SECONDS
@@ -50,7 +53,7 @@ finish() {
   if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then kill -- "-$bg_pid" 2>/dev/null || kill "$bg_pid" 2>/dev/null; fi
   # A test that failed half-way may leave a small disk mounted or a file.
   grep -o " $TMPDIR/[^ ]*" /proc/mounts 2>/dev/null | while read -r m; do umount "$m" 2>/dev/null; done
-  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' 2>/dev/null | wc -l)
+  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' ! -name networks.log 2>/dev/null | wc -l)
   [ "$left" -gt 0 ] && echo "test.sh: tests left $left entries in $TMPDIR (removed now):" && find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin | head -5
   rm -rf "$TMPDIR"
 }
@@ -61,6 +64,9 @@ table() {
   echo "--- time per step ($([ "$short" = true ] && echo short || echo full) tier)"
   printf '%s\n' "${rows[@]}"
   printf '%-44s %6ss\n' "total" $((SECONDS - t_start))
+  if [ -s "$TPSLAB_NETWORK_LOG" ]; then
+    echo "networks started: $(wc -l <"$TPSLAB_NETWORK_LOG") ($(awk '{print $1}' "$TPSLAB_NETWORK_LOG" | sort | uniq -c | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}'))"
+  fi
 }
 
 checks() {

@@ -296,6 +296,9 @@ func (n *Net) save() error {
 	if err != nil {
 		return err
 	}
+	if _, err := os.Stat(filepath.Join(n.Home, NetFile)); errors.Is(err, os.ErrNotExist) {
+		logNetwork(n)
+	}
 	tmp := filepath.Join(n.Home, NetFile+".tmp")
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return err
@@ -304,6 +307,26 @@ func (n *Net) save() error {
 		return err
 	}
 	return n.writeScrapeTargets()
+}
+
+// logNetwork appends "kind validators home" to $TPSLAB_NETWORK_LOG, when
+// set, for each network created: test.sh counts the networks a test run
+// starts with it.
+func logNetwork(n *Net) {
+	p := os.Getenv("TPSLAB_NETWORK_LOG")
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	kind := n.Kind
+	if kind == "" {
+		kind = "builtin"
+	}
+	fmt.Fprintf(f, "%s %d %s\n", kind, len(n.Nodes), n.Home)
+	f.Close()
 }
 
 // ScrapeFile is the Prometheus file_sd target list net up writes beside
