@@ -338,7 +338,7 @@ func TestFundingFanOut(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if !strings.Contains(log.String(), "funded 2000 wallets") || res.Summary.Committed < 700 {
+	if !strings.Contains(log.String(), "funded 2000 wallets") || res.Summary.Committed < 400 {
 		t.Fatalf("committed %d\n%s", res.Summary.Committed, log.String())
 	}
 	b, _ := json.Marshal(res)
