@@ -361,6 +361,9 @@ func (r *Result) Verdict() string {
 	}
 	if n := measure.Sum(s.InvalidSent); n > 0 {
 		fmt.Fprintf(&b, "; %d invalid payments sent apart, %d refused", n, measure.Sum(s.InvalidRefused))
+		if u := measure.Sum(s.InvalidUnknown); u > 0 {
+			fmt.Fprintf(&b, ", %d unknown (answer lost, in no block)", u)
+		}
 	}
 	if r.EndedBecause != "" && r.EndedBecause != "completed" {
 		fmt.Fprintf(&b, " (ended: %s)", r.EndedBecause)
