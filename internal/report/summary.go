@@ -328,11 +328,14 @@ type Blocks struct {
 
 // Verdict is the run in one sentence.
 func (r *Result) Verdict() string {
-	if why := r.Incomplete(); why != "" {
+	var b strings.Builder
+	if r.Status == "partial" {
+		// Counts of the segments that finished, led by what is missing.
+		fmt.Fprintf(&b, "PARTIAL (%s), not a whole run's figures: ", r.EndedBecause)
+	} else if why := r.Incomplete(); why != "" {
 		return "incomplete: " + why
 	}
 	s := r.Summary
-	var b strings.Builder
 	if taken := s.InvalidTaken(); len(taken) > 0 {
 		fmt.Fprintf(&b, "FINDING: %d deliberately invalid payments were taken (%s); ", measure.Sum(taken), byKey(taken))
 	}
@@ -365,7 +368,7 @@ func (r *Result) Verdict() string {
 			fmt.Fprintf(&b, ", %d unknown (answer lost, in no block)", u)
 		}
 	}
-	if r.EndedBecause != "" && r.EndedBecause != "completed" {
+	if r.EndedBecause != "" && r.EndedBecause != "completed" && r.Status != "partial" {
 		fmt.Fprintf(&b, " (ended: %s)", r.EndedBecause)
 	}
 	return b.String()

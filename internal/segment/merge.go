@@ -144,7 +144,10 @@ func Merge(out string, dirs []string, sc any, thresholds []string, infos []repor
 			res.EndedAt = &t
 		}
 		if r.Status != "complete" || r.Incomplete() != "" {
-			res.Status = "complete" // the merge itself is complete; say which part is not
+			// A segment that did not finish leaves payments nobody
+			// followed to the end: the merge counts what the others
+			// proved and says it is partial; compare and history refuse it.
+			res.Status = "partial"
 			ends = append(ends, fmt.Sprintf("segment %d: incomplete (%s)", i, strings.TrimSpace(r.Incomplete()+" "+r.EndedBecause)))
 		} else if r.EndedBecause != "completed" {
 			ends = append(ends, fmt.Sprintf("segment %d: %s", i, r.EndedBecause))
