@@ -12,7 +12,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 	"github.com/tpslab/tpslab/internal/report"
@@ -200,5 +202,65 @@ func TestTwoSegmentsMergeExactly(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(merged, "report.html")); err != nil {
 		t.Error(err)
+	}
+}
+
+// segmentPID finds the process of segment i/n among this machine's
+// processes: a tpslab run whose arguments hold --segment i/n and out.
+func segmentPID(t *testing.T, i, n int, out string) int {
+	t.Helper()
+	want := fmt.Sprintf("--segment\x00%d/%d\x00", i, n)
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), want) || !strings.Contains(string(b), out) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		return pid
+	}
+	return 0
+}
+
+// A segment killed mid-run (SIGKILL) leaves a merged result that says it
+// is partial: its status, its verdict and the exit code; compare and
+// history refuse it (issue 34, case 2).
+func TestKilledSegmentMakesAPartialResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network and a segmented run")
+	}
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "net")
+	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	merged := filepath.Join(dir, "merged")
+	cmd, lines := startRun(t, nil, "run", "--segments", "2", "--net-home", home, "--rate", "300", "--duration", "8s", "--warmup", "1s", "--senders", "200", "--out", merged)
+	waitLine(t, lines, "load:", time.Minute)
+	time.Sleep(3 * time.Second)
+	pid := segmentPID(t, 1, 2, merged)
+	if pid == 0 {
+		t.Fatal("no process of segment 1/2")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, _ := waitExit(t, cmd, 2*time.Minute)
+	r, err := report.ReadResult(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("exit %d; status %q; verdict %s", code, r.Status, r.Verdict())
+	if code == 0 || r.Status != "partial" || !strings.HasPrefix(r.Verdict(), "PARTIAL (segment 1: ") || r.Incomplete() == "" {
+		t.Errorf("a killed segment: exit %d, status %q, verdict %q", code, r.Status, r.Verdict())
+	}
+	one := writeResult(t, filepath.Join(dir, "one"), "complete", 10, 5000)
+	if _, stderr, code := tpslabIn(t, "compare", one, merged); code != 2 || !strings.Contains(stderr, "partial: segment 1") {
+		t.Errorf("compare with a partial result: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := tpslabIn(t, "history", "add", merged, "--store", filepath.Join(dir, "h.jsonl"), "--series", "s", "--label", "x"); code != 2 || !strings.Contains(stderr, "partial") {
+		t.Errorf("history add of a partial result: exit %d, %q", code, stderr)
 	}
 }

@@ -21,6 +21,9 @@ type Pending struct {
 	Nonce    uint64
 	Invalid  string // the sort of a deliberately invalid payment; "" for a payment
 	Kind     string // its kind in a mix; "" without one
+	// Unanswered: an invalid payment whose answer was lost; unless a block
+	// shows it, what became of it is unknown, never "taken".
+	Unanswered bool
 }
 
 // Outcome is how a pending payment ended.
@@ -108,6 +111,28 @@ func (t *Tracker) Track(id sut.TxID, p Pending) bool {
 	}
 	s.m[id] = p
 	return true
+}
+
+// Unanswered marks a tracked payment's answer as lost.
+func (t *Tracker) Unanswered(id sut.TxID) {
+	s := t.shard(id)
+	s.mu.Lock()
+	if p, ok := s.m[id]; ok {
+		p.Unanswered = true
+		s.m[id] = p
+	}
+	s.mu.Unlock()
+}
+
+// expiredInvalid records an invalid payment that no block showed: refused
+// when the target had accepted it and it never committed, unknown when its
+// answer was lost.
+func (t *Tracker) expiredInvalid(p Pending) {
+	if p.Unanswered {
+		t.rec.Invalid("unknown", p.Invalid, "")
+	} else {
+		t.rec.Invalid("refused", p.Invalid, "expired")
+	}
 }
 
 // Untrack forgets payment p, which the system rejected; an entry of the
@@ -368,7 +393,7 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 		valid := gone[:0]
 		for _, r := range gone {
 			if r.Invalid != "" {
-				t.rec.Invalid("refused", r.Invalid, "expired")
+				t.expiredInvalid(r.Pending)
 				t.resolve(r)
 				continue
 			}
@@ -400,7 +425,7 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 	t.incMu.Unlock()
 	for _, r := range gone {
 		if r.Invalid != "" {
-			t.rec.Invalid("refused", r.Invalid, "expired")
+			t.expiredInvalid(r.Pending)
 		} else {
 			n++
 		}

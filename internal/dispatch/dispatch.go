@@ -424,7 +424,14 @@ func (w *worker) finishInvalid(sg *sending, r sut.Receipt) {
 	}
 	switch r.Status {
 	case sut.Pending, sut.Unacked:
-		w.rec.Invalid("accepted", sort, "")
+		// A lost answer is not an acceptance: unless a block shows the
+		// payment, what became of it stays unknown (docs/metrics.md).
+		if r.Status == sut.Unacked {
+			w.rec.Invalid("unanswered", sort, "")
+			e.Tracker.Unanswered(sg.tx.ID)
+		} else {
+			w.rec.Invalid("accepted", sort, "")
+		}
 		if e.confirmer != nil {
 			e.confirmer.Watch(sg.tx.ID)
 		}

@@ -50,12 +50,17 @@ type Counts struct {
 	Unsent      int64            `json:"unsent"`
 	// Deliberately invalid payments (workload.invalid), apart from all of
 	// the above: sent by sort; refused by "sort: reason" (at the door, in a
-	// block, or expired); accepted at the door by sort; committed by sort
+	// block, or expired after the target accepted them); accepted at the
+	// door by sort; unanswered at the door by sort (the answer was lost: a
+	// timeout, a gateway's 5xx); unknown by sort (unanswered, and no block
+	// held them by the end: neither refused nor taken); committed by sort
 	// (a finding: the system took what it should not have).
-	InvalidSent      map[string]int64 `json:"invalid_sent,omitempty"`
-	InvalidRefused   map[string]int64 `json:"invalid_refused,omitempty"`
-	InvalidAccepted  map[string]int64 `json:"invalid_accepted,omitempty"`
-	InvalidCommitted map[string]int64 `json:"invalid_committed,omitempty"`
+	InvalidSent       map[string]int64 `json:"invalid_sent,omitempty"`
+	InvalidRefused    map[string]int64 `json:"invalid_refused,omitempty"`
+	InvalidAccepted   map[string]int64 `json:"invalid_accepted,omitempty"`
+	InvalidUnanswered map[string]int64 `json:"invalid_unanswered,omitempty"`
+	InvalidUnknown    map[string]int64 `json:"invalid_unknown,omitempty"`
+	InvalidCommitted  map[string]int64 `json:"invalid_committed,omitempty"`
 	// With a mix (workload.mix), the payments by kind: sent, committed,
 	// and committed with failure.
 	SentByKind      map[string]int64 `json:"sent_by_kind,omitempty"`
@@ -78,8 +83,8 @@ func (c *Counts) Check() error {
 	if c.Offered != c.Sent+c.Unsent+inv {
 		broken = append(broken, fmt.Sprintf("offered %d != sent %d + unsent %d + invalid_sent %d", c.Offered, c.Sent, c.Unsent, inv))
 	}
-	if ref, com := Sum(c.InvalidRefused), Sum(c.InvalidCommitted); inv != ref+com {
-		broken = append(broken, fmt.Sprintf("invalid_sent %d != invalid_refused %d + invalid_committed %d", inv, ref, com))
+	if ref, com, unk := Sum(c.InvalidRefused), Sum(c.InvalidCommitted), Sum(c.InvalidUnknown); inv != ref+com+unk {
+		broken = append(broken, fmt.Sprintf("invalid_sent %d != invalid_refused %d + invalid_committed %d + invalid_unknown %d", inv, ref, com, unk))
 	}
 	if c.Sent != c.Accepted+rej+unack {
 		broken = append(broken, fmt.Sprintf("sent %d != accepted %d + rejected %d + unacked %d", c.Sent, c.Accepted, rej, unack))
@@ -422,7 +427,8 @@ func (d *shardData) settleKind(kind string, ok bool, fromIntended time.Duration)
 }
 
 // Invalid records a step of a deliberately invalid payment: "sent",
-// "accepted" (at the door), "refused" (with the reason) or "committed".
+// "accepted" or "unanswered" (at the door), "refused" (with the reason),
+// "unknown" (unanswered and in no block) or "committed".
 func (s *Shard) Invalid(step, sort, reason string) {
 	s.mu.Lock()
 	switch step {
@@ -430,6 +436,10 @@ func (s *Shard) Invalid(step, sort, reason string) {
 		inc(&s.d.InvalidSent, sort)
 	case "accepted":
 		inc(&s.d.InvalidAccepted, sort)
+	case "unanswered":
+		inc(&s.d.InvalidUnanswered, sort)
+	case "unknown":
+		inc(&s.d.InvalidUnknown, sort)
 	case "committed":
 		inc(&s.d.InvalidCommitted, sort)
 	default:

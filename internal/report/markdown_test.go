@@ -16,7 +16,7 @@ func TestMarkdownSummaryIsATable(t *testing.T) {
 	var b bytes.Buffer
 	Markdown(&b, r)
 	lines := strings.Split(b.String(), "\n")
-	if !strings.HasPrefix(lines[0], "**sustained 99 committed tx/s") || !strings.HasSuffix(lines[0], "**") {
+	if !strings.HasPrefix(lines[0], "**kept up: committed 99 tx/s") || !strings.HasSuffix(lines[0], "**") {
 		t.Errorf("verdict line %q", lines[0])
 	}
 	rows := 0

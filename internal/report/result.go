@@ -358,8 +358,8 @@ func ParseResult(b []byte) (*Result, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("not a tpslab result: %v", err)
 	}
-	if r.Status != "running" && r.Status != "complete" {
-		return nil, fmt.Errorf("status %q, expected running or complete", r.Status)
+	if r.Status != "running" && r.Status != "complete" && r.Status != "partial" {
+		return nil, fmt.Errorf("status %q, expected running, complete or partial", r.Status)
 	}
 	if r.StartedAt.IsZero() {
 		return nil, errors.New("it has no started_at: not a tpslab result")
@@ -451,8 +451,11 @@ const maxLine = 64 << 20
 
 // Incomplete says why a result has no final summary, or "" when it has one.
 func (r *Result) Incomplete() string {
-	if r.Status == "complete" {
+	switch r.Status {
+	case "complete":
 		return ""
+	case "partial":
+		return "partial: " + r.EndedBecause
 	}
 	if r.PID > 0 && processIsTpslab(r.PID) {
 		return fmt.Sprintf("still running (pid %d)", r.PID)

@@ -328,27 +328,44 @@ type Blocks struct {
 
 // Verdict is the run in one sentence.
 func (r *Result) Verdict() string {
-	if why := r.Incomplete(); why != "" {
+	var b strings.Builder
+	if r.Status == "partial" {
+		// Counts of the segments that finished, led by what is missing.
+		fmt.Fprintf(&b, "PARTIAL (%s), not a whole run's figures: ", r.EndedBecause)
+	} else if why := r.Incomplete(); why != "" {
 		return "incomplete: " + why
 	}
 	s := r.Summary
-	var b strings.Builder
 	if taken := s.InvalidTaken(); len(taken) > 0 {
 		fmt.Fprintf(&b, "FINDING: %d deliberately invalid payments were taken (%s); ", measure.Sum(taken), byKey(taken))
 	}
-	switch {
-	case s.Halted != "":
+	switch o := r.Outcome(); o {
+	case OutcomeHalted:
 		fmt.Fprintf(&b, "the chain stopped committing (%s); %s committed tx/s over the %.0f s steady window", s.Halted, thousands(s.CommittedTPS), s.Steady.DurationS)
-	case s.Offered == 0:
+	case OutcomeNoLoad:
 		fmt.Fprintf(&b, "no load was offered")
-	case s.Steady.DurationS == 0:
-		fmt.Fprintf(&b, "no steady window: %d committed in all", s.Committed)
-	case s.Shortfall != nil:
+	case OutcomeNoSteady:
+		fmt.Fprintf(&b, "no steady window: %s committed in all", count(s.Committed))
+	case OutcomeGenerator, OutcomeMachine, OutcomeTargetShort:
 		f := s.Shortfall
-		fmt.Fprintf(&b, "overloaded: sent %s of %s offered tx/s (%s never sent; %s); %s committed tx/s for %.0f s; p99 commit %s",
-			thousands(s.SentTPS), thousands(s.OfferedTPS), thousands(float64(f.Unsent)), f.Phrase(), thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
+		lead := map[Outcome]string{OutcomeGenerator: "generator-limited", OutcomeMachine: "machine busy", OutcomeTargetShort: "fell behind"}[o]
+		fmt.Fprintf(&b, "%s: sent %s of %s offered tx/s (%s never sent; %s); committed %s tx/s for %.0f s; p99 commit %s",
+			lead, thousands(s.SentTPS), thousands(s.OfferedTPS), count(f.Unsent), f.Phrase(), thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
+	case OutcomeNothing:
+		fmt.Fprintf(&b, "committed nothing: %s payments sent over %.0f s, none in a block", count(s.Sent), s.Steady.DurationS)
 	default:
-		fmt.Fprintf(&b, "sustained %s committed tx/s for %.0f s; p99 commit %s", thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
+		lead := map[Outcome]string{OutcomeKeptUp: "kept up", OutcomeRefused: "refused", OutcomeFellBehind: "fell behind"}[o]
+		if s.OfferedTPS > 0 {
+			fmt.Fprintf(&b, "%s: committed %s of %s offered tx/s for %.0f s", lead, thousands(s.CommittedTPS), thousands(s.OfferedTPS), s.Steady.DurationS)
+		} else {
+			fmt.Fprintf(&b, "%s: committed %s tx/s for %.0f s", lead, thousands(s.CommittedTPS), s.Steady.DurationS)
+		}
+		if o == OutcomeFellBehind {
+			if why := r.behind(); why != "" {
+				fmt.Fprintf(&b, " (%s)", why)
+			}
+		}
+		fmt.Fprintf(&b, "; p99 commit %s", fmtMs(s.LatencyMs.Commit.P99))
 	}
 	if s.Sent > 0 {
 		fmt.Fprintf(&b, "; %.1f%% rejected", 100*s.RejectRate)
@@ -357,13 +374,131 @@ func (r *Result) Verdict() string {
 		}
 	}
 	if s.Expired > 0 {
-		fmt.Fprintf(&b, "; %d expired", s.Expired)
+		fmt.Fprintf(&b, "; %s expired", count(s.Expired))
 	}
 	if n := measure.Sum(s.InvalidSent); n > 0 {
 		fmt.Fprintf(&b, "; %d invalid payments sent apart, %d refused", n, measure.Sum(s.InvalidRefused))
+		if u := measure.Sum(s.InvalidUnknown); u > 0 {
+			fmt.Fprintf(&b, ", %d unknown (answer lost, in no block)", u)
+		}
 	}
-	if r.EndedBecause != "" && r.EndedBecause != "completed" {
+	if r.EndedBecause != "" && r.EndedBecause != "completed" && r.Status != "partial" {
 		fmt.Fprintf(&b, " (ended: %s)", r.EndedBecause)
+	}
+	return b.String()
+}
+
+// Outcome is what the system did with what was offered: the headline's
+// first words (docs/metrics.md, "The headline").
+type Outcome string
+
+const (
+	OutcomeHalted      Outcome = "halted"            // no blocks for over a quarter of the steady window
+	OutcomeNoLoad      Outcome = "no_load"           // nothing was offered
+	OutcomeNoSteady    Outcome = "no_steady"         // no whole steady second
+	OutcomeGenerator   Outcome = "generator_limited" // tpslab could not send what was due
+	OutcomeMachine     Outcome = "machine_busy"      // the rest of the machine took tpslab's CPU
+	OutcomeTargetShort Outcome = "fell_behind_send"  // the target could not take what was due
+	OutcomeNothing     Outcome = "committed_nothing" // payments were sent; none committed
+	OutcomeRefused     Outcome = "refused"           // at least 5% of sent payments refused
+	OutcomeFellBehind  Outcome = "fell_behind"       // committed well under offered, expiries, or latency growing
+	OutcomeKeptUp      Outcome = "kept_up"           // committed about what was offered, latency flat
+)
+
+// keptUpShare is how much of the offered rate a run must commit to have
+// kept up: block-aligned rates over a short window wobble by a few percent.
+const keptUpShare = 0.9
+
+// Outcome decides the headline from what the system did with what was
+// offered, never from the committed rate alone.
+func (r *Result) Outcome() Outcome {
+	s := &r.Summary
+	switch {
+	case s.Halted != "":
+		return OutcomeHalted
+	case s.Offered == 0:
+		return OutcomeNoLoad
+	case s.Steady.DurationS == 0:
+		return OutcomeNoSteady
+	case s.Shortfall != nil:
+		switch s.Shortfall.By {
+		case "generator_workers", "generator_cpu":
+			return OutcomeGenerator
+		case "machine_cpu":
+			return OutcomeMachine
+		}
+		return OutcomeTargetShort
+	case s.Committed == 0 && s.Sent > 0:
+		return OutcomeNothing
+	case s.RejectRate >= 0.05:
+		return OutcomeRefused
+	case s.CommittedTPS < keptUpShare*s.OfferedTPS || float64(s.Expired) > 0.01*float64(s.Sent) || r.latencyGrew() != "":
+		return OutcomeFellBehind
+	}
+	return OutcomeKeptUp
+}
+
+// behind says how a run fell behind: the share of the offered rate
+// committed, or latency growing.
+func (r *Result) behind() string {
+	s := &r.Summary
+	var why []string
+	if s.OfferedTPS > 0 && s.CommittedTPS < keptUpShare*s.OfferedTPS {
+		why = append(why, fmt.Sprintf("%.0f%% of offered", 100*s.CommittedTPS/s.OfferedTPS))
+	}
+	if g := r.latencyGrew(); g != "" {
+		why = append(why, g)
+	}
+	return strings.Join(why, ", ") // expiries follow in the headline's own clause
+}
+
+// latencyGrew compares the median commit latency of the steady window's
+// last third with its first third: "commit latency grew from A to B" when
+// it more than doubled and by over a second (a backlog building up), else
+// "". Runs of fewer than 6 steady seconds are not judged by it.
+func (r *Result) latencyGrew() string {
+	var p50 []float64
+	for _, x := range r.Series {
+		if x.Phase == "steady" && x.CommitMs.Count > 0 {
+			p50 = append(p50, x.CommitMs.P50)
+		}
+	}
+	if len(p50) < 6 {
+		return ""
+	}
+	third := len(p50) / 3
+	first, last := median(p50[:third]), median(p50[len(p50)-third:])
+	if last > 2*first && last-first > 1000 {
+		return fmt.Sprintf("commit latency grew from %s to %s", fmtMs(first), fmtMs(last))
+	}
+	return ""
+}
+
+func median(xs []float64) float64 {
+	c := append([]float64(nil), xs...)
+	sort.Float64s(c)
+	n := len(c)
+	if n%2 == 1 {
+		return c[n/2]
+	}
+	return (c[n/2-1] + c[n/2]) / 2
+}
+
+// count writes a count as a whole number with thousands separators, never
+// a fraction.
+func count(n int64) string {
+	d := fmt.Sprint(n)
+	neg := strings.HasPrefix(d, "-")
+	d = strings.TrimPrefix(d, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range d {
+		if i > 0 && (len(d)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
 	}
 	return b.String()
 }

@@ -9,20 +9,23 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/chain"
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 // gateway forwards every request to a node; every k-th broadcast it
-// forwards, drops the node's answer and answers itself: 502, 504, or an
-// HTML page with status 200, in turn (nginx, a load balancer, an RPC
-// provider under load).
+// forwards, drops the node's answer and answers itself: 502, 504, 500, or
+// an HTML page with status 200, in turn (nginx, a load balancer, an RPC
+// provider under load, an application server that failed after
+// forwarding).
 type gateway struct {
 	rp      *httputil.ReverseProxy
 	k       int64
@@ -44,18 +47,23 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.rp.ServeHTTP(httptest.NewRecorder(), r) // forwarded: the node holds it
 	g.mangled.Add(1)
-	switch (i / g.k) % 3 {
+	switch (i / g.k) % 4 {
 	case 0:
 		http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
 	case 1:
 		http.Error(w, "<html>504 Gateway Time-out</html>", http.StatusGatewayTimeout)
+	case 2:
+		http.Error(w, "<html>500 Internal Server Error</html>", http.StatusInternalServerError)
 	default:
 		w.Write([]byte("<html>upstream busy, try later</html>"))
 	}
 }
 
-// A gateway that forwards payments and then answers with an error must not
-// erase them: they commit, and the count equals the blocks' (issue 23).
+// A gateway that forwards payments and then answers with an error (any
+// 5xx, or an unreadable 200) must not erase them: they commit, and the
+// count equals the blocks' (issues 23 and 34). Deliberately invalid
+// payments whose answers the gateway lost are not "taken": no block holds
+// them, so they are unknown, and no FINDING leads the verdict (issue 34).
 func TestGatewayErrorsDoNotEraseCommits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network")
@@ -70,6 +78,8 @@ func TestGatewayErrorsDoNotEraseCommits(t *testing.T) {
 	sc.Target.Kind = "cometbft"
 	sc.Target.Endpoints = []string{srv.URL}
 	sc.Load.SendInterval = "0" // a request per payment: each mangled answer is one payment's
+	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature"}}
+	sc.Thresholds = []string{"invalid_taken==0"}
 	res, err := run(t, context.Background(), sc)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +99,19 @@ func TestGatewayErrorsDoNotEraseCommits(t *testing.T) {
 	}
 	if s.Committed < s.Sent*95/100 {
 		t.Errorf("committed %d of %d sent", s.Committed, s.Sent)
+	}
+	if s.Unacked["http_500"] == 0 || s.Unacked["http_502"] == 0 {
+		t.Errorf("unacked %v: the gateway's 500s and 502s are not tracked", s.Unacked)
+	}
+	t.Logf("invalid sent %v, refused %v, unanswered %v, unknown %v, committed %v; verdict %s", s.InvalidSent, s.InvalidRefused, s.InvalidUnanswered, s.InvalidUnknown, s.InvalidCommitted, res.Verdict())
+	if measure.Sum(s.InvalidUnknown) == 0 || len(s.InvalidCommitted) > 0 || len(s.InvalidTaken()) > 0 || strings.Contains(res.Verdict(), "FINDING") {
+		t.Errorf("invalid payments whose answers were lost: unknown %v, committed %v, taken %v; verdict %q", s.InvalidUnknown, s.InvalidCommitted, s.InvalidTaken(), res.Verdict())
+	}
+	if measure.Sum(s.InvalidUnanswered) != measure.Sum(s.InvalidUnknown) {
+		t.Errorf("%d invalid answers lost, %d unknown: a bad signature in a block?", measure.Sum(s.InvalidUnanswered), measure.Sum(s.InvalidUnknown))
+	}
+	if len(res.Thresholds) != 1 || !res.Thresholds[0].OK {
+		t.Errorf("thresholds %+v: invalid_taken==0 must hold", res.Thresholds)
 	}
 }
 

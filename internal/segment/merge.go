@@ -144,7 +144,10 @@ func Merge(out string, dirs []string, sc any, thresholds []string, infos []repor
 			res.EndedAt = &t
 		}
 		if r.Status != "complete" || r.Incomplete() != "" {
-			res.Status = "complete" // the merge itself is complete; say which part is not
+			// A segment that did not finish leaves payments nobody
+			// followed to the end: the merge counts what the others
+			// proved and says it is partial; compare and history refuse it.
+			res.Status = "partial"
 			ends = append(ends, fmt.Sprintf("segment %d: incomplete (%s)", i, strings.TrimSpace(r.Incomplete()+" "+r.EndedBecause)))
 		} else if r.EndedBecause != "completed" {
 			ends = append(ends, fmt.Sprintf("segment %d: %s", i, r.EndedBecause))
@@ -158,6 +161,7 @@ func Merge(out string, dirs []string, sc any, thresholds []string, infos []repor
 		t := time.Now().UTC()
 		res.EndedAt = &t
 	}
+	res.Chain = mergeChain(parts)
 	res.Series = mergeSeries(parts)
 	res.Blocks = mergeBlocks(parts)
 	res.Summary = mergeSummary(parts, res.Blocks)
@@ -192,6 +196,25 @@ func Merge(out string, dirs []string, sc any, thresholds []string, infos []repor
 		return nil, err
 	}
 	return res, nil
+}
+
+// mergeChain states the heights every segment read, the earliest first
+// and the latest last (each segment follows the chain for its own
+// payments, and one may see a block more than segment 0), so the range
+// holds every payment counted. The steady window stays segment 0's: it is
+// the window committed_tps is measured over (committedRate).
+func mergeChain(parts []*part) report.Chain {
+	lo := func(a, b int64) int64 {
+		if a == 0 || (b != 0 && b < a) {
+			return b
+		}
+		return a
+	}
+	c := parts[0].res.Chain
+	for _, p := range parts[1:] {
+		c.FirstHeight, c.LastHeight = lo(c.FirstHeight, p.res.Chain.FirstHeight), max(c.LastHeight, p.res.Chain.LastHeight)
+	}
+	return c
 }
 
 // write puts res in out as a run would have.

@@ -147,13 +147,14 @@ type Target interface {
 // Unreadable is the receipt for an answer that says nothing readable about
 // the transaction: a gateway's error page, a body without a result. A
 // gateway in front of a node (nginx, a load balancer, an RPC provider) may
-// have forwarded it before answering 502 or 504, or an unreadable 200, so
-// it stays tracked (Unacked) and counts if a block commits it; any other
-// status means it was not taken. Every kind's target reads answers by this
-// one rule.
+// have forwarded it before answering any 5xx (a 500 after a node's reset,
+// 502, 503, 504), or an unreadable 200, so it stays tracked (Unacked) and
+// counts if a block commits it: only a node's own refusal, read from its
+// answer, is a rejection. A 4xx (throttled, forbidden, not found) was not
+// forwarded. Every kind's target reads answers by this one rule.
 func Unreadable(status int, detail string) Receipt {
 	switch {
-	case status == 502 || status == 504:
+	case status >= 500 && status < 600:
 		return Receipt{Status: Unacked, Reason: "http_" + strconv.Itoa(status), Detail: detail}
 	case status >= 200 && status < 300:
 		return Receipt{Status: Unacked, Reason: "unreadable_answer", Detail: detail}

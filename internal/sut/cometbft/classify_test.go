@@ -32,6 +32,9 @@ func TestClassifyNodeAnswers(t *testing.T) {
 		// unreadable 200 for (issue 23): tracked, not refused.
 		{502, `<html>bad gateway</html>`, sut.Receipt{Status: sut.Unacked, Reason: "http_502"}},
 		{504, `<html>gateway timeout</html>`, sut.Receipt{Status: sut.Unacked, Reason: "http_504"}},
+		// Any 5xx, a 500 after forwarding included (issue 34, case 3).
+		{500, `<html>internal server error</html>`, sut.Receipt{Status: sut.Unacked, Reason: "http_500"}},
+		{503, `<html>service unavailable</html>`, sut.Receipt{Status: sut.Unacked, Reason: "http_503"}},
 		{429, `<html>too many requests</html>`, sut.Receipt{Status: sut.Rejected, Reason: "http_429"}},
 		{200, `{"jsonrpc":"2.0"}`, sut.Receipt{Status: sut.Unacked, Reason: "unreadable_answer"}},
 		{200, `{"jsonrpc":"2.0","id":7,"result":{"code":0,"data":"","log":"[]","codespace":"","hash":"AB"}}`, sut.Receipt{Status: sut.Pending}},

@@ -1,0 +1,93 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// outcomeRun is a finished run of 10 steady seconds offering 1000 tx/s,
+// committing tps with a p50 commit latency going from p50a to p50b.
+func outcomeRun(tps float64, p50a, p50b float64) *Result {
+	r := &Result{Status: "complete", EndedBecause: "completed"}
+	s := &r.Summary
+	s.Steady.DurationS = 10
+	s.OfferedTPS, s.SentTPS, s.CommittedTPS = 1000, 1000, tps
+	s.Offered, s.Sent, s.Accepted, s.Committed = 12000, 12000, 12000, int64(12*tps)
+	s.LatencyMs.Commit.P99 = 2 * p50b
+	for i := 0; i < 10; i++ {
+		x := Second{T: float64(i + 1), Phase: "steady"}
+		x.CommitMs.Count = int64(tps)
+		x.CommitMs.P50 = p50a + (p50b-p50a)*float64(i)/9
+		r.Series = append(r.Series, x)
+	}
+	return r
+}
+
+// Each kind of run gets the headline that says what the system did with
+// what was offered (issue 34, case 7): never "kept up" for a rate that did
+// not hold, never a fraction for a count.
+func TestHeadlineOutcomes(t *testing.T) {
+	cases := []struct {
+		name string
+		r    func() *Result
+		want Outcome
+		lead string
+	}{
+		{"kept up", func() *Result { return outcomeRun(985, 600, 640) }, OutcomeKeptUp, "kept up: committed 985 of 1,000 offered tx/s for 10 s"},
+		{"a third of offered, latency 8 s", func() *Result { return outcomeRun(315, 3000, 8000) }, OutcomeFellBehind, "fell behind: committed 315 of 1,000 offered tx/s for 10 s (32% of offered, commit latency grew from 3.56 s to 7.44 s)"},
+		{"latency growing at the offered rate", func() *Result { return outcomeRun(990, 500, 4000) }, OutcomeFellBehind, "fell behind: committed 990 of 1,000 offered tx/s for 10 s (commit latency grew"},
+		{"expiries", func() *Result {
+			r := outcomeRun(950, 600, 600)
+			r.Summary.Expired, r.Summary.Committed = 571, 11429
+			return r
+		}, OutcomeFellBehind, "fell behind: committed 950 of 1,000 offered tx/s for 10 s; p99 commit 1.20 s; 0.0% rejected; 571 expired"},
+		{"refused", func() *Result {
+			r := outcomeRun(800, 600, 600)
+			r.Summary.RejectRate = 0.17
+			r.Summary.Rejected = map[string]int64{"sequence_mismatch": 2040}
+			return r
+		}, OutcomeRefused, "refused: committed 800 of 1,000 offered tx/s"},
+		{"generator-limited", func() *Result {
+			r := outcomeRun(600, 600, 600)
+			r.Summary.SentTPS = 600
+			r.Summary.Shortfall = &Shortfall{Scheduled: 10000, Sent: 6000, Unsent: 3, By: "generator_cpu"}
+			return r
+		}, OutcomeGenerator, "generator-limited: sent 600 of 1,000 offered tx/s (3 never sent; the generator's CPU could not keep up)"},
+		{"machine busy", func() *Result {
+			r := outcomeRun(600, 600, 600)
+			r.Summary.SentTPS = 600
+			r.Summary.Shortfall = &Shortfall{Unsent: 4000, By: "machine_cpu"}
+			return r
+		}, OutcomeMachine, "machine busy: sent 600 of 1,000 offered tx/s (4,000 never sent; the generator was starved"},
+		{"target could not take it", func() *Result {
+			r := outcomeRun(192, 600, 600)
+			r.Summary.SentTPS = 192
+			r.Summary.Shortfall = &Shortfall{Unsent: 8080, By: "target"}
+			return r
+		}, OutcomeTargetShort, "fell behind: sent 192 of 1,000 offered tx/s (8,080 never sent; the target's answers could not keep up)"},
+		{"a sink that commits nothing", func() *Result {
+			r := outcomeRun(0, 0, 0)
+			r.Summary.Committed = 0
+			return r
+		}, OutcomeNothing, "committed nothing: 12,000 payments sent over 10 s, none in a block"},
+		{"halted", func() *Result {
+			r := outcomeRun(0, 0, 0)
+			r.Summary.Halted = "no block for 52 s from t=3 s"
+			return r
+		}, OutcomeHalted, "the chain stopped committing (no block for 52 s from t=3 s)"},
+	}
+	for _, c := range cases {
+		r := c.r()
+		v := r.Verdict()
+		t.Logf("%-38s %s", c.name+":", v)
+		if got := r.Outcome(); got != c.want {
+			t.Errorf("%s: outcome %s, want %s", c.name, got, c.want)
+		}
+		if !strings.HasPrefix(v, c.lead) {
+			t.Errorf("%s: headline %q, want it to start %q", c.name, v, c.lead)
+		}
+		if strings.Contains(v, "sustained") || strings.Contains(v, ".0 never sent") || strings.Contains(v, ".0 expired") {
+			t.Errorf("%s: headline %q", c.name, v)
+		}
+	}
+}
