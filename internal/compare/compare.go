@@ -301,5 +301,30 @@ func Verdict(base, other Set, rows []Row) string {
 	if pick.Metric == "committed TPS" || pick.Unit == "ms" {
 		word = map[bool]string{true: "faster", false: "slower"}[pick.Better]
 	}
-	return fmt.Sprintf("%s is %s than %s: %+.1f%% %s (95%% CI %+.1f%% to %+.1f%%)", other.Name, word, base.Name, pick.ChangePct, pick.Metric, pick.CILowPct, pick.CIHighPct)
+	v := fmt.Sprintf("%s is %s than %s: %+.1f%% %s (95%% CI %+.1f%% to %+.1f%%)", other.Name, word, base.Name, pick.ChangePct, pick.Metric, pick.CILowPct, pick.CIHighPct)
+	if why := notKeptUp(base, other); why != "" {
+		// An overloaded system's figures swing with its backlog: the
+		// difference may be the overload's, not the change's (issue 34).
+		v += "; but " + why + ": figures of a system that did not keep up vary with its backlog, compare at a rate both keep up with"
+	}
+	return v
+}
+
+// notKeptUp names the sets with runs whose headline was not "kept up"
+// (fell behind, refused, generator-limited, machine busy, halted).
+func notKeptUp(sets ...Set) string {
+	var out []string
+	for _, s := range sets {
+		n := 0
+		var what report.Outcome
+		for _, r := range s.Runs {
+			if o := r.Outcome(); o != report.OutcomeKeptUp && o != report.OutcomeNoLoad && o != report.OutcomeNoSteady {
+				n, what = n+1, o
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%d of %s's %d runs %s", n, s.Name, len(s.Runs), strings.ReplaceAll(string(what), "_", " ")))
+		}
+	}
+	return strings.Join(out, " and ")
 }

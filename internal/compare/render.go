@@ -50,12 +50,22 @@ func (c Comparison) Method() string {
 	return m + " Samples are the repetitions' steady-state values."
 }
 
+// changeHeader names the change column: with paired runs (ab) it is the
+// mean of the pairs' changes, which need not have the sign of the
+// columns' means beside it.
+func (c Comparison) changeHeader() string {
+	if c.Paired {
+		return "change (mean of pairs)"
+	}
+	return "change"
+}
+
 // Print writes the comparison as text.
 func (c Comparison) Print(w io.Writer) {
 	for _, a := range c.Against {
 		fmt.Fprintf(w, "\n%s (%d runs) vs %s (%d runs)\n", a.Set.Name, len(a.Set.Runs), c.Base.Name, len(c.Base.Runs))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "METRIC\tBASE\tTHIS\tCHANGE\t95% CI\tSIGNIFICANT")
+		fmt.Fprintf(tw, "METRIC\tBASE\tTHIS\t%s\t95%% CI\tSIGNIFICANT\n", strings.ToUpper(c.changeHeader()))
 		for _, r := range a.Rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f%%\t%s\t%s\n", r.Label(), val(r.Base), val(r.Value), r.ChangePct, r.interval("n/a (baseline is 0)"), r.significance())
 		}
@@ -109,7 +119,7 @@ table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 14px 3px 0;text-al
 .v{font-size:17px;font-weight:600;margin:14px 0 4px}.good{color:#276749}.bad{color:#9b2c2c}.meta{color:#5a6275}</style></head><body>
 <h1>tpslab compare</h1><div class="meta">baseline: {{.Base.Name}} ({{len .Base.Runs}} runs)</div>
 {{range .Against}}<div class="v">{{.Verdict}}</div>
-<table><tr><th>metric</th><th>base</th><th>this</th><th>change</th><th>95% CI</th><th>significant</th></tr>
+<table><tr><th>metric</th><th>base</th><th>this</th><th>{{$.Change}}</th><th>95% CI</th><th>significant</th></tr>
 {{range .Rows}}<tr><td>{{.Label}}</td><td class="n">{{f1 .Base}}</td><td class="n">{{f1 .Value}}</td><td class="n">{{pc .ChangePct}}</td><td class="n">{{pc .CILowPct}} .. {{pc .CIHighPct}}</td>
 <td class="{{if .Significant}}{{if .Better}}good{{else}}bad{{end}}{{end}}">{{if .Significant}}{{if .Better}}yes, better{{else}}yes, worse{{end}}{{else}}no{{end}}</td></tr>{{end}}
 </table>{{end}}
@@ -117,7 +127,7 @@ table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 14px 3px 0;text-al
 
 // WriteHTML writes the comparison as a self-contained page.
 func (c Comparison) WriteHTML(w io.Writer) error {
-	return page.Execute(w, map[string]any{"Base": c.Base, "Against": c.Against, "Method": c.Method()})
+	return page.Execute(w, map[string]any{"Base": c.Base, "Against": c.Against, "Method": c.Method(), "Change": c.changeHeader()})
 }
 
 // Markdown writes the comparison as short tables for a pull request
@@ -125,7 +135,7 @@ func (c Comparison) WriteHTML(w io.Writer) error {
 func (c Comparison) Markdown(w io.Writer) {
 	for _, a := range c.Against {
 		fmt.Fprintf(w, "**%s**\n\n", mdEscape(a.Verdict))
-		fmt.Fprintf(w, "| metric | %s (%d runs) | %s (%d runs) | change | 95%% CI | significant |\n", mdEscape(c.Base.Name), len(c.Base.Runs), mdEscape(a.Set.Name), len(a.Set.Runs))
+		fmt.Fprintf(w, "| metric | %s (%d runs) | %s (%d runs) | %s | 95%% CI | significant |\n", mdEscape(c.Base.Name), len(c.Base.Runs), mdEscape(a.Set.Name), len(a.Set.Runs), c.changeHeader())
 		fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
 		for _, r := range a.Rows {
 			sig := r.significance()
