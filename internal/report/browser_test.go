@@ -23,18 +23,12 @@ import (
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
-func chromiumArgs(extra ...string) []string {
+// chromiumArgs runs Chromium on a profile of its own in the test's
+// temporary folder (removed with it).
+func chromiumArgs(t *testing.T, extra ...string) []string {
 	return append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + mustTemp(), "--virtual-time-budget=5000"}, extra...)
-}
-
-func mustTemp() string {
-	d, err := os.MkdirTemp("", "chromium-")
-	if err != nil {
-		panic(err)
-	}
-	return d
+		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=5000"}, extra...)
 }
 
 // A real staged run's report opens in headless Chromium with every chart
@@ -80,7 +74,7 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Error("the report loads something from an outside host")
 	}
 	wantCharts := strings.Count(string(html), `class="chart"`)
-	out, err := exec.Command(browser, chromiumArgs("--dump-dom", "file://"+page)...).Output()
+	out, err := exec.Command(browser, chromiumArgs(t, "--dump-dom", "file://"+page)...).Output()
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
@@ -126,7 +120,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	art := filepath.Join(filepath.Dir(file), "..", "..", "artifacts")
 	os.MkdirAll(art, 0o755)
 	shot := filepath.Join(art, "report.png")
-	if err := exec.Command(browser, chromiumArgs("--window-size=1200,2600", "--screenshot="+shot, "file://"+page)...).Run(); err != nil {
+	if err := exec.Command(browser, chromiumArgs(t, "--window-size=1200,2600", "--screenshot="+shot, "file://"+page)...).Run(); err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10000 {
