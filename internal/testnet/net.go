@@ -323,7 +323,7 @@ func logNetwork(n *Net) {
 	}
 	kind := n.Kind
 	if kind == "" {
-		kind = "builtin"
+		kind = "-" // the reference network's net.json names no kind
 	}
 	fmt.Fprintf(f, "%s %d %s\n", kind, len(n.Nodes), n.Home)
 	f.Close()
