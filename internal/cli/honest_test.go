@@ -279,13 +279,15 @@ func TestDiskFullStopsCleanly(t *testing.T) {
 		t.Skipf("cannot mount a small tmpfs here (%v): needs root", err)
 	}
 	t.Cleanup(func() { exec.Command("umount", dir).Run() }) // before TempDir removes it
-	// Leave room for the reserve, the first result.json and a second or two.
+	// Leave room for the reserve, the first result.json and a second or
+	// two; --raw-latencies writes a line per payment, so the disk fills
+	// within seconds of the load.
 	filler := make([]byte, 1<<20-256<<10-8<<10)
 	os.WriteFile(filepath.Join(dir, "filler"), filler, 0o644)
 	out := filepath.Join(dir, "run")
 	const load = 60 * time.Second
 	start := time.Now()
-	_, stderr, code := tpslabIn(t, "run", "--endpoint", sinkURL(t), "--rate", "2000", "--duration", load.String(), "--warmup", "1s", "--mode", "live", "--senders", "100", "--out", out)
+	_, stderr, code := tpslabIn(t, "run", "--endpoint", sinkURL(t), "--rate", "2000", "--duration", load.String(), "--warmup", "1s", "--mode", "live", "--senders", "100", "--raw-latencies", "--drain", "1s", "--out", out)
 	took := time.Since(start)
 	t.Logf("stopped after %s", took.Round(time.Millisecond))
 	if code != 3 || took > load {
