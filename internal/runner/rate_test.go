@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +30,22 @@ func TestCommittedRate(t *testing.T) {
 	w = window{Start: 5, End: 35, Committed: 300, Blocks: 1}
 	if tps, _, _ = w.rate(); !near(tps, 10) {
 		t.Errorf("one block: tps %g", tps)
+	}
+}
+
+// A steady window of a few blocks is warned about (issue 34, case 11): a
+// 10 s run on 2 s blocks holds one in its 8 s steady window.
+func TestFewBlocksInTheSteadyWindow(t *testing.T) {
+	w := window{Start: 2, End: 10, First: 3, Last: 9, Typical: 2, Committed: 800, Blocks: 4}
+	if msg := w.fewBlocks(true); !strings.Contains(msg, "holds 4 block(s)") || !strings.Contains(msg, "10 s or more") {
+		t.Errorf("4 blocks: %q", msg)
+	}
+	w.Blocks = 5
+	if msg := w.fewBlocks(true); msg != "" {
+		t.Errorf("5 blocks: %q", msg)
+	}
+	w.Blocks = 0
+	if msg := w.fewBlocks(false); msg != "" {
+		t.Errorf("a system without blocks: %q", msg)
 	}
 }

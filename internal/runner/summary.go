@@ -177,6 +177,27 @@ func (r *summarizer) committedRate(s *report.Summary, st *measure.Interval) {
 	w := window{Start: s.Steady.StartS, End: s.Steady.EndS, Committed: st.Committed, Blocks: ls.steadyBlocks,
 		First: ls.steadyB[0], Last: ls.steadyB[1], FirstOurs: ls.steadyB0, Typical: float64(ls.steadyIv.ValueAtQuantile(50)) / 1000}
 	s.CommittedTPS, s.Steady.BlockWindowS, s.Steady.StallS = w.rate()
+	if msg := w.fewBlocks(ls.hasBlock); msg != "" {
+		s.Warnings = append(s.Warnings, msg)
+	}
+}
+
+// minSteadyBlocks is how many blocks a steady window needs before its
+// committed TPS is more than a count of one or two blocks (issue 34).
+const minSteadyBlocks = 5
+
+// fewBlocks warns when a chain's steady window holds fewer than
+// minSteadyBlocks blocks: committed_tps then rests on them, and a block
+// more or less moves it by a large share.
+func (w window) fewBlocks(chain bool) string {
+	if !chain || w.Blocks >= minSteadyBlocks {
+		return ""
+	}
+	need := ""
+	if w.Typical > 0 {
+		need = fmt.Sprintf(" (blocks come about %.1f s apart: a steady window of %.0f s or more)", w.Typical, math.Ceil(float64(minSteadyBlocks)*w.Typical))
+	}
+	return fmt.Sprintf("the steady window holds %d block(s): its committed TPS rests on them; run longer for %d or more%s", w.Blocks, minSteadyBlocks, need)
 }
 
 // window is what committed_tps is computed from: the steady window
