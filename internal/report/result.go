@@ -108,10 +108,15 @@ func (o ThresholdOutcome) Actually() string {
 type Environment struct {
 	TpslabVersion string `json:"tpslab_version"`
 	GitCommit     string `json:"git_commit"`
-	GoVersion     string `json:"go_version"`
-	OS            string `json:"os"`
-	CPU           string `json:"cpu"`
-	Cores         int    `json:"cores"`
+	// GitModified: the build had changes not committed to GitCommit.
+	GitModified bool `json:"git_modified,omitempty"`
+	// BinarySHA256 is the first 16 hex digits of the tpslab program's own
+	// SHA-256: which build made the result, with or without git.
+	BinarySHA256 string `json:"binary_sha256,omitempty"`
+	GoVersion    string `json:"go_version"`
+	OS           string `json:"os"`
+	CPU          string `json:"cpu"`
+	Cores        int    `json:"cores"`
 }
 
 // Network describes the system under test.

@@ -2,7 +2,12 @@ package runner
 
 import (
 	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -10,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/buildcache"
 	"github.com/tpslab/tpslab/internal/report"
 )
 
@@ -17,11 +23,19 @@ func environment(version string) report.Environment {
 	e := report.Environment{TpslabVersion: version, GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
+			switch s.Key {
+			case "vcs.revision":
 				e.GitCommit = s.Value
+			case "vcs.modified":
+				e.GitModified = s.Value == "true"
 			}
 		}
 	}
+	if e.GitCommit == "" {
+		// go run stamps no VCS information: ask the checkout it ran from.
+		e.GitCommit, e.GitModified = gitHead()
+	}
+	e.BinarySHA256 = selfHash()
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
@@ -33,6 +47,41 @@ func environment(version string) report.Environment {
 		}
 	}
 	return e
+}
+
+// gitHead is the commit of the checkout tpslab runs from, and whether it
+// has changes, or "" outside one (or without git).
+func gitHead() (string, bool) {
+	root, err := buildcache.Root()
+	if err != nil {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", false
+	}
+	st, _ := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output()
+	return strings.TrimSpace(string(out)), len(strings.TrimSpace(string(st))) > 0
+}
+
+// selfHash is the first 16 hex digits of the running program's SHA-256.
+func selfHash() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // machineCPU reads /proc/stat's aggregate line: busy and total jiffies.
