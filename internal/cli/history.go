@@ -45,8 +45,12 @@ entry is a regression beyond the noise the history itself shows.`,
 			if err != nil {
 				return exitcode.Wrap(exitcode.BadInput, err)
 			}
-			if err := (history.Store{Path: store}).Add(e); err != nil {
+			cut, err := history.Store{Path: store}.Add(e)
+			if err != nil {
 				return err
+			}
+			if cut != "" {
+				fmt.Fprintf(os.Stderr, "history: %s ended in a cut line (%d bytes, a write that did not finish); removed it before adding\n", store, len(cut))
 			}
 			fmt.Printf("added %s as %q to series %q in %s\n", args[0], e.Label, e.Series, store)
 			return nil

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -75,21 +76,50 @@ func DefaultSeries(e Entry) string {
 // Store is the history file.
 type Store struct{ Path string }
 
-// Add appends e.
-func (s Store) Add(e Entry) error {
+// Add appends e. A store whose last line was cut (a crash mid-append)
+// would be unreadable with e after it: the cut line is removed first and
+// returned, so the caller can say what was dropped.
+func (s Store) Add(e Entry) (cut string, err error) {
 	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
-		return err
+		return "", err
 	}
-	f, err := os.OpenFile(s.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(s.Path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return err
+		return "", err
+	}
+	defer f.Close()
+	if cut, err = dropCutLine(f); err != nil {
+		return "", err
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		return "", err
 	}
 	b, _ := json.Marshal(e)
 	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
+		return "", err
 	}
-	return f.Close()
+	return cut, f.Close()
+}
+
+// dropCutLine truncates f after its last newline when it does not end
+// with one, and returns what it removed.
+func dropCutLine(f *os.File) (string, error) {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return "", err
+	}
+	const tailMax = 16 << 20 // an entry is far shorter
+	off := max(0, st.Size()-tailMax)
+	tail := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(tail, off); err != nil {
+		return "", err
+	}
+	if tail[len(tail)-1] == '\n' {
+		return "", nil
+	}
+	keep := off + int64(bytes.LastIndexByte(tail, '\n')+1)
+	cut := string(tail[keep-off:])
+	return cut, f.Truncate(keep)
 }
 
 // All reads every entry, in the order added. A missing store is empty.
