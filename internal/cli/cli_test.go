@@ -106,6 +106,9 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"history", "check", "s", "--store", dir + "/h.jsonl"}, `series "s": 1 entries, expected at least 4`},
 		{[]string{"history", "add", dir, "--label", "x"}, `not a run directory`},
 		{[]string{"history", "check", "a", "b"}, `accepts 1 arg`},
+		// Issue 34: a mix kind the system lacks is bad input, found once the
+		// system is known: one line, exit 2, not an empty summary.
+		{[]string{"run", "--endpoint", sinkURL(t), "--duration", "2s", "--warmup", "1s", "--set", "workload.mix=[{kind: erc20, weight: 1}]", "--out", dir + "/mix"}, `workload.mix: erc20, expected a kind this system's payments have (send)`},
 	}
 	for _, c := range cases {
 		_, stderr, code := tpslabIn(t, c.args...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/exitcode"
 	"math"
 	"math/rand"
 	"runtime"
@@ -98,7 +99,8 @@ func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments,
 				continue
 			}
 			if _, can := ks.SignKind(nil, m.Kind, c.Offset, []int{0, 0}, 1, 0); !ok || !can {
-				return nil, fmt.Errorf("workload.mix: %s, expected a kind this system's payments have (send)", m.Kind)
+				// Bad input, found once the system is known: one line, exit 2.
+				return nil, exitcode.BadInputf("workload.mix: %s, expected a kind this system's payments have (send)", m.Kind)
 			}
 		}
 		p.mix = c.Mix
