@@ -131,3 +131,17 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		}
 	}
 }
+
+// A target that does not answer ends the run before its load: one line
+// saying why, exit 3, no empty summary, and `runs` lists no run (issue 34,
+// case 12).
+func TestDeadEndpointIsOneLine(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := tpslabIn(t, "run", "--endpoint", "http://127.0.0.1:1", "--duration", "2s", "--warmup", "1s", "--out", filepath.Join(dir, "dead"))
+	if code != 3 || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "does not answer") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if out, _, _ := tpslabIn(t, "runs", "--dir", dir); strings.Contains(out, "dead") {
+		t.Errorf("runs lists a run that never loaded:\n%s", out)
+	}
+}

@@ -97,6 +97,9 @@ func runsCmd() *cobra.Command {
 					fmt.Fprintf(tw, "%s\t\trefused: %v\n", filepath.Dir(m), err)
 					continue
 				}
+				if r.NeverLoaded() {
+					continue // no figures: not a run
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", filepath.Dir(m), r.StartedAt.Format("2006-01-02 15:04"), r.Verdict())
 			}
 			tw.Flush()

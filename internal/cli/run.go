@@ -302,6 +302,9 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 	if seg != nil && seg.finish != nil {
 		defer seg.finish()
 	}
+	if res != nil && res.NeverLoaded() && err != nil {
+		return err // one line: why (no figures to summarise)
+	}
 	if res != nil {
 		paths := os.Stdout
 		if summaryFormat == "markdown" {

@@ -468,6 +468,13 @@ func (r *Result) Incomplete() string {
 	return "interrupted, no final summary"
 }
 
+// NeverLoaded says the run failed before its load (a target that did not
+// answer, a network that did not start): it holds no figures, so the
+// command line prints only why, and `runs` does not list it.
+func (r *Result) NeverLoaded() bool {
+	return r.Summary.Offered == 0 && strings.HasPrefix(r.EndedBecause, "failed before the load")
+}
+
 func processIsTpslab(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return err == nil && strings.Contains(string(b), "tpslab")
