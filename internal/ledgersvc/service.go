@@ -235,6 +235,11 @@ func (s *Service) postPayment(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, http.StatusBadRequest, "malformed", `expected {"tx": "<base64 signed payment>"} or its fields: `+err.Error())
 		return
 	}
+	if len(tx) > chain.MaxTxBytes {
+		// The same limit as the reference chain's (docs/ledger.md).
+		s.reject(w, http.StatusRequestEntityTooLarge, "tx_too_large", fmt.Sprintf("payment of %d bytes, expected at most %d", len(tx), chain.MaxTxBytes))
+		return
+	}
 	p, err := chain.Decode(tx)
 	switch {
 	case err != nil:
