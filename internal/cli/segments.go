@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,12 +102,24 @@ func (f *segmentFlags) asSegment(sc *scenario.Scenario, opts *runner.Options) er
 	}
 	cl := &segment.Client{URL: f.coordinator, Index: i}
 	rec.Client = cl
+	// A segment whose controller died (killed, its machine gone) stops as
+	// if interrupted, writing why: it must not go on loading the network
+	// without the controller's sender lock (issue 34).
+	watch, stopWatch := context.WithCancel(context.Background())
+	go cl.Watch(watch, 5*time.Second, func(err error) {
+		why := fmt.Sprintf("segment %d: the controller's coordinator at %s has not answered for 5 s (%v): stopping as interrupted", i, f.coordinator, err)
+		fmt.Fprintln(os.Stderr, why)
+		os.WriteFile(filepath.Join(opts.Out, "controller-lost.txt"), []byte(why+"\n"), 0o644)
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	})
 	opts.Observers = append(opts.Observers, rec)
+	f.finish = stopWatch
 	if f.stream {
 		m := &segment.Mirror{Client: cl, Dir: opts.Out}
 		ctx, cancel := context.WithCancel(context.Background())
 		go m.Run(ctx)
 		f.finish = func() {
+			stopWatch()
 			cancel()
 			if err := m.Flush(); err != nil {
 				fmt.Fprintf(os.Stderr, "segment %d: sending its results: %v\n", i, err)

@@ -264,3 +264,56 @@ func TestKilledSegmentMakesAPartialResult(t *testing.T) {
 		t.Errorf("history add of a partial result: exit %d, %q", code, stderr)
 	}
 }
+
+// When the controller is killed (SIGKILL), its segments stop within
+// seconds, as if interrupted, and each says why in its directory: they do
+// not go on loading the network without the controller's sender lock
+// (issue 34, case 5).
+func TestKilledControllerStopsItsSegments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network and a segmented run")
+	}
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "net")
+	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	merged := filepath.Join(dir, "merged")
+	const load = 60 * time.Second
+	cmd, lines := startRun(t, nil, "run", "--segments", "2", "--net-home", home, "--rate", "200", "--duration", load.String(), "--warmup", "1s", "--senders", "200", "--out", merged)
+	waitLine(t, lines, "load:", time.Minute)
+	time.Sleep(2 * time.Second)
+	pids := []int{segmentPID(t, 0, 2, merged), segmentPID(t, 1, 2, merged)}
+	if pids[0] == 0 || pids[1] == 0 {
+		t.Fatalf("segment processes %v", pids)
+	}
+	killed := time.Now()
+	cmd.Process.Kill()
+	cmd.Wait()
+	for _, pid := range pids {
+		for syscall.Kill(pid, 0) == nil && time.Since(killed) < load {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	took := time.Since(killed)
+	t.Logf("segments stopped %s after their controller was killed", took.Round(100*time.Millisecond))
+	// Five seconds without an answer, then an interruption's drain: far
+	// before the load would have ended.
+	if took > load/2 {
+		t.Errorf("segments still ran %s after their controller died", took)
+	}
+	for i := range pids {
+		sd := filepath.Join(merged, "segments", strconv.Itoa(i))
+		why, err := os.ReadFile(filepath.Join(sd, "controller-lost.txt"))
+		if err != nil || !strings.Contains(string(why), "has not answered") {
+			t.Errorf("segment %d: %v %q", i, err, why)
+		}
+		if r, err := report.ReadResult(sd); err != nil {
+			t.Errorf("segment %d: %v", i, err)
+		} else if !strings.HasPrefix(r.EndedBecause, "interrupted") {
+			t.Errorf("segment %d: ended %q", i, r.EndedBecause)
+		}
+	}
+}

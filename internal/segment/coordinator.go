@@ -158,6 +158,36 @@ func (cl *Client) Ready(ctx context.Context, clk Clock) (time.Time, error) {
 	return time.Unix(0, v.Start).Add(-off), nil
 }
 
+// Watch reads the coordinator's clock every second until ctx ends; when
+// the coordinator has not answered for lost (its controller was killed),
+// it calls gone once with the last error and returns. A segment whose
+// controller died must not go on loading the network unseen.
+func (cl *Client) Watch(ctx context.Context, lost time.Duration, gone func(error)) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		var v struct{ Now int64 }
+		err := cl.get(c, "/clock", &v)
+		cancel()
+		switch {
+		case err == nil:
+			last = time.Now()
+		case ctx.Err() != nil:
+			return
+		case time.Since(last) >= lost:
+			gone(err)
+			return
+		}
+	}
+}
+
 func (cl *Client) get(ctx context.Context, path string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cl.URL+path, nil)
 	if err != nil {

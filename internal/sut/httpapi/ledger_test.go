@@ -196,7 +196,13 @@ func TestMixOfTransfersAndBatchesOnTheLedgerService(t *testing.T) {
 		n := startLedger(t, pgnet.Options{Isolation: iso})
 		sc := ledgerScenario(t, n, "mix-"+iso, 150)
 		sc.Workload.Mix = []scenario.MixEntry{{Kind: "send", Weight: 7}, {Kind: "multi_send", Weight: 3, Outputs: 4}}
+		// Oversized payments must be refused as the reference chain refuses
+		// them (issue 34): none reaches the table.
+		sc.Workload.Invalid = scenario.Invalid{Share: 0.05, Sorts: []string{"oversized"}}
 		s := run(t, sc).Summary
+		if n := s.InvalidSent["oversized"]; n == 0 || s.InvalidRefused["oversized: tx_too_large"] != n || len(s.InvalidCommitted) > 0 {
+			t.Errorf("%s: oversized sent %d, refused %v, committed %v", iso, n, s.InvalidRefused, s.InvalidCommitted)
+		}
 		conn, err := pgx.Connect(context.Background(), n.Ledger.DatabaseURL)
 		if err != nil {
 			t.Fatal(err)
