@@ -75,6 +75,7 @@ func TestHubExamplesOnAFeeMarket(t *testing.T) {
 		// exact at any length, and the overloaded chain's expiries were
 		// most of the test's four minutes.
 		sc.Load.RampUp, sc.Load.Duration, sc.Load.Warmup = scenario.Duration(2*time.Second), scenario.Duration(12*time.Second), scenario.Duration(4*time.Second)
+		sc.CommitTimeout = scenario.Duration(15 * time.Second)
 		if c.validators == 4 {
 			// Four overloaded validators' blocks come up to tens of seconds
 			// apart: the commit timeout, which also says when a chain is
@@ -82,7 +83,6 @@ func TestHubExamplesOnAFeeMarket(t *testing.T) {
 			sc.Load.RampUp, sc.Load.Duration, sc.Load.Warmup = scenario.Duration(5*time.Second), scenario.Duration(25*time.Second), scenario.Duration(8*time.Second)
 			sc.CommitTimeout = scenario.Duration(60 * time.Second)
 		}
-		sc.CommitTimeout = scenario.Duration(15 * time.Second)
 		sc.Out = filepath.Join(t.TempDir(), "run")
 		res, err := run(t, sc)
 		switch {
