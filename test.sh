@@ -65,7 +65,7 @@ table() {
   printf '%s\n' "${rows[@]}"
   printf '%-44s %6ss\n' "total" $((SECONDS - t_start))
   if [ -s "$TPSLAB_NETWORK_LOG" ]; then
-    echo "networks started: $(wc -l <"$TPSLAB_NETWORK_LOG") ($(awk '{print ($1 == "-" ? "built-in" : $1)}' "$TPSLAB_NETWORK_LOG" | sort | uniq -c | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}'))"
+    echo "networks started: $(wc -l <"$TPSLAB_NETWORK_LOG") ($(awk '{print ($1 == "-" || $1 == "builtin" ? "built-in" : $1)}' "$TPSLAB_NETWORK_LOG" | sort | uniq -c | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}'))"
   fi
 }
 
