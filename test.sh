@@ -53,8 +53,9 @@ finish() {
   if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then kill -- "-$bg_pid" 2>/dev/null || kill "$bg_pid" 2>/dev/null; fi
   # A test that failed half-way may leave a small disk mounted or a file.
   grep -o " $TMPDIR/[^ ]*" /proc/mounts 2>/dev/null | while read -r m; do umount "$m" 2>/dev/null; done
-  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' ! -name networks.log 2>/dev/null | wc -l)
-  [ "$left" -gt 0 ] && echo "test.sh: tests left $left entries in $TMPDIR (removed now):" && find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin | head -5
+  local left
+  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' ! -name networks.log 2>/dev/null)
+  [ -n "$left" ] && echo "test.sh: tests left $(echo "$left" | wc -l) entries in $TMPDIR (removed now):" && echo "$left" | head -5
   rm -rf "$TMPDIR"
 }
 trap finish EXIT

@@ -485,22 +485,12 @@ func median(xs []float64) float64 {
 }
 
 // count writes a count as a whole number with thousands separators, never
-// a fraction.
+// a fraction (thousands keeps a decimal under 10).
 func count(n int64) string {
-	d := fmt.Sprint(n)
-	neg := strings.HasPrefix(d, "-")
-	d = strings.TrimPrefix(d, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
+	if n > -10 && n < 10 {
+		return fmt.Sprint(n)
 	}
-	for i, c := range d {
-		if i > 0 && (len(d)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return thousands(float64(n))
 }
 
 // InvalidTaken counts, by sort, the deliberately invalid payments the
