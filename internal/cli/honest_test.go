@@ -100,6 +100,17 @@ func TestCompareRefusesWhatItCannotCompare(t *testing.T) {
 	}
 }
 
+// netUp starts a one-validator reference network in home, stopped when
+// the test ends.
+func netUp(t *testing.T, home string) {
+	t.Helper()
+	bin := testbin.Path(t)
+	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(bin, "net", "down", "--home", home).Run() })
+}
+
 // startRun starts the tpslab binary and returns it with its stderr lines.
 func startRun(t *testing.T, env []string, args ...string) (*exec.Cmd, <-chan string) {
 	t.Helper()
@@ -314,10 +325,7 @@ func TestSecondRunOnANetworkIsRefused(t *testing.T) {
 	}
 	bin := testbin.Path(t)
 	home := filepath.Join(t.TempDir(), "net")
-	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
-		t.Fatalf("net up: %v\n%s", err, out)
-	}
-	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	netUp(t, home)
 	first, lines := startRun(t, nil, "run", "--net-home", home, "--rate", "50", "--duration", "30s", "--mode", "live", "--senders", "200", "--out", filepath.Join(t.TempDir(), "a"))
 	waitLine(t, lines, "load:", time.Minute)
 	out, err := exec.Command(bin, "run", "--net-home", home, "--duration", "3s", "--warmup", "1s", "--senders", "100", "--out", filepath.Join(t.TempDir(), "b")).CombinedOutput()

@@ -111,10 +111,7 @@ func TestRecordChainAndReplayItsAccounts(t *testing.T) {
 	bin := testbin.Path(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "net")
-	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
-		t.Fatalf("net up: %v\n%s", err, out)
-	}
-	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	netUp(t, home)
 	n, err := testnet.Load(home)
 	if err != nil {
 		t.Fatal(err)

@@ -96,10 +96,7 @@ func TestTwoSegmentsMergeExactly(t *testing.T) {
 	bin := testbin.Path(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "net")
-	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
-		t.Fatalf("net up: %v\n%s", err, out)
-	}
-	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	netUp(t, home)
 	n, err := testnet.Load(home)
 	if err != nil {
 		t.Fatal(err)
@@ -229,13 +226,9 @@ func TestKilledSegmentMakesAPartialResult(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network and a segmented run")
 	}
-	bin := testbin.Path(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "net")
-	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
-		t.Fatalf("net up: %v\n%s", err, out)
-	}
-	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	netUp(t, home)
 	merged := filepath.Join(dir, "merged")
 	cmd, lines := startRun(t, nil, "run", "--segments", "2", "--net-home", home, "--rate", "300", "--duration", "8s", "--warmup", "1s", "--senders", "200", "--out", merged)
 	waitLine(t, lines, "load:", time.Minute)
@@ -273,13 +266,9 @@ func TestKilledControllerStopsItsSegments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network and a segmented run")
 	}
-	bin := testbin.Path(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "net")
-	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--home", home).CombinedOutput(); err != nil {
-		t.Fatalf("net up: %v\n%s", err, out)
-	}
-	defer exec.Command(bin, "net", "down", "--home", home).Run()
+	netUp(t, home)
 	merged := filepath.Join(dir, "merged")
 	const load = 60 * time.Second
 	cmd, lines := startRun(t, nil, "run", "--segments", "2", "--net-home", home, "--rate", "200", "--duration", load.String(), "--warmup", "1s", "--senders", "200", "--out", merged)
