@@ -68,8 +68,14 @@ maps the trace's accounts onto the run's senders.`,
 					return exitcode.BadInputf("%s replayed a trace that cannot be read now: %v", args[0], err)
 				}
 			}
+			// A run stopped early offered only the schedule's first
+			// arrivals: the trace holds those, not the whole plan.
+			limit := int64(-1)
+			if r.Status != "complete" || strings.HasPrefix(r.EndedBecause, "interrupted") {
+				limit = r.Summary.Offered
+			}
 			var times []time.Duration
-			for a := sc.Load.Arrivals(sc.Seed); ; {
+			for a := sc.Load.Arrivals(sc.Seed); limit < 0 || int64(len(times)) < limit; {
 				t, ok := a.Next()
 				if !ok {
 					break
@@ -138,18 +144,26 @@ func (o recordChain) record(ctx context.Context, reg *kinds.Registry, out string
 		return exitcode.BadInputf("--from: %d, expected the first block's height (1 or more)", o.from)
 	}
 	cl := &cometbft.Client{URL: o.rpc, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	head, err := cl.Height(ctx)
+	if err != nil {
+		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("--rpc %s: %w", o.rpc, err))
+	}
 	if o.to == 0 {
-		if o.to, err = cl.Height(ctx); err != nil {
-			return fmt.Errorf("--rpc %s: %w", o.rpc, err)
-		}
+		o.to = head
+	}
+	if o.to > head {
+		return exitcode.BadInputf("--to: %d, expected a height at or below the chain's latest, %d", o.to, head)
 	}
 	if o.to < o.from {
 		return exitcode.BadInputf("--to: %d, expected a height at or above --from %d", o.to, o.from)
 	}
-	f, err := os.Create(out)
+	// Written beside and renamed when whole: a failed read leaves no
+	// empty or half trace under the name a replay would use.
+	f, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".*.part")
 	if err != nil {
 		return exitcode.BadInputf("--out: %v", err)
 	}
+	defer os.Remove(f.Name())
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := csv.NewWriter(bw)
@@ -193,6 +207,9 @@ func (o recordChain) record(ctx context.Context, reg *kinds.Registry, out string
 		return fmt.Errorf("%s: %w", out, err)
 	}
 	if err := f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
 	fmt.Printf("wrote %d payments of blocks %d..%d to %s", rows, o.from, o.to, out)

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/csv"
@@ -11,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/sut/cometbft"
@@ -66,11 +69,40 @@ func TestRecordAndReplay(t *testing.T) {
 	if same.Summary.Offered != orig.Summary.Offered || gotSecs != wantSecs {
 		t.Fatalf("replay offered %d over %d s, the run %d over %d s", same.Summary.Offered, gotSecs, orig.Summary.Offered, wantSecs)
 	}
+	// No empty tail second dilutes the replay's offered rate.
+	if o, r := orig.Summary.OfferedTPS, same.Summary.OfferedTPS; math.Abs(r-o) > 0.05*o {
+		t.Errorf("replay offered %.0f tx/s over its steady window, the run %.0f", r, o)
+	}
 	for i := range want {
 		if i < len(got) && math.Abs(float64(got[i]-want[i])) > 0.01*float64(want[i])+1 {
 			t.Errorf("second %d: replay offered %d, the run %d (all: %v against %v)", i+1, got[i], want[i], got, want)
 		}
 	}
+	// An interrupted run's trace holds what it offered, not the whole plan.
+	cut := filepath.Join(dir, "cut")
+	cmd := exec.Command(bin, "run", "--target", "cometbft", "--endpoint", srv.URL, "--set", "workload.kind=raw",
+		"--warmup", "1s", "--drain", "1s", "--rate", "400", "--duration", "60s", "--out", cut)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(3*time.Second, func() { cmd.Process.Signal(os.Interrupt) })
+	cmd.Wait()
+	cr, err := report.ReadResult(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutTrace := filepath.Join(dir, "cut.csv")
+	if b, err := exec.Command(bin, "record", cut, "--out", cutTrace).CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, b)
+	}
+	rows, err := os.ReadFile(cutTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := int64(bytes.Count(rows, []byte("\n"))) - 1; n != cr.Summary.Offered || n > 400*10 {
+		t.Errorf("the interrupted run offered %d; its trace holds %d arrivals", cr.Summary.Offered, n)
+	}
+
 	fast := runTo("speed2", "--trace", trace, "--trace-speed", "2")
 	_, fastSecs := offered(fast)
 	if fast.Summary.Offered != orig.Summary.Offered || fastSecs != wantSecs/2 {
@@ -130,6 +162,15 @@ func TestRecordChainAndReplayItsAccounts(t *testing.T) {
 	from, to := r.Chain.FirstHeight, r.Chain.LastHeight
 	if out, err := exec.Command(bin, "record", "--rpc", rpc, "--from", fmt.Sprint(from), "--to", fmt.Sprint(to), "--out", trace).CombinedOutput(); err != nil {
 		t.Fatalf("record: %v\n%s", err, out)
+	}
+	// Past the head: one line naming --to and the head, exit 2, no file.
+	past := filepath.Join(dir, "past.csv")
+	out, err := exec.Command(bin, "record", "--rpc", rpc, "--from", "1", "--to", "100000000", "--out", past).CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), "--to: 100000000, expected a height at or below the chain's latest") || strings.Count(strings.TrimSpace(string(out)), "\n") > 0 {
+		t.Errorf("record --to past the head: exit %d\n%s", exitCode(err), out)
+	}
+	if _, err := os.Stat(past); err == nil {
+		t.Errorf("record --to past the head left %s", past)
 	}
 	inBlocks := blockPayments(t, rpc, from, to)
 	f, err := os.Open(trace)

@@ -7,6 +7,7 @@ package dispatch
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/confirm"
@@ -526,6 +527,12 @@ func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals,
 			count()
 		}
 	}
+	// When offering is stopped (an interrupt, a halted chain), what was due
+	// by then counts offered even if the dispatcher was busy elsewhere: a
+	// stalled dispatcher must not shrink offered (docs/metrics.md).
+	var stoppedAt atomic.Int64
+	stoppedAt.Store(-1)
+	defer context.AfterFunc(offer, func() { stoppedAt.Store(int64(e.Since())) })()
 	next, more := arrivals.Next()
 	var giveUp time.Duration
 loop:
@@ -609,6 +616,17 @@ loop:
 	}
 	if sender >= 0 {
 		e.Workload.Release(sender)
+	}
+	if offer.Err() != nil {
+		at := time.Duration(stoppedAt.Load())
+		if at < 0 { // the callback has not run yet: it is about now
+			at = e.Since()
+		}
+		for more && next <= at {
+			rec.Offered(next)
+			rec.Unsent(1)
+			next, more = arrivals.Next()
+		}
 	}
 	if len(backlog) > 0 {
 		rec.Unsent(int64(len(backlog)))

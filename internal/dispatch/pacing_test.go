@@ -53,3 +53,49 @@ func TestPacingSendsEveryArrival(t *testing.T) {
 		t.Fatalf("sent %d, want 500", sent)
 	}
 }
+
+// stalling hands out senders like Raw but holds the dispatcher once, the
+// way a starved or busy dispatcher is held, while the run is interrupted.
+type stalling struct {
+	*workload.Raw
+	at    time.Duration
+	e     *Engine
+	hold  time.Duration
+	onHit func()
+	done  bool
+}
+
+func (s *stalling) Reserve() int {
+	if !s.done && s.e.Since() >= s.at {
+		s.done = true
+		s.onHit()
+		time.Sleep(s.hold)
+	}
+	return 0
+}
+
+// An interrupt while the dispatcher is held counts every arrival due by the
+// interrupt offered (and unsent), not only those it had taken in (issue 34).
+func TestInterruptCountsDueArrivalsOffered(t *testing.T) {
+	rec := measure.NewRecorder()
+	e := &Engine{Target: instant{}, Recorder: rec, Connections: 4}
+	offer, stop := context.WithCancel(context.Background())
+	var stoppedAt time.Duration
+	w := &stalling{Raw: workload.NewRaw("stall", 0), at: 200 * time.Millisecond, e: e, hold: 500 * time.Millisecond}
+	w.onHit = func() {
+		time.AfterFunc(100*time.Millisecond, func() { stoppedAt = e.Since(); stop() })
+	}
+	e.Workload = w
+	start := time.Now()
+	e.Tracker = confirm.New(e.Resolve, start, rec.NewShard())
+	e.Start(start)
+	e.RunOpen(offer, context.Background(), schedule.NewArrivals(schedule.Constant(1000, 2*time.Second), false, 1), 0)
+	iv := rec.Collect(false)
+	due := int64(stoppedAt.Seconds() * 1000)
+	if iv.Offered < due-5 || iv.Offered > due+5 {
+		t.Fatalf("offered %d, want about %d (1000/s until the interrupt at %v)", iv.Offered, due, stoppedAt)
+	}
+	if iv.Offered != iv.Sent+iv.Unsent {
+		t.Fatalf("offered %d != sent %d + unsent %d", iv.Offered, iv.Sent, iv.Unsent)
+	}
+}

@@ -44,9 +44,12 @@ func (r *run) collect(ctx context.Context) {
 // the load, including the last partial second of any run).
 func (r *run) phase(t float64, now time.Duration, final bool) string {
 	loadEnd := time.Duration(r.ls.loadEnd.Load())
+	// A second in which offering was stopped early is partial: drain.
+	stopped := time.Duration(r.ls.stopped.Load())
+	early := stopped > 0 && stopped < r.loadDur && t > stopped.Seconds()
 	warm := r.sc.Load.Warmup.D().Seconds()
 	switch {
-	case final, loadEnd > 0 && now > loadEnd+500*time.Millisecond, t > r.loadDur.Seconds()+1e-9:
+	case final, early, loadEnd > 0 && now > loadEnd+500*time.Millisecond, t > r.loadDur.Seconds()+1e-9:
 		return "drain"
 	case t-1 >= warm-1e-9:
 		return "steady"

@@ -18,6 +18,7 @@ import (
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
@@ -28,6 +29,7 @@ type loadState struct {
 	trk      *confirm.Tracker
 	stop     context.CancelCauseFunc // stops offering, with the reason
 	loadEnd  atomic.Int64            // ns since start when offering ended; 0 while offering
+	stopped  atomic.Int64            // ns since start when offering was stopped early (interrupt, halt); 0 if not
 	mempool  atomic.Int64
 	hasBlock bool // the system has blocks (a chain)
 
@@ -128,6 +130,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	ls.machine0[0], ls.machine0[1] = machineCPU()
 	eng.Start(r.start)
 	r.beginFaults()
+	defer context.AfterFunc(offer, func() { ls.stopped.Store(max(int64(eng.Since()), 1)) })()
 
 	var bg sync.WaitGroup
 	run := func(f func()) {
@@ -159,11 +162,12 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		// Grace 0: nothing new is sent after the load's last arrival; what
 		// is still due then is unsent, and load.drain only waits for what
 		// was sent (issue 23: a hung endpoint kept a run going long after).
-		// A trace's load lasts a tail past its last arrival (so a gathered
-		// batch holding it leaves): that tail is the grace.
+		// A trace's last arrival may be gathered in a batch that leaves a
+		// little later: the rest of its second, at least schedule.TraceTail,
+		// is the grace.
 		grace := time.Duration(0)
 		if times, _ := sc.Load.TraceTimes(); len(times) > 0 {
-			grace = max(r.loadDur-times[len(times)-1], 0)
+			grace = max(r.loadDur-times[len(times)-1], schedule.TraceTail)
 		}
 		eng.RunOpen(offer, hard, sc.Load.Arrivals(sc.Seed), grace)
 	} else {

@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,7 +233,8 @@ func TestInterruptDrainsInFlight(t *testing.T) {
 	sc.Workload.SendersOffset = off
 	sc.Target.NetHome = n.Home
 	ctx, cancel := context.WithCancel(context.Background())
-	atLoad(t, out, 6500*time.Millisecond, cancel)
+	// Late in a second: the second it falls in is partial (issue 34).
+	atLoad(t, out, 6800*time.Millisecond, cancel)
 	res, err := run(t, ctx, sc)
 	if res == nil {
 		t.Fatal(err)
@@ -255,10 +258,21 @@ func TestInterruptDrainsInFlight(t *testing.T) {
 	if last.Phase != "drain" {
 		t.Errorf("the last partial second (t=%.1f) is labelled %q", last.T, last.Phase)
 	}
+	var stopped float64
+	if _, err := fmt.Sscanf(res.EndedBecause[strings.Index(res.EndedBecause, "stopped offering at"):], "stopped offering at %f s", &stopped); err != nil {
+		t.Fatalf("ended %q: %v", res.EndedBecause, err)
+	}
 	for _, p := range onDisk.Series {
 		if p.Phase == "warmup" && p.T > 2 {
 			t.Errorf("second %.1f after the warm-up is labelled warmup", p.T)
 		}
+		if p.Phase == "steady" && p.T > stopped+0.05 {
+			t.Errorf("second %.1f, partial (offering stopped at %.1f s), is labelled steady", p.T, stopped)
+		}
+	}
+	// Offered is everything due until the interrupt, at 300/s.
+	if due := 300 * stopped; math.Abs(float64(s.Offered)-due) > 60 {
+		t.Errorf("offered %d, due about %.0f by the interrupt at %.1f s", s.Offered, due, stopped)
 	}
 
 	// A second interruption right after the first: no wait.

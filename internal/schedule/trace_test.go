@@ -66,7 +66,7 @@ func TestRescale(t *testing.T) {
 		}
 	}
 	p := TraceProfile(times)
-	if p.Duration() != 11*time.Second || p.Total() != 1000 { // the last arrival, 10 ms before 10 s, gets a tail second
+	if p.Duration() != 10*time.Second || p.Total() != 1000 { // the last arrival is 10 ms before 10 s: no empty tail second
 		t.Errorf("profile: %s, %g arrivals", p.Duration(), p.Total())
 	}
 }
