@@ -98,6 +98,16 @@ func (c *Counts) Check() error {
 	return errors.New(strings.Join(broken, "; "))
 }
 
+// PerSecond is one second's counts as the series shows them: a late commit
+// moves its payment out of expired in the second it commits, which in that
+// second alone could read negative (a fault's recovery: -5,116). The series
+// counts expired when the deadline passed instead, so no second is
+// negative; the run's expired is the series' expired less its late_commits.
+func (c Counts) PerSecond() Counts {
+	c.Expired += c.LateCommits
+	return c
+}
+
 // Add adds o's counters to c's (maps are c's own, never o's).
 func (c *Counts) Add(o *Counts) { c.add(o) }
 

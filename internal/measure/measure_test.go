@@ -138,3 +138,23 @@ func TestCommitLatencyByKind(t *testing.T) {
 		t.Errorf("steady send count %d after a second outside the window", n)
 	}
 }
+
+// Late commits never make a second's expired negative in the series, and
+// the series still adds up to the run's expired (issue 34: -5,116).
+func TestLateCommitsKeepSecondsNonNegative(t *testing.T) {
+	r := NewRecorder()
+	s := r.NewShard()
+	s.Expired(7)
+	first := r.Collect(true).Counts.PerSecond()
+	for range 5 {
+		s.Settled(true, "", 40*time.Second, 39*time.Second, true)
+	}
+	second := r.Collect(true).Counts.PerSecond()
+	if first.Expired != 7 || second.Expired != 0 || second.LateCommits != 5 {
+		t.Fatalf("seconds: expired %d then %d (late %d)", first.Expired, second.Expired, second.LateCommits)
+	}
+	sum := first.Expired + second.Expired - first.LateCommits - second.LateCommits
+	if tot := r.Total.Expired; tot != 2 || sum != tot {
+		t.Fatalf("run expired %d, series sums to %d", tot, sum)
+	}
+}

@@ -74,7 +74,7 @@ func (r *run) tick(final bool) {
 	}
 	iv := r.rec.CollectUntil(phase == "steady", next)
 	cpu := cpuTime()
-	s := report.Second{T: t, Phase: phase, Counts: iv.Counts,
+	s := report.Second{T: t, Phase: phase, Counts: iv.Counts.PerSecond(),
 		AckMs: measure.Summarize(iv.Ack), CommitMs: measure.Summarize(iv.Commit), LagMs: measure.Summarize(iv.Lag),
 		InFlight: ls.trk.Len(), MempoolTxs: int(ls.mempool.Load()), Blocks: len(iv.Blocks),
 		GenCPU: math.Round(100*float64(cpu-ls.lastCPU)/float64(time.Second)*10) / 10}
