@@ -89,6 +89,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--out", existing}, `already holds a run (result.json)`},
 		// Issue 25: a load spread over segments.
 		{[]string{"run", "--segments", "0"}, `--segments: 0, expected 1..1024`},
+		{[]string{"run", "--segments", "1000"}, `--segments: 1000, expected 1..`},
 		{[]string{"run", "--segments", "3", "--senders", "2"}, `workload.senders: 2, expected at least one per segment (3)`},
 		{[]string{"run", "--segments", "2", "--repeat", "2"}, `--segments: with --repeat 2; expected one of them`},
 		{[]string{"run", "--segment", "2/2", "--coordinator", "http://127.0.0.1:1"}, `--segment: "2/2", expected I/N with 0 <= I < N`},

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -244,6 +245,12 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 			if seg.segments < 1 || seg.segments > 1024 {
 				return exitcode.BadInputf("--segments: %d, expected 1..1024", seg.segments)
 			}
+			// Local segments share this machine's cores: more processes than
+			// a few per core only compete for them (and 1,000 of them could
+			// not even start and stop in time to leave a merged result).
+			if most := localSegmentsMax(); seg.kubeconfig == "" && seg.segments > most {
+				return exitcode.BadInputf("--segments: %d, expected 1..%d on this machine (%d cores, 4 segments a core at most); spread wider over machines with --kubeconfig", seg.segments, most, runtime.NumCPU())
+			}
 			if seg.kubeconfig != "" {
 				if repeat > 1 {
 					return exitcode.BadInputf("--kubeconfig: with --repeat %d; expected one of them", repeat)
@@ -350,3 +357,6 @@ func validateCmd(reg *kinds.Registry) *cobra.Command {
 	so.register(c.Flags(), reg)
 	return c
 }
+
+// localSegmentsMax is the most local segments a run may start here.
+func localSegmentsMax() int { return max(8, 4*runtime.NumCPU()) }
