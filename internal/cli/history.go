@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,7 +62,7 @@ entry is a regression beyond the noise the history itself shows.`,
 
 	var metric, htmlOut, format string
 	var last int
-	analyze := func(name string) (history.Analysis, error) {
+	analyze := func(ctx context.Context, name string) (history.Analysis, error) {
 		if err := checkFormat(format); err != nil {
 			return history.Analysis{}, err
 		}
@@ -72,9 +73,12 @@ entry is a regression beyond the noise the history itself shows.`,
 		if len(entries) == 0 {
 			return history.Analysis{}, exitcode.BadInputf("series %q: no entries in %s, expected one of the series `tpslab history show` lists", name, store)
 		}
-		a, err := history.Analyze(name, entries, metric)
+		a, err := history.Analyze(ctx, name, entries, metric)
 		if err != nil {
 			return a, exitcode.Wrap(exitcode.BadInput, err)
+		}
+		if ctx.Err() != nil {
+			return a, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("history: interrupted while analysing %d entries of %q; nothing judged", len(entries), name))
 		}
 		return a, nil
 	}
@@ -116,7 +120,7 @@ entry is a regression beyond the noise the history itself shows.`,
 				}
 				return nil
 			}
-			a, err := analyze(args[0])
+			a, err := analyze(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -126,7 +130,7 @@ entry is a regression beyond the noise the history itself shows.`,
 	check := &cobra.Command{
 		Use: "check SERIES", Short: "Exit 1 when the newest entry is a regression beyond the history's noise", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := analyze(args[0])
+			a, err := analyze(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

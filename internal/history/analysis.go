@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -52,7 +53,7 @@ const (
 
 // Analyze reads metric from entries and finds its change points, then
 // checks the newest entry against the segment before it.
-func Analyze(series string, entries []Entry, metric string) (Analysis, error) {
+func Analyze(ctx context.Context, series string, entries []Entry, metric string) (Analysis, error) {
 	var def *report.Def
 	for _, d := range report.Defs(nil) {
 		if d.Name == metric {
@@ -74,7 +75,7 @@ func Analyze(series string, entries []Entry, metric string) (Analysis, error) {
 		return a, fmt.Errorf("series %q has no entry with %s", series, metric)
 	}
 	better := func(after, before float64) bool { return (after > before) == (def.Better != "lower") }
-	cps := ChangePoints(a.Values, 1)
+	cps := ChangePoints(ctx, a.Values, 1)
 	bounds := append(append([]int{0}, cps...), len(a.Values))
 	for i, cp := range cps {
 		before, _ := meanSD(a.Values[bounds[i]:cp])
@@ -85,7 +86,7 @@ func Analyze(series string, entries []Entry, metric string) (Analysis, error) {
 		}
 		a.Changes = append(a.Changes, c)
 	}
-	a.Newest = newest(a.Values, a.Labels, better)
+	a.Newest = newest(ctx, a.Values, a.Labels, better)
 	return a, nil
 }
 
@@ -93,13 +94,13 @@ func Analyze(series string, entries []Entry, metric string) (Analysis, error) {
 // among the earlier values alone (the newest point cannot be a segment of
 // its own). It is a regression when it is worse than that segment's mean
 // by more than NoiseSigmas of the history's noise and by MinChangePct.
-func newest(xs []float64, labels []string, better func(after, before float64) bool) *Newest {
+func newest(ctx context.Context, xs []float64, labels []string, better func(after, before float64) bool) *Newest {
 	n := len(xs)
 	if n < 4 {
 		return nil
 	}
 	prior := xs[:n-1]
-	cps := ChangePoints(prior, 2)
+	cps := ChangePoints(ctx, prior, 2)
 	start := 0
 	if len(cps) > 0 {
 		start = cps[len(cps)-1]

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"math"
 	"math/rand"
 	"testing"
@@ -10,9 +11,12 @@ import (
 func TestBestSplitMatchesTheDefinition(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	for trial := 0; trial < 20; trial++ {
-		xs := make([]float64, 5+rng.Intn(20))
+		xs := make([]float64, 5+rng.Intn(40))
 		for i := range xs {
-			xs[i] = rng.NormFloat64()
+			xs[i] = rng.NormFloat64() - 0.5
+			if trial%3 == 0 {
+				xs[i] = math.Round(xs[i] * 2) // ties and negative values
+			}
 		}
 		wantTau, wantQ := 0, 0.0
 		for tau := MinSegment; tau <= len(xs)-MinSegment; tau++ {
@@ -65,7 +69,7 @@ func noisy(seed int64, n, at int, step float64) []float64 {
 func TestChangePoints(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		for _, at := range []int{4, 7, 9} {
-			cps := ChangePoints(noisy(seed, 12, at, -0.2), 1)
+			cps := ChangePoints(context.Background(), noisy(seed, 12, at, -0.2), 1)
 			if len(cps) != 1 || cps[0] != at {
 				t.Errorf("seed %d: a 20%% drop at entry %d found at %v", seed, at, cps)
 			}
@@ -73,11 +77,33 @@ func TestChangePoints(t *testing.T) {
 	}
 	false := 0
 	for seed := int64(1); seed <= 40; seed++ {
-		if cps := ChangePoints(noisy(seed, 12, -1, 0), 1); len(cps) > 0 {
+		if cps := ChangePoints(context.Background(), noisy(seed, 12, -1, 0), 1); len(cps) > 0 {
 			false++
 		}
 	}
 	if false > 4 {
 		t.Errorf("noise alone gave change points in %d of 40 histories", false)
+	}
+}
+
+// A long history is analysed in well under a second (benchmark below), and
+// an ended context stops the analysis at once.
+func TestChangePointsStopWhenCancelled(t *testing.T) {
+	xs := noisy(5, 20000, 10000, -0.2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if cps := ChangePoints(ctx, xs, 1); len(cps) != 0 {
+		t.Fatalf("a cancelled analysis found %v", cps)
+	}
+	if cps := ChangePoints(context.Background(), noisy(5, 2000, 1000, -0.2), 1); len(cps) != 1 || cps[0] < 995 || cps[0] > 1005 {
+		t.Errorf("2,000 entries, step at 1,000: change points %v", cps)
+	}
+}
+
+// BenchmarkChangePoints10k is history check's work on 10,001 entries.
+func BenchmarkChangePoints10k(b *testing.B) {
+	xs := noisy(6, 10001, 7000, -0.1)
+	for i := 0; i < b.N; i++ {
+		ChangePoints(context.Background(), xs, 1)
 	}
 }
