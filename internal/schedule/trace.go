@@ -48,7 +48,12 @@ type Row struct {
 }
 
 // ReadTrace reads a trace; errors name the line.
-func ReadTrace(r io.Reader) (*Trace, error) {
+func ReadTrace(r io.Reader) (*Trace, error) { return ReadTraceSized(r, 0) }
+
+// ReadTraceSized reads a trace of about rows rows: its slices are made that
+// size at once, so a 10-million-row trace is not copied while it grows
+// (which had doubled its memory).
+func ReadTraceSized(r io.Reader, rows int) (*Trace, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
@@ -71,8 +76,11 @@ func ReadTrace(r io.Reader) (*Trace, error) {
 	if !ok {
 		return nil, fmt.Errorf("line 1: no offset_s column, expected the arrival's seconds since the trace began")
 	}
-	tr := &Trace{}
-	rows := len(col) > 1
+	rows = min(max(rows, 0), maxTraceRows)
+	tr := &Trace{Times: make([]time.Duration, 0, rows)}
+	if len(col) > 1 {
+		tr.Rows = make([]Row, 0, rows)
+	}
 	ids := map[string]int32{}
 	account := func(v string) int32 {
 		v = strings.TrimSpace(v)
@@ -134,7 +142,7 @@ func ReadTrace(r io.Reader) (*Trace, error) {
 			return nil, fmt.Errorf("line %d: more than %d arrivals, expected at most that many", line, maxTraceRows)
 		}
 		tr.Times, prev = append(tr.Times, t), t
-		if rows {
+		if len(col) > 1 {
 			tr.Rows = append(tr.Rows, row)
 		}
 	}
@@ -191,6 +199,9 @@ func WriteTrace(w io.Writer, times []time.Duration) error {
 // times plus once more with the fractional part's probability (seeded), so
 // the trace's shape stays; a kept arrival keeps its row.
 func Rescale(tr *Trace, speed, rate float64, seed int64) *Trace {
+	if speed == 1 && rate <= 0 {
+		return tr // as it is: no copy of 10 million times
+	}
 	out := &Trace{Times: make([]time.Duration, 0, len(tr.Times)), Kinds: tr.Kinds, Accounts: tr.Accounts}
 	for _, t := range tr.Times {
 		out.Times = append(out.Times, time.Duration(float64(t)/speed))
