@@ -311,7 +311,8 @@ func Verdict(base, other Set, rows []Row) string {
 }
 
 // notKeptUp names the sets with runs whose headline was not "kept up"
-// (fell behind, refused, generator-limited, machine busy, halted).
+// (fell behind, refused, generator-limited, machine busy, halted), or that
+// ran on a machine other processes or a hypervisor kept busy.
 func notKeptUp(sets ...Set) string {
 	var out []string
 	for _, s := range sets {
@@ -320,6 +321,8 @@ func notKeptUp(sets ...Set) string {
 		for _, r := range s.Runs {
 			if o := r.Outcome(); o != report.OutcomeKeptUp && o != report.OutcomeNoLoad && o != report.OutcomeNoSteady {
 				n, what = n+1, o
+			} else if r.Summary.Generator.MachineBusy != "" {
+				n, what = n+1, report.OutcomeMachine // kept up, on a machine others kept busy
 			}
 		}
 		if n > 0 {

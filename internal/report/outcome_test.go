@@ -59,6 +59,16 @@ func TestHeadlineOutcomes(t *testing.T) {
 			r.Summary.Shortfall = &Shortfall{Unsent: 4000, By: "machine_cpu"}
 			return r
 		}, OutcomeMachine, "machine busy: sent 600 of 1,000 offered tx/s (4,000 never sent; the generator was starved"},
+		{"fell behind on a machine others kept busy", func() *Result {
+			r := outcomeRun(315, 3000, 8000)
+			r.Summary.Generator.MachineBusy = "the machine was 100% busy on 2 cores, load average 31.0: other processes used 120% of one core"
+			return r
+		}, OutcomeMachine, "machine busy: committed 315 of 1,000 offered tx/s for 10 s (the machine was 100% busy on 2 cores, load average 31.0: other processes"},
+		{"kept up on a busy machine", func() *Result {
+			r := outcomeRun(985, 600, 640)
+			r.Summary.Generator.MachineBusy = "the machine was 95% busy on 2 cores, load average 4.0: a hypervisor took 30% of its CPU (steal)"
+			return r
+		}, OutcomeKeptUp, "kept up: committed 985 of 1,000 offered tx/s for 10 s"},
 		{"target could not take it", func() *Result {
 			r := outcomeRun(192, 600, 600)
 			r.Summary.SentTPS = 192

@@ -263,7 +263,21 @@ type Generator struct {
 	// MachineCPUPercent is how busy the whole machine was over the load, in
 	// percent of all its cores (the nodes, when they share it, included).
 	MachineCPUPercent float64 `json:"machine_cpu_percent"`
-	Limited           bool    `json:"limited"`
+	// StealPercent is the share of all cores' time over the load that a
+	// hypervisor gave to other machines (counted in MachineCPUPercent).
+	StealPercent float64 `json:"steal_percent"`
+	// OthersCPUPercent is the CPU of every process on the machine other than
+	// tpslab and the system's processes it measures, in percent of one core
+	// (the machine's busy time less those two; the system's own CPU when it
+	// runs here unmeasured).
+	OthersCPUPercent float64 `json:"others_cpu_percent"`
+	// LoadAverage is the machine's 1-minute load average when the load ended.
+	LoadAverage float64 `json:"load_average"`
+	// MachineBusy says why the machine itself, not the system under test,
+	// may have been the limit ("" when it was not): other processes or a
+	// hypervisor took the CPU the system and tpslab needed.
+	MachineBusy string `json:"machine_busy,omitempty"`
+	Limited     bool   `json:"limited"`
 	// Starved: the generator sent late because the machine's CPU was taken
 	// by others (the system under test), not because it lacked capacity.
 	Starved bool `json:"starved,omitempty"`
@@ -346,9 +360,18 @@ func (r *Result) Verdict() string {
 		fmt.Fprintf(&b, "no load was offered")
 	case OutcomeNoSteady:
 		fmt.Fprintf(&b, "no steady window: %s committed in all", count(s.Committed))
-	case OutcomeGenerator, OutcomeMachine, OutcomeTargetShort:
+	case OutcomeMachine:
+		if s.Shortfall != nil {
+			f := s.Shortfall
+			fmt.Fprintf(&b, "machine busy: sent %s of %s offered tx/s (%s never sent; %s); committed %s tx/s for %.0f s; p99 commit %s",
+				thousands(s.SentTPS), thousands(s.OfferedTPS), count(f.Unsent), f.Phrase(), thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
+		} else {
+			fmt.Fprintf(&b, "machine busy: committed %s of %s offered tx/s for %.0f s (%s); p99 commit %s",
+				thousands(s.CommittedTPS), thousands(s.OfferedTPS), s.Steady.DurationS, s.Generator.MachineBusy, fmtMs(s.LatencyMs.Commit.P99))
+		}
+	case OutcomeGenerator, OutcomeTargetShort:
 		f := s.Shortfall
-		lead := map[Outcome]string{OutcomeGenerator: "generator-limited", OutcomeMachine: "machine busy", OutcomeTargetShort: "fell behind"}[o]
+		lead := map[Outcome]string{OutcomeGenerator: "generator-limited", OutcomeTargetShort: "fell behind"}[o]
 		fmt.Fprintf(&b, "%s: sent %s of %s offered tx/s (%s never sent; %s); committed %s tx/s for %.0f s; p99 commit %s",
 			lead, thousands(s.SentTPS), thousands(s.OfferedTPS), count(f.Unsent), f.Phrase(), thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
 	case OutcomeNothing:
@@ -397,7 +420,7 @@ const (
 	OutcomeNoLoad      Outcome = "no_load"           // nothing was offered
 	OutcomeNoSteady    Outcome = "no_steady"         // no whole steady second
 	OutcomeGenerator   Outcome = "generator_limited" // tpslab could not send what was due
-	OutcomeMachine     Outcome = "machine_busy"      // the rest of the machine took tpslab's CPU
+	OutcomeMachine     Outcome = "machine_busy"      // other processes or a hypervisor took the CPU tpslab or the system needed
 	OutcomeTargetShort Outcome = "fell_behind_send"  // the target could not take what was due
 	OutcomeNothing     Outcome = "committed_nothing" // payments were sent; none committed
 	OutcomeRefused     Outcome = "refused"           // at least 5% of sent payments refused
@@ -412,6 +435,19 @@ const keptUpShare = 0.9
 // Outcome decides the headline from what the system did with what was
 // offered, never from the committed rate alone.
 func (r *Result) Outcome() Outcome {
+	o := r.outcome()
+	// A machine busy with other work explains a system that did not keep
+	// up at least as well as the system does (refusals are the system's).
+	if r.Summary.Generator.MachineBusy != "" {
+		switch o {
+		case OutcomeTargetShort, OutcomeNothing, OutcomeFellBehind:
+			return OutcomeMachine
+		}
+	}
+	return o
+}
+
+func (r *Result) outcome() Outcome {
 	s := &r.Summary
 	switch {
 	case s.Halted != "":

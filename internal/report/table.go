@@ -104,6 +104,8 @@ func PrintSummary(out io.Writer, r *Result) {
 			fmt.Fprintf(out, "; %d %s busy %.0f%% of the load, %.0f%% of that waiting for answers", g.Workers, what, g.BusyPercent, g.WaitingPercent)
 		}
 		fmt.Fprintln(out)
+		fmt.Fprintf(out, "machine: %.0f%% busy (%d cores); other processes %.0f%% of one core, steal %.0f%%, load average %.1f\n",
+			g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent, g.LoadAverage)
 	}
 	if s.BlocksSummary.Count > 0 {
 		fmt.Fprintf(out, "blocks: %d, every %.0f ms, %.0f txs on average (max %d)", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)

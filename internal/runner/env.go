@@ -84,25 +84,47 @@ func selfHash() string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// machineCPU reads /proc/stat's aggregate line: busy and total jiffies.
-func machineCPU() (busy, total uint64) {
+// machineCPU reads /proc/stat's aggregate line: busy, total and stolen
+// jiffies (steal: time a hypervisor gave this machine's CPUs to others; it
+// counts busy too, since it was not idle time anyone here could use).
+func machineCPU() (busy, total, steal uint64) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 5 || f[0] != "cpu" {
-		return 0, 0
+		return 0, 0, 0
 	}
 	for i, v := range f[1:] {
 		n, _ := strconv.ParseUint(v, 10, 64)
+		if i >= 8 { // guest time is already in user and nice
+			break
+		}
 		total += n
 		if i != 3 && i != 4 { // idle, iowait
 			busy += n
 		}
+		if i == 7 {
+			steal = n
+		}
 	}
-	return busy, total
+	return busy, total, steal
+}
+
+// loadAverage is the machine's 1-minute load average (0 when unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 // cpuTime is this process's user+system CPU time.

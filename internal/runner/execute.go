@@ -51,8 +51,10 @@ type loadState struct {
 	cpuStart     time.Duration
 	cpuLoad      time.Duration
 	busy         dispatch.Busy // how the workers spent the load
-	machine0     [2]uint64     // /proc/stat busy, total at the load's start
+	machine0     [3]uint64     // /proc/stat busy, total, steal at the load's start
 	machineLoad  float64       // busy share of the machine over the load, 0..1
+	machineSteal float64       // stolen share of the machine over the load, 0..1
+	loadAvg      float64       // the 1-minute load average when the load ended
 	lastCPU      time.Duration
 	nodeUp       []bool
 	telWin       telemetry.Window // steady seconds of telemetry
@@ -127,7 +129,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	}
 	ls.cpuStart = cpuTime()
 	ls.lastCPU = ls.cpuStart
-	ls.machine0[0], ls.machine0[1] = machineCPU()
+	ls.machine0[0], ls.machine0[1], ls.machine0[2] = machineCPU()
 	eng.Start(r.start)
 	r.beginFaults()
 	defer context.AfterFunc(offer, func() { ls.stopped.Store(max(int64(eng.Since()), 1)) })()
@@ -182,8 +184,10 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	}
 	close(loadDone)
 	ls.cpuLoad = cpuTime() - ls.cpuStart
-	if busy, total := machineCPU(); total > ls.machine0[1] {
+	ls.loadAvg = loadAverage()
+	if busy, total, steal := machineCPU(); total > ls.machine0[1] {
 		ls.machineLoad = float64(busy-ls.machine0[0]) / float64(total-ls.machine0[1])
+		ls.machineSteal = float64(steal-ls.machine0[2]) / float64(total-ls.machine0[1])
 	}
 
 	// Why offering ended, before anything else cancels.

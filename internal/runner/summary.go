@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
@@ -93,7 +94,8 @@ func (r *summarizer) summary() report.Summary {
 		cpu = cpuTime() - ls.cpuStart
 		loadSecs = ls.eng.Since().Seconds()
 	}
-	s.Generator = report.Generator{Cores: runtime.NumCPU(), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10, Lanes: ls.eng.Lanes()}
+	s.Generator = report.Generator{Cores: runtime.NumCPU(), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10, Lanes: ls.eng.Lanes(),
+		StealPercent: math.Round(1000*ls.machineSteal) / 10, LoadAverage: ls.loadAvg}
 	if loadSecs > 0 {
 		s.Generator.CPUPercent = math.Round(1000*cpu.Seconds()/loadSecs) / 10
 	}
@@ -124,11 +126,47 @@ func (r *summarizer) summary() report.Summary {
 		s.Telemetry = ls.telWin.Stats(r.tel.Metrics(), s.CommittedTPS)
 		s.SlowestStatements = ls.slowest
 	}
+	judgeMachine(&s)
 	s.Cost = cost(&s, ls.steadyGenCPU, ls.steadyN)
 	// Every accepted (or unanswered) payment ends committed, failed in a
 	// block or expired; whatever is neither, and not still pending, is lost.
 	s.Lost = max(0, s.Accepted+s.UnackedTotal-s.Committed-s.FailedTotal-s.Expired-int64(ls.trk.Len()))
 	return s
+}
+
+// Thresholds of judgeMachine: a hypervisor taking a tenth of the CPU, or
+// other processes a quarter of it on a machine at least 90% busy.
+const (
+	stealBusy  = 10.0
+	othersBusy = 0.25
+)
+
+// judgeMachine measures what the rest of the machine took: the machine's
+// busy time less tpslab's and the system's measured processes', and steal.
+// When that was large, the machine, not the system, may have been the
+// limit, and the summary says so (docs/metrics.md, "Who could not keep up").
+func judgeMachine(s *report.Summary) {
+	g := &s.Generator
+	capacity := 100 * float64(g.Cores)
+	machine := g.MachineCPUPercent / 100 * capacity // in % of one core
+	nodes, measured := report.SystemSum(s.Telemetry, ".cpu_percent", func(st telemetry.Stat) float64 { return st.Mean })
+	others := max(0, machine-g.CPUPercent-nodes)
+	g.OthersCPUPercent = math.Round(others*10) / 10
+	var why []string
+	if g.StealPercent >= stealBusy {
+		why = append(why, fmt.Sprintf("a hypervisor took %.0f%% of its CPU (steal)", g.StealPercent))
+	}
+	if measured && g.MachineCPUPercent >= 90 && others >= othersBusy*capacity {
+		why = append(why, fmt.Sprintf("other processes used %.0f%% of one core (the system's processes %.0f%%, tpslab %.0f%%)", others, nodes, g.CPUPercent))
+	}
+	if len(why) == 0 {
+		return
+	}
+	g.MachineBusy = fmt.Sprintf("the machine was %.0f%% busy on %d cores, load average %.1f: %s", g.MachineCPUPercent, g.Cores, g.LoadAverage, strings.Join(why, "; "))
+	s.Warnings = append(s.Warnings, g.MachineBusy+": the figures describe this machine's load as much as the system under test; measure on a quiet machine")
+	if sf := s.Shortfall; sf != nil && sf.By == "target" {
+		sf.By = "machine_cpu" // the target answered slowly on a machine others kept busy
+	}
 }
 
 // cost is what a committed payment cost over the steady window: the mean

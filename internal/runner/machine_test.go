@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/telemetry"
+)
+
+// The machine is blamed only for CPU that neither tpslab nor the system's
+// measured processes used, or that a hypervisor took (issue 34: at load
+// average 25-55 a run blamed the target's answers).
+func TestJudgeMachine(t *testing.T) {
+	tel := func(nodes ...float64) map[string]telemetry.Stat {
+		m := map[string]telemetry.Stat{}
+		for i, v := range nodes {
+			m["node"+string(rune('0'+i))+".cpu_percent"] = telemetry.Stat{Mean: v}
+		}
+		return m
+	}
+	cases := []struct {
+		name       string
+		g          report.Generator
+		tel        map[string]telemetry.Stat
+		shortBy    string
+		busy       bool
+		wantBy     string
+		wantOthers float64
+	}{
+		{"nodes use the machine", report.Generator{Cores: 2, MachineCPUPercent: 98, CPUPercent: 20}, tel(90, 80), "target", false, "target", 6},
+		{"other processes use it", report.Generator{Cores: 2, MachineCPUPercent: 100, CPUPercent: 3, LoadAverage: 31}, tel(40, 30), "target", true, "machine_cpu", 127},
+		{"steal", report.Generator{Cores: 2, MachineCPUPercent: 60, CPUPercent: 10, StealPercent: 25}, tel(50), "", true, "", 60},
+		{"no node measured: never blamed on others", report.Generator{Cores: 2, MachineCPUPercent: 100, CPUPercent: 5}, nil, "target", false, "target", 195},
+		{"a quiet machine", report.Generator{Cores: 2, MachineCPUPercent: 30, CPUPercent: 10}, tel(40), "", false, "", 10},
+	}
+	for _, c := range cases {
+		s := &report.Summary{Generator: c.g, Telemetry: c.tel}
+		if c.shortBy != "" {
+			s.Shortfall = &report.Shortfall{By: c.shortBy}
+		}
+		judgeMachine(s)
+		g := s.Generator
+		if (g.MachineBusy != "") != c.busy || g.OthersCPUPercent != c.wantOthers {
+			t.Errorf("%s: machine busy %q, others %.1f%% (want busy %v, others %.0f%%)", c.name, g.MachineBusy, g.OthersCPUPercent, c.busy, c.wantOthers)
+		}
+		if c.shortBy != "" && s.Shortfall.By != c.wantBy {
+			t.Errorf("%s: shortfall by %s, want %s", c.name, s.Shortfall.By, c.wantBy)
+		}
+		if c.busy && (len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "measure on a quiet machine")) {
+			t.Errorf("%s: warnings %q", c.name, s.Warnings)
+		}
+	}
+}
