@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -291,5 +293,40 @@ func TestInterruptDrainsInFlight(t *testing.T) {
 	}
 	if el := time.Since(start); el > 15*time.Second {
 		t.Errorf("a second interruption still waited: the run took %s", el)
+	}
+}
+
+// Other processes keeping the machine busy are measured and named, not
+// blamed on the system (issue 34: at load average 25-55 a run blamed the
+// target's answers). Three busy loops take this machine's CPU during a run
+// on the shared network.
+func TestBusyMachineIsNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("uses the 4-validator network")
+	}
+	n, off := sharedNet(t)
+	hogs := max(3, runtime.NumCPU()+1)
+	for i := 0; i < hogs; i++ {
+		hog := exec.Command("sh", "-c", "while :; do :; done")
+		if err := hog.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	out := filepath.Join(t.TempDir(), "busy")
+	sc := loadScenario(out, 200, 5*time.Second, 300)
+	sc.Workload.SendersOffset = off
+	sc.Target.NetHome = n.Home
+	res, _ := run(t, context.Background(), sc)
+	if res == nil {
+		t.Fatal("no result")
+	}
+	g := res.Summary.Generator
+	t.Logf("machine %.0f%%, others %.0f%% of one core, steal %.0f%%, load average %.1f; %s", g.MachineCPUPercent, g.OthersCPUPercent, g.StealPercent, g.LoadAverage, res.Verdict())
+	if g.MachineBusy == "" || g.OthersCPUPercent < 50 {
+		t.Errorf("with %d busy loops: machine busy %q, others %.0f%% of one core", hogs, g.MachineBusy, g.OthersCPUPercent)
+	}
+	if o := res.Outcome(); o != report.OutcomeKeptUp && o != report.OutcomeMachine && o != report.OutcomeRefused {
+		t.Errorf("outcome %s on a machine others kept busy: %s", o, res.Verdict())
 	}
 }
