@@ -56,6 +56,7 @@ var scenarioFlags = []scenarioFlag{
 	{"duration", "load.duration", "length of the load (constant rate or closed model)"},
 	{"warmup", "load.warmup", "start of the load excluded from steady-state figures"},
 	{"drain", "load.drain", "longest wait for in-flight payments after the load"},
+	{"mempool-wait", "target.mempool_wait", "before the load, wait up to this long for the target's mempool to empty (an earlier run's payments)"},
 	{"users", "load.users", "closed model: number of users"},
 	{"ramp-up", "load.ramp_up", "closed model: time to start all users"},
 	{"wait-for", "load.wait_for", "closed model: ack | commit"},

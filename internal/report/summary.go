@@ -33,10 +33,13 @@ type Summary struct {
 	// Stalls are stretches without blocks far longer than the usual block
 	// interval; Halted is set when they cover more than a quarter of the
 	// steady window.
-	Stalls      []Stall  `json:"stalls,omitempty"`
-	LongestGapS float64  `json:"longest_block_gap_s"`
-	Halted      string   `json:"halted,omitempty"`
-	Warnings    []string `json:"warnings,omitempty"`
+	// MempoolBefore is how many transactions the target's mempool held
+	// when the load began (-1: it has none tpslab can read).
+	MempoolBefore int      `json:"mempool_before"`
+	Stalls        []Stall  `json:"stalls,omitempty"`
+	LongestGapS   float64  `json:"longest_block_gap_s"`
+	Halted        string   `json:"halted,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 	// Samples are the system's own words, one per reason.
 	Samples map[string]string `json:"samples,omitempty"`
 	// Telemetry is what was read from inside the system over the steady

@@ -31,6 +31,8 @@ type loadState struct {
 	loadEnd  atomic.Int64            // ns since start when offering ended; 0 while offering
 	stopped  atomic.Int64            // ns since start when offering was stopped early (interrupt, halt); 0 if not
 	mempool  atomic.Int64
+	// mempoolBefore is the target's mempool when the load began (-1: unknown).
+	mempoolBefore int
 	hasBlock bool // the system has blocks (a chain)
 
 	mu        sync.Mutex // guards the block fields below
@@ -92,6 +94,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		intervals: hdrhistogram.New(1, 3_600_000, 2), steadyIv: hdrhistogram.New(1, 3_600_000, 2)}
 	r.ls = ls
 	r.sum = &summarizer{sc: &r.sc, profile: r.profile, rec: r.rec, ls: ls, tel: r.tel, loadDur: r.loadDur}
+	ls.mempoolBefore = r.mempoolBefore(observe) // before the start: a wait must not eat the schedule
 	r.start = time.Now()
 	if r.o.Gate != nil {
 		at, err := r.o.Gate(observe)
@@ -293,6 +296,53 @@ func (r *run) sampleMempool(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// mempoolBefore reads the target's mempool before the load and, with
+// target.mempool_wait, waits for it to empty: transactions left there (an
+// earlier run's expired payments) take block space from this run's and
+// commit during it (issue 34). It says what it found.
+func (r *run) mempoolBefore(ctx context.Context) int {
+	m, ok := r.conn.Target.(sut.Mempool)
+	if !ok {
+		return -1
+	}
+	read := func() int {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		n, err := m.MempoolTxs(c)
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	n := read()
+	if n <= 0 {
+		return n
+	}
+	if wait := r.sc.Target.MempoolWait.D(); wait > 0 {
+		fmt.Fprintf(r.o.Log, "the mempool holds %d transactions: waiting up to %s for it to empty (target.mempool_wait)\n", n, wait)
+		start := time.Now()
+		for deadline := start.Add(wait); n > 0 && time.Now().Before(deadline) && ctx.Err() == nil; {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			if v := read(); v >= 0 {
+				n = v
+			}
+		}
+		if n == 0 {
+			fmt.Fprintf(r.o.Log, "the mempool emptied in %.0f s\n", time.Since(start).Seconds())
+			return 0
+		}
+	}
+	hint := "; --mempool-wait 2m waits for it to empty first"
+	if r.sc.Target.MempoolWait.D() > 0 {
+		hint = fmt.Sprintf("; it did not empty within target.mempool_wait %s", r.sc.Target.MempoolWait.D())
+	}
+	r.note("the mempool held %d transactions when the load began (an earlier run's, or others'): they take block space from this run's payments and may commit during it%s", n, hint)
+	return n
 }
 
 func (r *run) expire(ctx context.Context) {

@@ -126,6 +126,7 @@ func (r *summarizer) summary() report.Summary {
 		s.Telemetry = ls.telWin.Stats(r.tel.Metrics(), s.CommittedTPS)
 		s.SlowestStatements = ls.slowest
 	}
+	s.MempoolBefore = ls.mempoolBefore
 	judgeMachine(&s)
 	s.Cost = cost(&s, ls.steadyGenCPU, ls.steadyN)
 	// Every accepted (or unanswered) payment ends committed, failed in a

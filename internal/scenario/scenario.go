@@ -53,6 +53,10 @@ type Target struct {
 	NetHome   string   `yaml:"net_home" json:"net_home"`   // a network started by `tpslab net up`
 	Broadcast string   `yaml:"broadcast" json:"broadcast"` // sync | async
 	Confirm   string   `yaml:"confirm" json:"confirm"`     // websocket | poll
+	// MempoolWait is how long to wait before the load for the target's
+	// mempool to empty (an earlier run's expired payments still in it
+	// compete with this run's); 0: do not wait, only say so.
+	MempoolWait Duration `yaml:"mempool_wait" json:"mempool_wait,omitempty"`
 	// Via is where Cosmos SDK transactions are submitted: the CometBFT RPC,
 	// the REST endpoint (POST /cosmos/tx/v1beta1/txs) or gRPC.
 	Via           string   `yaml:"via" json:"via,omitempty"`

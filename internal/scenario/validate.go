@@ -99,6 +99,9 @@ func (s *Scenario) Validate() error {
 	if err := oneOf("target.broadcast", t.Broadcast, "sync", "async"); err != nil {
 		return err
 	}
+	if err := durationIn("target.mempool_wait", t.MempoolWait, 0, MaxTimeout, "a duration"); err != nil {
+		return err
+	}
 	if err := oneOf("target.confirm", t.Confirm, "websocket", "poll"); err != nil {
 		return err
 	}
