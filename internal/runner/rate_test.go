@@ -4,6 +4,11 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tpslab/tpslab/internal/report"
 )
 
 func TestCommittedRate(t *testing.T) {
@@ -26,6 +31,16 @@ func TestCommittedRate(t *testing.T) {
 	if tps, _, stall = w.rate(); !near(stall, 19.4) || !near(tps, 5000/(9.8+19.4)) {
 		t.Errorf("halted head: tps %g, stall %g", tps, stall)
 	}
+	// Not one block in a chain's window: the whole window stalled; a system
+	// without blocks has no stall.
+	w = window{Start: 5, End: 35, Chain: true}
+	if _, _, stall = w.rate(); stall != 30 {
+		t.Errorf("no block in the window: stall %g, want 30", stall)
+	}
+	w.Chain = false
+	if _, _, stall = w.rate(); stall != 0 {
+		t.Errorf("no blocks at all: stall %g", stall)
+	}
 	// Fewer than two blocks: committed over the window.
 	w = window{Start: 5, End: 35, Committed: 300, Blocks: 1}
 	if tps, _, _ = w.rate(); !near(tps, 10) {
@@ -47,5 +62,34 @@ func TestFewBlocksInTheSteadyWindow(t *testing.T) {
 	w.Blocks = 0
 	if msg := w.fewBlocks(false); msg != "" {
 		t.Errorf("a system without blocks: %q", msg)
+	}
+}
+
+// A block-less gap over the steady window is reported however slow the
+// blocks around it were (issue 34: blocks 11-17 s apart raised the bar to
+// 70 s, and a 52 s gap covering the whole window read stall_s 0, longest
+// gap 0, no warning).
+func TestLongGapAmongSlowBlocksIsReported(t *testing.T) {
+	ls := &loadState{hasBlock: true, intervals: hdrhistogram.New(1, 3_600_000, 2)}
+	for range 20 {
+		ls.intervals.RecordValue(14_000) // blocks 14 s apart
+	}
+	ls.gaps = []gap{{from: 12 * time.Second, to: 64 * time.Second}}
+	ls.lastSeen = 64 * time.Second
+	r := &summarizer{ls: ls}
+	s := &report.Summary{Steady: report.Steady{StartS: 15, EndS: 55}}
+	r.stallsUntil(s, 66*time.Second)
+	if s.LongestGapS != 52 || len(s.Stalls) != 1 || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "no block for 52.0 s from t=12.0 s: 100% of the steady window") {
+		t.Errorf("longest gap %g, stalls %+v, warnings %q", s.LongestGapS, s.Stalls, s.Warnings)
+	}
+	if s.Halted != "" {
+		t.Errorf("a chain that came back is not halted: %q", s.Halted)
+	}
+	// A 12 s gap among 14 s blocks is their pace: counted, not a stall.
+	ls.gaps = []gap{{from: 20 * time.Second, to: 32 * time.Second}}
+	s = &report.Summary{Steady: report.Steady{StartS: 15, EndS: 55}}
+	r.stallsUntil(s, 66*time.Second)
+	if s.LongestGapS != 12 || len(s.Stalls) != 0 || len(s.Warnings) != 0 {
+		t.Errorf("slow pace: longest gap %g, stalls %+v, warnings %q", s.LongestGapS, s.Stalls, s.Warnings)
 	}
 }

@@ -214,7 +214,7 @@ func cost(s *report.Summary, genCPUSum float64, steadySecs int) report.Cost {
 func (r *summarizer) committedRate(s *report.Summary, st *measure.Interval) {
 	ls := r.ls
 	w := window{Start: s.Steady.StartS, End: s.Steady.EndS, Committed: st.Committed, Blocks: ls.steadyBlocks,
-		First: ls.steadyB[0], Last: ls.steadyB[1], FirstOurs: ls.steadyB0, Typical: float64(ls.steadyIv.ValueAtQuantile(50)) / 1000}
+		First: ls.steadyB[0], Last: ls.steadyB[1], FirstOurs: ls.steadyB0, Typical: float64(ls.steadyIv.ValueAtQuantile(50)) / 1000, Chain: ls.hasBlock}
 	s.CommittedTPS, s.Steady.BlockWindowS, s.Steady.StallS = w.rate()
 	if msg := w.fewBlocks(ls.hasBlock); msg != "" {
 		s.Warnings = append(s.Warnings, msg)
@@ -247,12 +247,16 @@ type window struct {
 	Start, End, First, Last, Typical float64
 	Committed, FirstOurs             int64
 	Blocks                           int
+	Chain                            bool // the system has blocks
 }
 
 // rate is committed_tps, the time between the window's first and last
 // blocks, and the block-less time added to it.
 func (w window) rate() (tps, blockWindow, stall float64) {
 	tps = float64(w.Committed) / (w.End - w.Start)
+	if w.Blocks == 0 && w.Chain {
+		return tps, 0, math.Round((w.End-w.Start)*1000) / 1000 // not one block: the whole window stalled
+	}
 	if w.Blocks < 2 {
 		return tps, 0, 0
 	}
@@ -272,7 +276,10 @@ func (w window) rate() (tps, blockWindow, stall float64) {
 // means the run measured a halted chain; stalls that end with a block are
 // slow blocks (an overloaded chain executing huge ones), reported as
 // warnings.
-func (r *summarizer) stalls(s *report.Summary) {
+func (r *summarizer) stalls(s *report.Summary) { r.stallsUntil(s, r.ls.eng.Since()) }
+
+// stallsUntil is stalls for a run that ended at end.
+func (r *summarizer) stallsUntil(s *report.Summary, end time.Duration) {
 	ls := r.ls
 	if !ls.hasBlock {
 		return
@@ -282,34 +289,39 @@ func (r *summarizer) stalls(s *report.Summary) {
 	last := ls.lastSeen
 	median := time.Duration(ls.intervals.ValueAtQuantile(50)) * time.Millisecond
 	ls.mu.Unlock()
-	end := ls.eng.Since()
 	if end-last >= minGap {
 		gaps = append(gaps, gap{from: last, to: end})
 	}
+	// Slow blocks raise the bar (an overloaded chain executing huge blocks
+	// is not stalled), but a gap over a quarter of the steady window and
+	// twice the usual interval is reported whatever the blocks around it
+	// (issue 34: a 52 s gap over a whole window of 14 s blocks went
+	// unreported).
 	threshold := max(minGap, 5*median)
-	var longest report.Stall
 	w0, w1 := s.Steady.StartS, s.Steady.EndS
+	win := w1 - w0
 	for i, g := range gaps {
 		d := g.to - g.from
-		if d < threshold {
+		s.LongestGapS = max(s.LongestGapS, round1(d.Seconds()))
+		inWindow := math.Max(0, math.Min(g.to.Seconds(), w1)-math.Max(g.from.Seconds(), w0))
+		covers := win > 0 && inWindow > haltShare*win
+		if d < threshold && !(covers && d >= 2*median) { // at the chain's own pace, a gap is no stall
 			continue
 		}
 		st := report.Stall{FromS: round1(g.from.Seconds()), ToS: round1(g.to.Seconds()), DurationS: round1(d.Seconds()), Ongoing: i == len(gaps)-1 && g.to == end}
 		s.Stalls = append(s.Stalls, st)
-		if st.DurationS > longest.DurationS {
-			longest = st
-		}
 		msg := fmt.Sprintf("no block for %.1f s from t=%.1f s", st.DurationS, st.FromS)
-		if st.Ongoing {
+		switch {
+		case st.Ongoing && covers:
+			s.Halted = fmt.Sprintf("no block for %.1f s from t=%.1f s until the run ended: %.0f%% of the steady window", st.DurationS, st.FromS, 100*inWindow/win)
 			msg += " (none since)"
-			inWindow := math.Max(0, math.Min(g.to.Seconds(), w1)-math.Max(g.from.Seconds(), w0))
-			if win := w1 - w0; win > 0 && inWindow > haltShare*win {
-				s.Halted = fmt.Sprintf("no block for %.1f s from t=%.1f s until the run ended: %.0f%% of the steady window", st.DurationS, st.FromS, 100*inWindow/win)
-			}
+		case st.Ongoing:
+			msg += " (none since)"
+		case covers:
+			msg += fmt.Sprintf(": %.0f%% of the steady window, whose figures rest on the blocks around it", 100*inWindow/win)
 		}
 		s.Warnings = append(s.Warnings, msg)
 	}
-	s.LongestGapS = longest.DurationS
 }
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
