@@ -3,8 +3,11 @@ package runner
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
@@ -49,6 +52,30 @@ func TestJudgeMachine(t *testing.T) {
 		}
 		if c.busy && (len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "measure on a quiet machine")) {
 			t.Errorf("%s: warnings %q", c.name, s.Warnings)
+		}
+	}
+}
+
+// Workers busy without CPU and without waiting for answers were held up by
+// the system, not short of capacity: the generator is not "limited" (issue
+// 34: find-max stopped, blaming the generator at 1% of one core).
+func TestIdleGeneratorIsNotLimited(t *testing.T) {
+	sc := scenario.Default()
+	sc.Load.Duration = scenario.Duration(10 * time.Second)
+	sc.Load.Warmup = 0
+	sc.Load.Rate = 400
+	rec := measure.NewRecorder()
+	rec.Steady.Offered, rec.Steady.Sent = 4000, 1000
+	for _, c := range []struct {
+		cpu     float64
+		limited bool
+		by      string
+	}{{1, false, "target"}, {80, true, "generator_workers"}} {
+		r := &summarizer{sc: &sc, rec: rec, profile: sc.Load.Profile()}
+		s := &report.Summary{Generator: report.Generator{Cores: 2, CPUPercent: c.cpu, Workers: 1, BusyPercent: 99, WaitingPercent: 10}}
+		r.judgeGenerator(s, 10)
+		if s.Generator.Limited != c.limited || s.Shortfall == nil || s.Shortfall.By != c.by {
+			t.Errorf("generator at %.0f%% of one core: limited %v, shortfall %+v", c.cpu, s.Generator.Limited, s.Shortfall)
 		}
 	}
 }

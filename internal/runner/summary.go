@@ -389,6 +389,12 @@ func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 		if g.Lanes > 0 {
 			warn += "; more endpoints, or send_interval 0 (each payment on its own over the connections), show whether it answers faster in parallel"
 		}
+	case saturated && g.CPUPercent < 25:
+		// Busy without CPU and without waiting for answers: held up by
+		// the system (a full mempool, a chain not committing), not short of
+		// capacity (issue 34: find-max blamed the generator at 1% CPU).
+		by = "target"
+		warn = fmt.Sprintf("%s: the generator's %s were busy %.0f%% of the load while it used only %.0f%% of one core: they were held up by the system under test, not short of capacity", why, workers, g.BusyPercent, g.CPUPercent)
 	case saturated:
 		by = "generator_workers"
 	case connsBusy: // idle on the whole, but waiting for the target when it mattered (a stall)

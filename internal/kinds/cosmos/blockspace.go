@@ -20,7 +20,8 @@ import (
 // more gas than the fee market allows, so that payments fail inside them.
 // It returns a warning ("" when all is well, or the chain sets no cap).
 func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPayment uint64) (string, error) {
-	if sc.Load.Model != scenario.Open || gasPerPayment == 0 {
+	peak, model := offeredPeak(sc.Load)
+	if peak <= 0 || gasPerPayment == 0 {
 		return "", nil
 	}
 	c := &cometbft.Client{URL: rpc, HTTP: http.DefaultClient}
@@ -55,14 +56,29 @@ func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPa
 	if err != nil || interval <= 0 {
 		return "", err
 	}
-	peak := peakRate(sc.Load.Profile())
 	offered := peak * interval.Seconds()
 	if float64(perBlock) < offered {
 		warns = append(warns, fmt.Sprintf("block space: blocks can hold at most %d payments (%s / %d gas each payment reserves), "+
-			"but at %.0f tx/s with a block every %.2f s about %.0f are offered per block: the chain cannot commit the offered rate "+
-			"(raise block.max_gas, or give workload.gas closer to what a payment uses)", perBlock, what, gasPerPayment, peak, interval.Seconds(), offered))
+			"but at %.0f tx/s%s with a block every %.2f s about %.0f are offered per block: the chain cannot commit the offered rate "+
+			"(raise block.max_gas, or give workload.gas closer to what a payment uses)", perBlock, what, gasPerPayment, peak, model, interval.Seconds(), offered))
 	}
 	return strings.Join(warns, "; "), nil
+}
+
+// offeredPeak is the highest rate the load offers: the open model's peak,
+// or the closed model's users over their pacing (or think time, when
+// unpaced: an upper bound, each user waiting for its answer too).
+func offeredPeak(l scenario.Load) (float64, string) {
+	if l.Model == scenario.Open {
+		return peakRate(l.Profile()), ""
+	}
+	if p := l.Pacing.D(); p > 0 {
+		return float64(l.Users) / p.Seconds(), fmt.Sprintf(" (%d users, one payment each every %s)", l.Users, p)
+	}
+	if th := l.Think.D(); th > 0 {
+		return float64(l.Users) / th.Seconds(), fmt.Sprintf(" (at most: %d users thinking %s between payments)", l.Users, th)
+	}
+	return 0, ""
 }
 
 // peakRate is the profile's highest rate, sampled every 100 ms.

@@ -19,6 +19,7 @@ import (
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 
 	"github.com/tpslab/tpslab/internal/kinds/all"
+	cosmoskind "github.com/tpslab/tpslab/internal/kinds/cosmos"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -512,6 +513,14 @@ func TestAutoGasAndBlockSpace(t *testing.T) {
 	want := fmt.Sprintf("blocks can hold at most %d payments (consensus block.max_gas 2000000 / %d gas", 2_000_000/reserved, reserved)
 	if !strings.Contains(space, want) {
 		t.Errorf("block-space warning %q, want it to say %q", space, want)
+	}
+	// The closed model is checked too: 2,000 users paying every 5 s offer
+	// 400/s (issue 34: the seed's Hub examples were never warned).
+	closed := scenario.Default()
+	closed.Load.Model, closed.Load.Users, closed.Load.Pacing = scenario.Closed, 2000, scenario.Duration(5*time.Second)
+	msg, err := cosmoskind.BlockSpace(context.Background(), n.Nodes[0].RPC, &closed, reserved)
+	if err != nil || !strings.Contains(msg, "at 400 tx/s (2000 users, one payment each every 5s)") {
+		t.Errorf("closed model: block-space warning %q (%v)", msg, err)
 	}
 	if per := res.Summary.BlocksSummary.TxsMax; uint64(per) > 2_000_000/reserved {
 		t.Errorf("a block held %d payments with room for %d", per, 2_000_000/reserved)
