@@ -16,7 +16,6 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/exporter"
 	"github.com/tpslab/tpslab/internal/kinds"
-	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 )
@@ -238,6 +237,9 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 			if err := checkFormat(summaryFormat); err != nil {
 				return err
 			}
+			if err := output.check(); err != nil {
+				return err
+			}
 			if metricsAddr != "" {
 				if _, _, err := net.SplitHostPort(metricsAddr); err != nil {
 					return exitcode.BadInputf("--metrics-addr: %q, expected host:port such as 127.0.0.1:9464", metricsAddr)
@@ -275,6 +277,7 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 	seg.register(c.Flags())
 	c.Flags().BoolVar(&sameNetwork, "same-network", false, "with --repeat: start the built-in network once for all repetitions")
 	addFormatFlag(c, &summaryFormat)
+	output.register(c)
 	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on host:port (e.g. 127.0.0.1:9464) while the run goes")
 	return c
 }
@@ -291,9 +294,7 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 			return err
 		}
 	}
-	if isTerminal(os.Stderr) {
-		opts.Progress = os.Stderr
-	}
+	opts.Progress, opts.ProgressEvery, opts.ProgressInPlace = output.progressTo()
 	if metricsAddr != "" {
 		if opts.Out == "" {
 			opts.Out = runner.DefaultOut()
@@ -316,14 +317,16 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 	if res != nil {
 		paths := os.Stdout
 		if summaryFormat == "markdown" {
-			report.Markdown(os.Stdout, res)
 			paths = os.Stderr // stdout holds the markdown alone
-		} else {
-			report.PrintSummary(os.Stdout, res)
 		}
+		printRunSummary(res, summaryFormat, false)
 		fmt.Fprintf(paths, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
 		if path, herr := campaign.WriteReport(res.Dir); herr == nil {
-			fmt.Fprintf(paths, "report: %s\n", path)
+			fmt.Fprintf(paths, "report: %s", path)
+			if output.summary != "full" && summaryFormat != "markdown" {
+				fmt.Fprintf(paths, "  (every figure: tpslab summary %s --summary full)", res.Dir)
+			}
+			fmt.Fprintln(paths)
 		} else {
 			fmt.Fprintf(os.Stderr, "report: %v\n", herr)
 		}

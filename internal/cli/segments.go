@@ -153,7 +153,7 @@ func (f *segmentFlags) rawOnly(sc *scenario.Scenario, opts *runner.Options) erro
 // but those the controller sets itself.
 func childArgs(fs *pflag.FlagSet, args []string) ([]string, error) {
 	drop := map[string]bool{"segments": true, "out": true, "net-home": true, "threshold": true, "metrics-addr": true,
-		"kubeconfig": true, "namespace": true, "image": true, "coordinator-addr": true, "repeat": true, "same-network": true, "keep-network": true, "summary-format": true}
+		"kubeconfig": true, "namespace": true, "image": true, "coordinator-addr": true, "repeat": true, "same-network": true, "keep-network": true, "summary-format": true, "summary": true, "progress": true, "quiet": true}
 	var out []string
 	fs.Visit(func(fl *pflag.Flag) {
 		if drop[fl.Name] {
@@ -243,11 +243,7 @@ func finishSegments(cmd *cobra.Command, out string, dirs []string, infos []repor
 	if err != nil {
 		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("merging the segments: %v (their own results are in %s)", err, filepath.Join(out, "segments")))
 	}
-	if summaryFormat == "markdown" {
-		report.Markdown(os.Stdout, res)
-	} else {
-		report.PrintSummary(os.Stdout, res)
-	}
+	printRunSummary(res, summaryFormat, true)
 	fmt.Fprintf(os.Stderr, "\nresult: %s (merged from %d segments)\n", filepath.Join(out, "result.json"), len(dirs))
 	if path, herr := campaign.WriteReport(out); herr == nil {
 		fmt.Fprintf(os.Stderr, "report: %s\n", path)

@@ -54,14 +54,14 @@ func TestNodeCPUPerPaymentLeavesOutTheLinks(t *testing.T) {
 // 0)" read as a measurement; issue 23, case 7).
 func TestNoGeneratorLineWhenNothingWasOffered(t *testing.T) {
 	var b bytes.Buffer
-	PrintSummary(&b, &Result{SchemaVersion: SchemaVersion, Status: "complete", StartedAt: time.Now()})
+	PrintFullSummary(&b, &Result{SchemaVersion: SchemaVersion, Status: "complete", StartedAt: time.Now()})
 	if strings.Contains(b.String(), "generator:") {
 		t.Errorf("a generator line for a run that offered nothing:\n%s", b.String())
 	}
 	r := &Result{SchemaVersion: SchemaVersion, Status: "complete", StartedAt: time.Now()}
 	r.Summary.Offered, r.Summary.Generator.Cores, r.Summary.Generator.CPUPercent = 100, 2, 12
 	b.Reset()
-	PrintSummary(&b, r)
+	PrintFullSummary(&b, r)
 	if !strings.Contains(b.String(), "generator: 12% of one core (of 2)") {
 		t.Errorf("no generator line for a run that offered load:\n%s", b.String())
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/tpslab/tpslab/internal/telemetry"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,41 @@ func TestHeadlineOutcomes(t *testing.T) {
 		if strings.Contains(v, "sustained") || strings.Contains(v, ".0 never sent") || strings.Contains(v, ".0 expired") {
 			t.Errorf("%s: headline %q", c.name, v)
 		}
+	}
+}
+
+// The default summary fits one screen: the verdict first, four nodes as
+// columns, a long warning wrapped, thresholds with units (issue 35).
+func TestCompactSummaryFitsOneScreen(t *testing.T) {
+	r := outcomeRun(985, 600, 640)
+	r.Summary.Telemetry = map[string]telemetry.Stat{}
+	for _, n := range []string{"node0", "node1", "node2", "node3"} {
+		for _, m := range []string{"cpu_percent", "rss_bytes", "mempool_txs", "p2p_send_bytes", "write_bytes", "rounds", "goroutines", "heap_bytes", "alloc_bytes", "block_bytes"} {
+			r.Summary.Telemetry[n+"."+m] = telemetry.Stat{Mean: 30, Max: 40}
+		}
+	}
+	r.Summary.Warnings = []string{strings.Repeat("a long warning ", 20)}
+	r.Thresholds = []ThresholdOutcome{{Expr: "p99_commit < 2s", OK: true, Actual: 1454}}
+	var b strings.Builder
+	PrintSummaryWith(&b, r, SummaryOptions{Width: 80})
+	out := b.String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) > 30 || !strings.HasPrefix(lines[0], "kept up: ") {
+		t.Errorf("%d lines, first %q:\n%s", len(lines), lines[0], out)
+	}
+	for _, l := range lines {
+		if len([]rune(l)) > 100 {
+			t.Errorf("a line of %d columns: %q", len([]rune(l)), l)
+		}
+	}
+	for _, want := range []string{"✓ p99_commit < 2s (actual 1454 ms)", "node0", "node3", "cpu % of one core", "limit: none reached"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	var full strings.Builder
+	PrintSummaryWith(&full, r, SummaryOptions{Full: true})
+	if n := strings.Count(full.String(), "\n"); n < 2*len(lines) {
+		t.Errorf("--summary full: %d lines, the compact one %d", n, len(lines))
 	}
 }

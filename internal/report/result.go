@@ -101,7 +101,17 @@ func (o ThresholdOutcome) Actually() string {
 	if o.Note != "" {
 		return o.Note
 	}
-	return fmt.Sprintf("actual %.4g", o.Actual)
+	unit := ""
+	name, _, _ := strings.Cut(strings.TrimSpace(o.Expr), " ")
+	for _, d := range Defs(nil) {
+		if d.Name == name && d.Unit != "" && d.Unit != "1" {
+			unit = " " + d.Unit
+		}
+	}
+	if unit == " %" {
+		unit = "%"
+	}
+	return fmt.Sprintf("actual %.4g%s", o.Actual, unit)
 }
 
 // Environment describes where the load generator ran.

@@ -119,7 +119,7 @@ func TestByKindTableRenders(t *testing.T) {
 	if err := WriteHTML(&h, r); err != nil {
 		t.Fatal(err)
 	}
-	PrintSummary(&txt, r)
+	PrintFullSummary(&txt, r)
 	for _, want := range []string{"multi_send", "433.3", "901.7", "880.1"} {
 		if !strings.Contains(h.String(), want) || !strings.Contains(txt.String(), want) {
 			t.Errorf("%q missing: html has it %v, text %v", want, strings.Contains(h.String(), want), strings.Contains(txt.String(), want))

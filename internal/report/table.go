@@ -12,8 +12,11 @@ import (
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
-// PrintSummary writes the end-of-run table.
-func PrintSummary(out io.Writer, r *Result) {
+// PrintSummary writes the one-screen end-of-run summary with its notes.
+func PrintSummary(out io.Writer, r *Result) { PrintSummaryWith(out, r, SummaryOptions{Notes: true}) }
+
+// PrintFullSummary writes every figure of the run (--summary full).
+func PrintFullSummary(out io.Writer, r *Result) {
 	s := r.Summary
 	fmt.Fprintf(out, "\n%s\n\n", r.Verdict())
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)

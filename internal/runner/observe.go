@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
@@ -43,7 +44,8 @@ func (r *run) observers() []Observer {
 		}
 	}
 	if r.o.Progress != nil {
-		obs = append(obs, progress{r.o.Progress})
+		every := int(r.o.ProgressEvery / time.Second)
+		obs = append(obs, &progress{w: r.o.Progress, every: every, inPlace: r.o.ProgressInPlace})
 	}
 	if r.sched != nil {
 		obs = append(obs, faultEffects{r.sched})
@@ -80,18 +82,61 @@ func (t thresholds) Result(res *report.Result, final bool) {
 	}
 }
 
-// progress prints a line a second.
-type progress struct{ w io.Writer }
-
-func (p progress) Second(s *report.Second, _ *measure.Interval, final bool) {
-	if final {
-		return
-	}
-	fmt.Fprintf(p.w, "%5.0fs %-7s offered %6d/s  sent %6d/s  committed %6d/s  p99 commit %7.0f ms  in-flight %6d  mempool %6d  errors %d\n",
-		s.T, s.Phase, s.Offered, s.Sent, s.Committed, s.CommitMs.P99, s.InFlight, s.MempoolTxs, measure.Sum(s.Rejected)+measure.Sum(s.Failed)+s.Expired)
+// progress prints the load's progress: on a terminal one line rewritten
+// every second (k6's way), elsewhere a plain line every so often with the
+// rates over that stretch (CI logs). Latency reads "-" until a commit.
+type progress struct {
+	w       io.Writer
+	every   int // seconds between lines
+	inPlace bool
+	acc     progressAcc
 }
 
-func (progress) Result(*report.Result, bool) {}
+type progressAcc struct {
+	n                              int
+	offered, sent, committed, errs int64
+	p99                            float64 // the stretch's highest per-second p99 commit
+	inFlight, mempool              int
+}
+
+func (p *progress) Second(s *report.Second, _ *measure.Interval, final bool) {
+	a := &p.acc
+	if !final {
+		a.n++
+		a.offered += s.Offered
+		a.sent += s.Sent
+		a.committed += s.Committed
+		a.errs += measure.Sum(s.Rejected) + measure.Sum(s.Failed) + s.Expired
+		if s.CommitMs.Count > 0 {
+			a.p99 = max(a.p99, s.CommitMs.P99)
+		}
+		a.inFlight, a.mempool = s.InFlight, s.MempoolTxs
+	}
+	if final {
+		if p.inPlace {
+			fmt.Fprintln(p.w)
+		}
+		return
+	}
+	if a.n < max(p.every, 1) {
+		return
+	}
+	n := int64(a.n)
+	lat := "-"
+	if a.p99 > 0 {
+		lat = fmt.Sprintf("%.0f ms", a.p99)
+	}
+	line := fmt.Sprintf("%4.0fs %-7s offered %d/s  sent %d/s  committed %d/s  p99 commit %s  in flight %d  mempool %d  errors %d",
+		s.T, s.Phase, a.offered/n, a.sent/n, a.committed/n, lat, max(a.inFlight, 0), max(a.mempool, 0), max(a.errs, 0))
+	if p.inPlace {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+	p.acc = progressAcc{}
+}
+
+func (*progress) Result(*report.Result, bool) {}
 
 // resultFile streams seconds and blocks to the run directory and rewrites
 // result.json at checkpoints (the runner closes it at the end).

@@ -41,7 +41,11 @@ type Options struct {
 	// NodeBinary, when set, is the node program of a network the run
 	// starts, instead of the kind's own (ab compares two builds).
 	NodeBinary string
-	Progress   io.Writer // live progress once a second; nil for none
+	Progress   io.Writer // live progress; nil for none
+	// ProgressEvery is how often a progress line is printed (0: every
+	// second); ProgressInPlace rewrites one line (a terminal).
+	ProgressEvery   time.Duration
+	ProgressInPlace bool
 	Log        io.Writer // what the run is doing
 	Version    string
 	Kinds      *kinds.Registry // the kinds of system it can measure
@@ -350,14 +354,14 @@ func (r *run) presign(ctx context.Context) error {
 	fmt.Fprintf(r.o.Log, "presigning %d payments (about %s)\n", count, scenario.Bytes(bytes))
 	start := time.Now()
 	progress := func(done, total int) {}
-	if r.o.Progress != nil {
+	if r.o.Progress != nil && r.o.ProgressInPlace {
 		progress = func(done, total int) {
 			el := time.Since(start).Seconds()
 			fmt.Fprintf(r.o.Progress, "\rpresigning %d payments: %3.0f%% (%.0f/s)   ", total, 100*float64(done)/float64(total), float64(done)/math.Max(el, 1e-3))
 		}
 	}
 	signed, err := p.Presign(ctx, n, sc.Seed, progress)
-	if r.o.Progress != nil {
+	if r.o.Progress != nil && r.o.ProgressInPlace {
 		fmt.Fprintln(r.o.Progress)
 	}
 	el := time.Since(start)

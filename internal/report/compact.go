@@ -1,0 +1,335 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tpslab/tpslab/internal/measure"
+)
+
+// SummaryOptions shape the end-of-run summary.
+type SummaryOptions struct {
+	Full  bool // every figure (PrintFullSummary), not one screen
+	Width int  // wrap warnings here; 0: 100 columns
+	// Notes repeats the run's notes; off at the end of a run, whose notes
+	// were printed as they came.
+	Notes bool
+}
+
+// keyTelemetry are the per-node rows of the one-screen summary, in order.
+var keyTelemetry = []struct{ suffix, label string }{
+	{".cpu_percent", "cpu % of one core"},
+	{".rss_bytes", "memory (rss)"},
+	{".mempool_txs", "mempool txs"},
+	{".p2p_send_bytes", "p2p sent/s"},
+	{".write_bytes", "disk writes/s"},
+	{".rounds", "extra rounds"},
+}
+
+// maxNodeColumns is how many nodes the one-screen summary shows side by side.
+const maxNodeColumns = 8
+
+// PrintSummaryWith writes the end-of-run summary: one screen (about 30
+// lines) unless o.Full. The verdict comes first, then thresholds, the
+// counts, latency, the nodes as columns, the limit, warnings and paths.
+func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
+	if o.Full {
+		PrintFullSummary(out, r)
+		return
+	}
+	width := o.Width
+	if width <= 0 {
+		width = 100
+	}
+	s := r.Summary
+	fmt.Fprintf(out, "\n%s\n", r.Verdict())
+	for _, t := range r.Thresholds {
+		mark := "✓"
+		if !t.OK {
+			mark = "✗"
+		}
+		fmt.Fprintf(out, "  %s %s (%s)\n", mark, t.Expr, t.Actually())
+	}
+	fmt.Fprintln(out)
+
+	counts := compactCounts(&s)
+	lat := compactLatency(&s)
+	nameW := 9
+	for _, c := range counts {
+		nameW = max(nameW, len(c[0]))
+	}
+	fmt.Fprintf(out, "%-*s %9s %9s    %-22s %6s %6s %6s %6s\n", nameW, "", "total", "steady/s", "latency (ms, steady)", "p50", "p90", "p99", "max")
+	for i := 0; i < max(len(counts), len(lat)); i++ {
+		left := fmt.Sprintf("%-*s %9s %9s", nameW, "", "", "")
+		if i < len(counts) {
+			left = fmt.Sprintf("%-*s %9s %9s", nameW, counts[i][0], counts[i][1], counts[i][2])
+		}
+		right := ""
+		if i < len(lat) {
+			l := lat[i]
+			right = fmt.Sprintf("    %-22s %6s %6s %6s %6s", l[0], l[1], l[2], l[3], l[4])
+		}
+		fmt.Fprintln(out, strings.TrimRight(left+right, " "))
+	}
+	if st := stages(&s); st != "" {
+		fmt.Fprintf(out, "stages (p50 from intended send): %s\n", st)
+	}
+	if other := otherCounts(&s); other != "" {
+		fmt.Fprintf(out, "also: %s\n", other)
+	}
+	if len(s.ByKind) > 0 {
+		parts := []string{}
+		for _, k := range s.Kinds() {
+			f := s.ByKind[k]
+			parts = append(parts, fmt.Sprintf("%s %s/s (p99 %s)", k, thousands(f.CommittedTPS), fmtMs(f.CommitMs.P99)))
+		}
+		fmt.Fprintf(out, "by kind: %s\n", strings.Join(parts, ", "))
+	}
+	printNodeColumns(out, r)
+
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "limit: %s\n", r.Limit())
+	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
+		fmt.Fprintf(out, "generator %.0f%% of one core; machine %.0f%% busy of %d cores (others %.0f%% of one core, steal %.0f%%)",
+			g.CPUPercent, g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent)
+		if b := s.BlocksSummary; b.Count > 0 {
+			fmt.Fprintf(out, "; blocks every %.0f ms, %.0f txs", b.IntervalMsMean, b.TxsMean)
+		}
+		fmt.Fprintln(out)
+	}
+	var warns []string
+	if s.Generator.Warning != "" {
+		warns = append(warns, s.Generator.Warning)
+	}
+	warns = append(warns, s.Warnings...)
+	for _, w := range warns {
+		writeWrapped(out, "WARNING: ", w, width)
+	}
+	if n := len(r.Events); n > 0 {
+		kinds := map[string]int{}
+		for _, e := range r.Events {
+			kinds[e.Kind]++
+		}
+		parts := []string{}
+		for _, k := range sortedKeysInt(kinds) {
+			parts = append(parts, fmt.Sprintf("%d %s", kinds[k], k))
+		}
+		fmt.Fprintf(out, "events: %s (in report.html and --summary full)\n", strings.Join(parts, ", "))
+	}
+	for _, e := range r.Endpoints {
+		if e.TransportErrors > 0 || e.DownS > 0 {
+			fmt.Fprintf(out, "endpoint %s: %d transport errors, down %.1f s, %d failovers\n", e.URL, e.TransportErrors, e.DownS, e.Failovers)
+		}
+	}
+	if len(r.Segments) > 0 {
+		parts := []string{}
+		for _, g := range r.Segments {
+			parts = append(parts, fmt.Sprintf("%d/%d %s committed %d (%s)", g.Index, g.Count, g.Where, g.Committed, g.EndedBecause))
+		}
+		writeWrapped(out, "segments: ", strings.Join(parts, "; "), width)
+	}
+	if len(s.Faults) > 0 {
+		printFaults(out, r)
+	}
+	if o.Notes {
+		for _, n := range r.Notes {
+			writeWrapped(out, "note: ", n, width)
+		}
+	}
+}
+
+// compactCounts are the counter rows: name, total, steady rate.
+func compactCounts(s *Summary) [][3]string {
+	row := func(name string, v int64, rate string) [3]string { return [3]string{name, count(v), rate} }
+	rows := [][3]string{
+		row("offered", s.Offered, thousands(s.OfferedTPS)),
+		row("sent", s.Sent, thousands(s.SentTPS)),
+		row("committed", s.Committed, thousands(s.CommittedTPS)),
+	}
+	rej := row("rejected", s.RejectedTotal, "")
+	if top := topReason(s.Rejected); top != "" {
+		rej = row("rejected ("+top+")", s.RejectedTotal, "")
+	}
+	rows = append(rows, rej, row("expired", s.Expired, ""))
+	if s.FailedTotal > 0 {
+		rows = append(rows, row("failed in block", s.FailedTotal, ""))
+	}
+	return rows
+}
+
+// compactLatency are the latency rows: name, p50, p90, p99, max.
+func compactLatency(s *Summary) [][5]string {
+	row := func(name string, p measure.Percentiles) [5]string {
+		if p.Count == 0 {
+			return [5]string{name, "-", "-", "-", "-"}
+		}
+		return [5]string{name, ms(p.P50), ms(p.P90), ms(p.P99), ms(p.Max)}
+	}
+	return [][5]string{
+		row("commit", s.LatencyMs.Commit),
+		row("ack", s.LatencyMs.Ack),
+		row("schedule lag", s.LatencyMs.ScheduleLag),
+	}
+}
+
+// ms is a latency in ms, to a precision that reads.
+func ms(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// stages is the latency-by-stage chain at p50: ack → gossiped → proposed
+// → commit ("" when the chain says nothing of its stages).
+func stages(s *Summary) string {
+	l := s.LatencyMs
+	if l.Proposed.Count == 0 && l.Gossiped.Count == 0 {
+		return ""
+	}
+	parts := []string{"ack " + ms(l.Ack.P50)}
+	if l.Gossiped.Count > 0 {
+		parts = append(parts, "gossiped "+ms(l.Gossiped.P50))
+	}
+	if l.Proposed.Count > 0 {
+		parts = append(parts, "proposed "+ms(l.Proposed.P50))
+	}
+	parts = append(parts, "commit "+ms(l.Commit.P50)+" ms")
+	return strings.Join(parts, " → ")
+}
+
+// otherCounts are the counters the table leaves out that are not zero.
+func otherCounts(s *Summary) string {
+	shown := map[string]bool{"offered": true, "sent": true, "committed": true, "rejected": true, "expired": true, "accepted": true, "committed_failed": true}
+	var parts []string
+	for _, d := range measure.Counters {
+		if shown[d.Name] {
+			continue
+		}
+		if v := d.Value(&s.Counts); v != 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", strings.ReplaceAll(d.Name, "_", " "), thousands(float64(v))))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printNodeColumns writes the key telemetry with one column per node (or
+// process: the part of each name before its first dot).
+func printNodeColumns(out io.Writer, r *Result) {
+	tel := r.Summary.Telemetry
+	if len(tel) == 0 {
+		return
+	}
+	units := map[string]string{}
+	for _, m := range r.Telemetry {
+		units[m.Name] = m.Unit
+	}
+	nodeSet := map[string]bool{}
+	for name := range tel {
+		if node, _, ok := strings.Cut(name, "."); ok && node != "links" {
+			nodeSet[node] = true
+		}
+	}
+	nodes := make([]string, 0, len(nodeSet))
+	for n := range nodeSet {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	more := 0
+	if len(nodes) > maxNodeColumns {
+		more = len(nodes) - maxNodeColumns
+		nodes = nodes[:maxNodeColumns]
+	}
+	var rows []string
+	for _, k := range keyTelemetry {
+		cells := []string{fmt.Sprintf("%-22s", k.label)}
+		any := false
+		for _, n := range nodes {
+			st, ok := tel[n+k.suffix]
+			if !ok {
+				cells = append(cells, "-")
+				continue
+			}
+			any = true
+			unit := units[n+k.suffix]
+			if strings.HasPrefix(unit, "bytes") {
+				cells = append(cells, human(st.Mean, "bytes"))
+			} else {
+				cells = append(cells, fmt.Sprintf("%.0f", st.Mean))
+			}
+		}
+		if any {
+			rows = append(rows, strings.Join(cells, "\t"))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-22s\t%s\t\n", "nodes (steady mean)", strings.Join(nodes, "\t"))
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t\n", row)
+	}
+	tw.Flush()
+	if more > 0 {
+		fmt.Fprintf(out, "(%d more nodes in --summary full)\n", more)
+	}
+}
+
+// Limit is what held the run back, in words, as find-max names it.
+func (r *Result) Limit() string {
+	s := &r.Summary
+	switch o := r.Outcome(); o {
+	case OutcomeKeptUp:
+		return fmt.Sprintf("none reached: the system kept up with %s tx/s (tpslab find-max finds where it stops)", thousands(s.OfferedTPS))
+	case OutcomeGenerator, OutcomeTargetShort:
+		return s.Shortfall.Phrase()
+	case OutcomeMachine:
+		if s.Generator.MachineBusy != "" {
+			return s.Generator.MachineBusy
+		}
+		return s.Shortfall.Phrase()
+	case OutcomeHalted:
+		return "the chain: " + s.Halted
+	case OutcomeRefused:
+		return fmt.Sprintf("the system refused %.1f%% of payments (mostly %s)", 100*s.RejectRate, strings.ReplaceAll(topReason(s.Rejected), "_", " "))
+	case OutcomeNothing:
+		return "the system committed none of what it was sent"
+	case OutcomeFellBehind:
+		return fmt.Sprintf("the system: it committed %s of %s offered tx/s", thousands(s.CommittedTPS), thousands(s.OfferedTPS))
+	}
+	return "-"
+}
+
+// writeWrapped writes prefix+text wrapped at width, continuation lines
+// indented under the text.
+func writeWrapped(out io.Writer, prefix, text string, width int) {
+	indent := strings.Repeat(" ", 2)
+	line := prefix
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > width && strings.TrimSpace(line) != strings.TrimSpace(prefix) {
+			fmt.Fprintln(out, line)
+			line = indent + w
+			continue
+		}
+		if line == prefix || line == indent {
+			line += w
+		} else {
+			line += " " + w
+		}
+	}
+	fmt.Fprintln(out, line)
+}
+
+func sortedKeysInt(m map[string]int) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
