@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"time"
 	"context"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/dashboard"
 	"net"
 	"os"
 	"path/filepath"
@@ -278,6 +280,8 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 	c.Flags().BoolVar(&sameNetwork, "same-network", false, "with --repeat: start the built-in network once for all repetitions")
 	addFormatFlag(c, &summaryFormat)
 	output.register(c)
+	c.Flags().StringVar(&dashboardAddr, "dashboard", "", "serve a live web page of the run: --dashboard alone on "+dashboard.DefaultAddr+" (a free port when taken), or --dashboard=HOST:PORT")
+	c.Flags().Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on host:port (e.g. 127.0.0.1:9464) while the run goes")
 	return c
 }
@@ -285,6 +289,9 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 // metricsAddr is --metrics-addr: where a run serves its live metrics;
 // summaryFormat is --summary-format.
 var metricsAddr, summaryFormat string
+
+// dashboardAddr is --dashboard: where a run serves its live page ("": none).
+var dashboardAddr string
 
 // runOnce runs sc, prints its summary and writes its HTML report.
 func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg *segmentFlags) error {
@@ -306,6 +313,18 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		defer ex.Close()
 		fmt.Fprintf(os.Stderr, "live metrics: http://%s/metrics\n", ex.Addr())
 		opts.Observers = append(opts.Observers, ex)
+	}
+	if dashboardAddr != "" {
+		if opts.Out == "" {
+			opts.Out = runner.DefaultOut()
+		}
+		d, err := startDashboard(filepath.Base(opts.Out), sc.Thresholds)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		defer d.Linger(3 * time.Second)
+		opts.Observers = append(opts.Observers, d)
 	}
 	res, err := runner.Run(cmd.Context(), sc, opts)
 	if seg != nil && seg.finish != nil {
@@ -364,3 +383,16 @@ func validateCmd(reg *kinds.Registry) *cobra.Command {
 
 // localSegmentsMax is the most local segments a run may start here.
 func localSegmentsMax() int { return max(8, 4*runtime.NumCPU()) }
+
+// startDashboard serves the live page at --dashboard and says where.
+func startDashboard(run string, thresholds []string) (*dashboard.Dashboard, error) {
+	d, err := dashboard.New(run, thresholds)
+	if err != nil {
+		return nil, exitcode.BadInputf("thresholds: %v", err)
+	}
+	if err := d.Listen(dashboardAddr); err != nil {
+		return nil, exitcode.BadInputf("--dashboard: %v, expected a free host:port such as %s", err, dashboard.DefaultAddr)
+	}
+	fmt.Fprintf(os.Stderr, "live dashboard: %s\n", d.URL())
+	return d, nil
+}

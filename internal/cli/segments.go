@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/dashboard"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -153,7 +154,7 @@ func (f *segmentFlags) rawOnly(sc *scenario.Scenario, opts *runner.Options) erro
 // but those the controller sets itself.
 func childArgs(fs *pflag.FlagSet, args []string) ([]string, error) {
 	drop := map[string]bool{"segments": true, "out": true, "net-home": true, "threshold": true, "metrics-addr": true,
-		"kubeconfig": true, "namespace": true, "image": true, "coordinator-addr": true, "repeat": true, "same-network": true, "keep-network": true, "summary-format": true, "summary": true, "progress": true, "quiet": true}
+		"kubeconfig": true, "namespace": true, "image": true, "coordinator-addr": true, "repeat": true, "same-network": true, "keep-network": true, "summary-format": true, "summary": true, "progress": true, "quiet": true, "dashboard": true}
 	var out []string
 	fs.Visit(func(fl *pflag.Flag) {
 		if drop[fl.Name] {
@@ -222,6 +223,20 @@ func runSegments(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, 
 	if err != nil {
 		return err
 	}
+	var dash *dashboard.Dashboard
+	if dashboardAddr != "" {
+		if dash, err = startDashboard(filepath.Base(out), sc.Thresholds); err != nil {
+			return err
+		}
+		defer dash.Close()
+		dirs := make([]string, f.segments)
+		for i := range dirs {
+			dirs[i] = segment.Dir(out, i)
+		}
+		tailCtx, stopTail := context.WithCancel(ctx)
+		defer stopTail()
+		go dash.Tail(tailCtx, dirs)
+	}
 	fmt.Fprintf(os.Stderr, "spreading the load over %d local segments; coordinator %s\n", f.segments, coord.URL())
 	dirs, infos, errs := segment.Local{Binary: bin, Args: child, Out: out, N: f.segments, Log: os.Stderr}.Run(ctx, coord.URL())
 	fl.Stop()
@@ -231,17 +246,24 @@ func runSegments(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, 
 			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
 		}
 	}
-	return finishSegments(cmd, out, dirs, infos, sc, failed, fl)
+	err = finishSegments(cmd, out, dirs, infos, sc, failed, fl, dash)
+	if dash != nil {
+		dash.Linger(3 * time.Second)
+	}
+	return err
 }
 
 // finishSegments merges the segments' directories into out, prints the
 // summary and writes the report.
-func finishSegments(cmd *cobra.Command, out string, dirs []string, infos []report.SegmentInfo, sc scenario.Scenario, failed []string, fl *segment.Faults) error {
+func finishSegments(cmd *cobra.Command, out string, dirs []string, infos []report.SegmentInfo, sc scenario.Scenario, failed []string, fl *segment.Faults, dash *dashboard.Dashboard) error {
 	red := sc
 	red.Workload.GenesisSeed, red.Workload.WalletSeed, red.Network.Seed = "", "", ""
 	res, err := segment.Merge(out, dirs, red, sc.Thresholds, infos, fl)
 	if err != nil {
 		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("merging the segments: %v (their own results are in %s)", err, filepath.Join(out, "segments")))
+	}
+	if dash != nil {
+		dash.Result(res, true)
 	}
 	printRunSummary(res, summaryFormat, true)
 	fmt.Fprintf(os.Stderr, "\nresult: %s (merged from %d segments)\n", filepath.Join(out, "result.json"), len(dirs))
@@ -284,6 +306,10 @@ func lockSenders(sc scenario.Scenario) (func(), error) {
 
 // runOnKubernetes runs sc's segments as an Indexed Job and merges them.
 func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, args []string, f *segmentFlags) error {
+	if dashboardAddr != "" {
+		// The pods' series are not on this machine while they run.
+		return exitcode.BadInputf("--dashboard: not with --kubeconfig (the segments' seconds are in their pods until the run ends); use --metrics-addr in each, or local --segments")
+	}
 	if sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
 		return exitcode.BadInputf("--kubeconfig: the segments run in pods: give them a network they can reach (--net-home of a network from `net up --kubeconfig`, or --endpoint)")
 	}
@@ -362,7 +388,7 @@ func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenar
 			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
 		}
 	}
-	return finishSegments(cmd, out, dirs, infos, sc, failed, fl)
+	return finishSegments(cmd, out, dirs, infos, sc, failed, fl, nil)
 }
 
 // checkSegments makes, before anything starts, the checks each of n

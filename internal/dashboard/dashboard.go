@@ -1,0 +1,323 @@
+// Package dashboard serves a run's live web page (run --dashboard): the
+// rates, latencies, latency by stage, in-flight and mempool, each node's
+// CPU and memory, events and thresholds, updated every second, and the
+// verdict when the run ends. It is an observer like the result file: the
+// runner hands it each collected second and each checkpoint's result, so it
+// costs the hot path nothing. A segmented run feeds it the segments'
+// seconds merged (Tail). The page and its script are embedded: it makes no
+// outside request.
+package dashboard
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/threshold"
+)
+
+//go:embed page.html
+var page []byte
+
+// DefaultAddr is where the dashboard listens unless told otherwise (k6's
+// dashboard port); a busy port falls back to a free one.
+const DefaultAddr = "127.0.0.1:5665"
+
+// Point is one second as the page draws it. Latencies are -1 when the
+// second had none.
+type Point struct {
+	T         float64                       `json:"t"`
+	Phase     string                        `json:"phase"`
+	Offered   int64                         `json:"offered"`
+	Sent      int64                         `json:"sent"`
+	Committed int64                         `json:"committed"`
+	Rejected  int64                         `json:"rejected"`
+	Errors    int64                         `json:"errors"` // failed in a block, expired, unacked
+	CommitP50 float64                       `json:"commit_p50"`
+	CommitP99 float64                       `json:"commit_p99"`
+	AckP99    float64                       `json:"ack_p99"`
+	InFlight  int                           `json:"in_flight"`
+	Mempool   int                           `json:"mempool"`
+	Nodes     map[string]map[string]float64 `json:"nodes,omitempty"` // node -> cpu_percent, rss_bytes
+}
+
+// Figure is one headline figure from report's registry of metrics.
+type Figure struct {
+	Name  string  `json:"name"`
+	Label string  `json:"label"`
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
+}
+
+// Stage is one latency stage's p50 from the intended send, in ms.
+type Stage struct {
+	Name string  `json:"name"`
+	P50  float64 `json:"p50_ms"`
+}
+
+// State is what /api/live answers.
+type State struct {
+	Run        string                    `json:"run"`
+	Segments   int                       `json:"segments,omitempty"` // merged from this many segments
+	Points     []Point                   `json:"points"`
+	Figures    []Figure                  `json:"figures"`
+	Stages     []Stage                   `json:"stages"`
+	Thresholds []report.ThresholdOutcome `json:"thresholds"`
+	Events     []report.Event            `json:"events"`
+	Verdict    string                    `json:"verdict,omitempty"` // when the run has ended
+	Final      bool                      `json:"final"`
+}
+
+// maxPoints bounds the seconds kept (an hour); older ones are dropped.
+const maxPoints = 3600
+
+// shownFigures are the registry's metrics the page leads with, in order.
+var shownFigures = []string{"committed_tps", "offered_tps", "sent_tps", "p50_commit", "p99_commit", "reject_rate", "node_cpu_us_per_tx", "generator_cpu_us_per_tx"}
+
+// Dashboard holds the live state and serves it.
+type Dashboard struct {
+	mu        sync.Mutex
+	st        State
+	lastPoll  time.Time // when a page last asked
+	finalSeen chan struct{}
+	seenOnce  sync.Once
+	ths       []threshold.Threshold
+	srv       *http.Server
+	ln        net.Listener
+}
+
+// New makes a dashboard for run, checking thresholds (as the scenario
+// gives them) at each checkpoint.
+func New(run string, thresholds []string) (*Dashboard, error) {
+	ths, err := threshold.ParseAll(thresholds)
+	if err != nil {
+		return nil, err
+	}
+	return &Dashboard{st: State{Run: run, Points: []Point{}, Figures: []Figure{}, Stages: []Stage{}, Thresholds: []report.ThresholdOutcome{}, Events: []report.Event{}}, ths: ths, finalSeen: make(chan struct{})}, nil
+}
+
+// Listen serves the page on addr; at DefaultAddr (or "") a taken port
+// falls back to a free one.
+func (d *Dashboard) Listen(addr string) error {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil && addr == DefaultAddr {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		return err
+	}
+	d.ln = ln
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(page)
+	})
+	mux.HandleFunc("GET /api/live", d.serveLive)
+	d.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go d.srv.Serve(d.ln)
+	return nil
+}
+
+// URL is the page's address.
+func (d *Dashboard) URL() string { return "http://" + d.ln.Addr().String() + "/" }
+
+// Linger gives a page that is watching (it asked in the last 3 s) up to
+// wait to fetch the final state, the verdict, before the process exits.
+func (d *Dashboard) Linger(wait time.Duration) {
+	d.mu.Lock()
+	watching := time.Since(d.lastPoll) < 3*time.Second
+	d.mu.Unlock()
+	if !watching {
+		return
+	}
+	select {
+	case <-d.finalSeen:
+	case <-time.After(wait):
+	}
+}
+
+// Close stops serving.
+func (d *Dashboard) Close() error {
+	if d.srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return d.srv.Shutdown(ctx)
+}
+
+// serveLive answers the state; ?since=T leaves out the seconds up to T
+// (the page asks for what it has not drawn yet).
+func (d *Dashboard) serveLive(w http.ResponseWriter, r *http.Request) {
+	since := -1.0
+	if v := r.URL.Query().Get("since"); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			since = f
+		}
+	}
+	d.mu.Lock()
+	st := d.st
+	i := sort.Search(len(st.Points), func(i int) bool { return st.Points[i].T > since })
+	st.Points = st.Points[i:]
+	b, err := json.Marshal(st)
+	d.lastPoll = time.Now()
+	d.mu.Unlock()
+	if st.Final {
+		d.seenOnce.Do(func() { close(d.finalSeen) })
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b)
+}
+
+// PointOf is one collected second as the page draws it.
+func PointOf(s *report.Second) Point {
+	p := Point{T: s.T, Phase: s.Phase, Offered: s.Offered, Sent: s.Sent, Committed: s.Committed,
+		Rejected: measure.Sum(s.Rejected), Errors: measure.Sum(s.Failed) + s.Expired + measure.Sum(s.Unacked),
+		CommitP50: -1, CommitP99: -1, AckP99: -1, InFlight: s.InFlight, Mempool: s.MempoolTxs}
+	if s.CommitMs.Count > 0 {
+		p.CommitP50, p.CommitP99 = s.CommitMs.P50, s.CommitMs.P99
+	}
+	if s.AckMs.Count > 0 {
+		p.AckP99 = s.AckMs.P99
+	}
+	for name, v := range s.Telemetry {
+		node, metric, ok := strings.Cut(name, ".")
+		if !ok || node == "links" || (metric != "cpu_percent" && metric != "rss_bytes") {
+			continue
+		}
+		if p.Nodes == nil {
+			p.Nodes = map[string]map[string]float64{}
+		}
+		if p.Nodes[node] == nil {
+			p.Nodes[node] = map[string]float64{}
+		}
+		p.Nodes[node][metric] = v
+	}
+	return p
+}
+
+// Second adds one collected second (runner.Observer).
+func (d *Dashboard) Second(s *report.Second, _ *measure.Interval, _ bool) { d.Add(PointOf(s)) }
+
+// Add appends a point (seconds come in order) and brings the rates up to
+// this second: checkpoints come every few seconds, the page every second.
+func (d *Dashboard) Add(p Point) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.st.Points = append(d.st.Points, p)
+	if n := len(d.st.Points); n > maxPoints {
+		d.st.Points = append(d.st.Points[:0], d.st.Points[n-maxPoints:]...)
+	}
+	if !d.st.Final {
+		d.liveRates()
+	}
+}
+
+// liveRates sets committed, offered and sent per second over the steady
+// seconds so far (over every second before the steady window begins), as
+// the summary counts them (d.mu held).
+func (d *Dashboard) liveRates() {
+	var n, offered, sent, committed float64
+	steady := false
+	for _, p := range d.st.Points {
+		steady = steady || p.Phase == "steady"
+	}
+	for _, p := range d.st.Points {
+		if steady && p.Phase != "steady" {
+			continue
+		}
+		n++
+		offered += float64(p.Offered)
+		sent += float64(p.Sent)
+		committed += float64(p.Committed)
+	}
+	if n == 0 {
+		return
+	}
+	set := func(name, label string, v float64) {
+		for i := range d.st.Figures {
+			if d.st.Figures[i].Name == name {
+				d.st.Figures[i].Value = v
+				return
+			}
+		}
+		d.st.Figures = append(d.st.Figures, Figure{Name: name, Label: label, Unit: "tx/s", Value: v})
+	}
+	set("committed_tps", "committed TPS", committed/n)
+	set("offered_tps", "offered tps", offered/n)
+	set("sent_tps", "sent tps", sent/n)
+}
+
+// Result takes the result at a checkpoint or the end (runner.Observer):
+// the figures, stages, thresholds and events, and the verdict at the end.
+func (d *Dashboard) Result(res *report.Result, final bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := &res.Summary
+	d.st.Figures = d.st.Figures[:0]
+	defs := map[string]report.Def{}
+	for _, def := range report.Defs(res.Telemetry) {
+		defs[def.Name] = def
+	}
+	for _, name := range shownFigures {
+		def, ok := defs[name]
+		if !ok {
+			continue
+		}
+		if v, ok := def.Run(s); ok {
+			label := def.Label
+			if label == "" {
+				label = strings.ReplaceAll(name, "_", " ")
+			}
+			d.st.Figures = append(d.st.Figures, Figure{Name: name, Label: label, Unit: def.Unit, Value: v})
+		}
+	}
+	l := s.LatencyMs
+	d.st.Stages = d.st.Stages[:0]
+	for _, st := range []struct {
+		name string
+		p    measure.Percentiles
+	}{{"ack", l.Ack}, {"gossiped", l.Gossiped}, {"proposed", l.Proposed}, {"commit", l.Commit}} {
+		if st.p.Count > 0 {
+			d.st.Stages = append(d.st.Stages, Stage{Name: st.name, P50: st.p.P50})
+		}
+	}
+	if final && len(res.Thresholds) > 0 {
+		d.st.Thresholds = append(d.st.Thresholds[:0], res.Thresholds...)
+	} else {
+		d.st.Thresholds = d.st.Thresholds[:0]
+		for _, th := range d.ths {
+			d.st.Thresholds = append(d.st.Thresholds, th.Check(s))
+		}
+	}
+	d.st.Events = append(d.st.Events[:0], res.Events...)
+	if final {
+		d.st.Final, d.st.Verdict = true, res.Verdict()
+	} else {
+		d.liveRates() // the checkpoint's steady window lags the page's seconds
+	}
+}
+
+// SetSegments marks the state as merged from n segments.
+func (d *Dashboard) SetSegments(n int) {
+	d.mu.Lock()
+	d.st.Segments = n
+	d.mu.Unlock()
+}
