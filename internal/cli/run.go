@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"time"
 	"context"
 	"fmt"
 	"github.com/tpslab/tpslab/internal/dashboard"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"

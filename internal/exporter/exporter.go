@@ -9,6 +9,7 @@ package exporter
 import (
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -79,12 +80,19 @@ func New(run string) *Exporter {
 		var v *prometheus.CounterVec
 		if d.Reasons != nil {
 			v = vec(d.Prom, d.Help)
+			// Known reasons start at 0, so rate() reads 0, not "no data",
+			// before the first one.
+			for _, r := range d.Known {
+				v.WithLabelValues(r)
+			}
 		} else {
 			c = f(d.Prom, d.Help)
 		}
 		e.counters, e.byReason = append(e.counters, c), append(e.byReason, v)
 	}
-	e.inside = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "tpslab", Name: "inside", Help: "telemetry read from inside the system this second (docs/metrics.md names each metric)", ConstLabels: prometheus.Labels{"run": run}}, []string{"metric"})
+	// One name, node and metric as labels, so `sum by (node)` needs no
+	// regular expression (links between nodes are node "links").
+	e.inside = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "tpslab", Name: "node", Help: "telemetry read from inside the system this second, by node (or process) and metric (docs/metrics.md names each metric)", ConstLabels: prometheus.Labels{"run": run}}, []string{"node", "metric"})
 	e.summary = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "tpslab", Name: "summary", Help: "the summary's figures as of the last checkpoint (committed_tps, p99_commit in ms, node_cpu_us_per_tx, ...)", ConstLabels: prometheus.Labels{"run": run}}, []string{"metric"})
 	reg.MustRegister(e.inside, e.summary, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return e
@@ -135,7 +143,11 @@ func (e *Exporter) Second(s *report.Second, iv *measure.Interval, _ bool) {
 	}
 	e.phase.Set(steady)
 	for k, v := range s.Telemetry {
-		e.inside.WithLabelValues(k).Set(v)
+		node, metric, ok := strings.Cut(k, ".")
+		if !ok {
+			node, metric = "", k
+		}
+		e.inside.WithLabelValues(node, metric).Set(v)
 	}
 	if iv != nil {
 		replay(e.commit, iv.Commit)

@@ -17,6 +17,9 @@ type Counter struct {
 	// reason.
 	Scalar  func(*Counts) *int64
 	Reasons func(*Counts) *map[string]int64
+	// Known are reasons common to every kind, which the live exporter
+	// starts at 0 (others appear when they first happen).
+	Known []string
 }
 
 // Value is the counter's total.
@@ -41,9 +44,11 @@ var Counters = []Counter{
 	{Name: "accepted", Prom: "payments_accepted_total", Title: "accepted", Always: true, Help: "payments the target accepted",
 		Scalar: scalar(func(c *Counts) *int64 { return &c.Accepted })},
 	{Name: "rejected", Prom: "payments_rejected_total", Title: "rejected", Always: true, Help: "payments the target refused, by reason",
-		Reasons: reasons(func(c *Counts) *map[string]int64 { return &c.Rejected })},
+		Reasons: reasons(func(c *Counts) *map[string]int64 { return &c.Rejected }),
+		Known:   []string{"mempool_full", "duplicate", "tx_too_large", "rpc_error", "transport_error", "insufficient_funds", "sequence_mismatch"}},
 	{Name: "unacked", Prom: "payments_unacked_total", Title: "unacked (answer lost, still tracked)", Help: "submissions with no answer tpslab could read, by reason",
-		Reasons: reasons(func(c *Counts) *map[string]int64 { return &c.Unacked })},
+		Reasons: reasons(func(c *Counts) *map[string]int64 { return &c.Unacked }),
+		Known:   []string{"transport_error", "timeout", "http_502", "http_504", "unreadable_answer"}},
 	{Name: "committed", Prom: "payments_committed_total", Title: "committed ok", Always: true, Help: "payments committed (final), as read from the blocks or the ledger's answers",
 		Scalar: scalar(func(c *Counts) *int64 { return &c.Committed })},
 	{Name: "committed_failed", Prom: "payments_failed_total", Title: "committed with failure", Always: true, Help: "payments included but failed in the block, by reason",

@@ -25,15 +25,15 @@ import (
 
 // loadState is what the load phase shares between its goroutines.
 type loadState struct {
-	eng      *dispatch.Engine
-	trk      *confirm.Tracker
-	stop     context.CancelCauseFunc // stops offering, with the reason
-	loadEnd  atomic.Int64            // ns since start when offering ended; 0 while offering
-	stopped  atomic.Int64            // ns since start when offering was stopped early (interrupt, halt); 0 if not
-	mempool  atomic.Int64
+	eng     *dispatch.Engine
+	trk     *confirm.Tracker
+	stop    context.CancelCauseFunc // stops offering, with the reason
+	loadEnd atomic.Int64            // ns since start when offering ended; 0 while offering
+	stopped atomic.Int64            // ns since start when offering was stopped early (interrupt, halt); 0 if not
+	mempool atomic.Int64
 	// mempoolBefore is the target's mempool when the load began (-1: unknown).
 	mempoolBefore int
-	hasBlock bool // the system has blocks (a chain)
+	hasBlock      bool // the system has blocks (a chain)
 
 	mu        sync.Mutex // guards the block fields below
 	firstH    int64

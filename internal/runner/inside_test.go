@@ -349,6 +349,20 @@ func (p *promServer) check(t *testing.T, n *testnet.Net) {
 	if err != nil || len(v) != 1 || v[0].Value <= 0 {
 		t.Errorf("prometheus holds no committed payments from tpslab: %v %v", v, err)
 	}
+	// As users query it (issue 35): by node without regular expressions,
+	// and a rate of rejections that reads 0 when there were none.
+	v, err = p.query(`sum by (node) (max_over_time(tpslab_node{metric="cpu_percent"}[5m]))`)
+	nodes := map[string]bool{}
+	for _, s := range v {
+		nodes[string(s.Metric["node"])] = true
+	}
+	if err != nil || !nodes["node0"] || len(nodes) < len(n.Nodes) {
+		t.Errorf("sum by (node) of tpslab_node cpu_percent: %v %v", v, err)
+	}
+	v, err = p.query(`sum(rate(tpslab_payments_rejected_total[1m]))`)
+	if err != nil || len(v) != 1 {
+		t.Errorf("rate(tpslab_payments_rejected_total[1m]) has no data: %v %v", v, err)
+	}
 	v, err = p.query(`sum(max_over_time(cometbft_consensus_height{job="tpslab-net"}[5m]))`)
 	if err != nil || len(v) != 1 || v[0].Value <= 0 {
 		t.Errorf("prometheus holds no heights from the nodes: %v %v", v, err)

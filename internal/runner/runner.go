@@ -46,10 +46,10 @@ type Options struct {
 	// second); ProgressInPlace rewrites one line (a terminal).
 	ProgressEvery   time.Duration
 	ProgressInPlace bool
-	Log        io.Writer // what the run is doing
-	Version    string
-	Kinds      *kinds.Registry // the kinds of system it can measure
-	Command    string          // the command that runs it, recorded as owner of a network it starts
+	Log             io.Writer // what the run is doing
+	Version         string
+	Kinds           *kinds.Registry // the kinds of system it can measure
+	Command         string          // the command that runs it, recorded as owner of a network it starts
 	// Observers are fed every second and the result, besides the result
 	// file, progress and thresholds (a live Prometheus endpoint).
 	Observers []Observer
