@@ -384,3 +384,29 @@ func TestNetUpCosmosWithBinary(t *testing.T) {
 		t.Errorf("net down: %v %s; %d running", err, out, n.Running())
 	}
 }
+
+// runs lists repetition sets and ab outputs, not only single runs (issue
+// 35: the README's own --repeat set did not show).
+func TestRunsListsSetsAndAB(t *testing.T) {
+	dir := t.TempDir()
+	writeResult(t, filepath.Join(dir, "single"), "complete", 10, 4970)
+	for i := 1; i <= 3; i++ {
+		writeResult(t, filepath.Join(dir, "set", fmt.Sprintf("rep-%d", i)), "complete", 10, 4970)
+	}
+	for _, side := range []string{"a", "b"} {
+		for i := 1; i <= 2; i++ {
+			writeResult(t, filepath.Join(dir, "abrun", side, fmt.Sprintf("rep-%d", i)), "complete", 10, 4970)
+		}
+	}
+	out, _, code := tpslabIn(t, "runs", "--dir", dir)
+	for _, want := range []string{filepath.Join(dir, "single"), filepath.Join(dir, "set") + " ", "3 repetitions (rep-1..rep-3)", "A/B (ab): tpslab compare " + filepath.Join(dir, "abrun", "a")} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("runs: exit %d, no %q in:\n%s", code, want, out)
+		}
+	}
+	// record points at one repetition, in one line.
+	_, stderr, code := tpslabIn(t, "record", filepath.Join(dir, "set"))
+	if code != 2 || !strings.Contains(stderr, "holds 3 repetitions") {
+		t.Errorf("record of a set: exit %d, %q", code, stderr)
+	}
+}

@@ -51,6 +51,9 @@ maps the trace's accounts onto the run's senders.`,
 			if len(args) != 1 {
 				return exitcode.BadInputf("record: no run directory, expected RUN_DIR or --rpc URL")
 			}
+			if reps, _ := filepath.Glob(filepath.Join(args[0], "rep-*", "result.json")); len(reps) > 0 {
+				return exitcode.BadInputf("record: %s holds %d repetitions (--repeat), expected one run: record one of them, e.g. %s", args[0], len(reps), filepath.Join(args[0], "rep-1"))
+			}
 			r, err := readRun(args[0])
 			if err != nil {
 				return err

@@ -3,10 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -82,25 +83,41 @@ func runsCmd() *cobra.Command {
 	var dir string
 	c := &cobra.Command{
 		Use:   "runs",
-		Short: "List run directories with their one-line verdicts",
+		Short: "List run directories, repetition sets (--repeat) and A/B outputs (ab) with their one-line verdicts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			matches, _ := filepath.Glob(filepath.Join(dir, "*", "result.json"))
-			sort.Strings(matches)
+			entries, _ := os.ReadDir(dir)
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN\tSTARTED\tVERDICT")
 			refused := 0
-			for _, m := range matches {
-				r, err := report.ReadResult(filepath.Dir(m))
-				if err != nil {
-					refused++
-					fmt.Fprintf(tw, "%s\t\trefused: %v\n", filepath.Dir(m), err)
+			for _, e := range entries {
+				if !e.IsDir() {
 					continue
 				}
-				if r.NeverLoaded() {
-					continue // no figures: not a run
+				d := filepath.Join(dir, e.Name())
+				if _, err := os.Stat(filepath.Join(d, "result.json")); err == nil {
+					r, err := report.ReadResult(d)
+					if err != nil {
+						refused++
+						fmt.Fprintf(tw, "%s\t\trefused: %v\n", d, err)
+						continue
+					}
+					if r.NeverLoaded() {
+						continue // no figures: not a run
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", d, r.StartedAt.Format("2006-01-02 15:04"), r.Verdict())
+					continue
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", filepath.Dir(m), r.StartedAt.Format("2006-01-02 15:04"), r.Verdict())
+				if line, ok := setLine(d); ok {
+					fmt.Fprintf(tw, "%s\n", line)
+					continue
+				}
+				a, aok := setLine(filepath.Join(d, "a"))
+				b, bok := setLine(filepath.Join(d, "b"))
+				if aok && bok {
+					fmt.Fprintf(tw, "%s\t\tA/B (ab): tpslab compare %s %s\n", d, filepath.Join(d, "a"), filepath.Join(d, "b"))
+					fmt.Fprintf(tw, "  %s\n  %s\n", a, b)
+				}
 			}
 			tw.Flush()
 			if refused > 0 {
@@ -111,4 +128,33 @@ func runsCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&dir, "dir", "runs", "directory holding run directories")
 	return c
+}
+
+// setLine describes a repetition set (dir/rep-N): how many, when, the
+// range of committed rates and how many kept up; false when dir is none.
+func setLine(dir string) (string, bool) {
+	reps, _ := filepath.Glob(filepath.Join(dir, "rep-*", "result.json"))
+	if len(reps) == 0 {
+		return "", false
+	}
+	lo, hi, kept, n := math.Inf(1), math.Inf(-1), 0, 0
+	var started time.Time
+	for _, m := range reps {
+		r, err := report.ReadResult(filepath.Dir(m))
+		if err != nil || r.NeverLoaded() {
+			continue
+		}
+		n++
+		if started.IsZero() || r.StartedAt.Before(started) {
+			started = r.StartedAt
+		}
+		lo, hi = math.Min(lo, r.Summary.CommittedTPS), math.Max(hi, r.Summary.CommittedTPS)
+		if r.Outcome() == report.OutcomeKeptUp {
+			kept++
+		}
+	}
+	if n == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%s\t%s\t%d repetitions (rep-1..rep-%d): committed %.0f..%.0f tx/s, %d of %d kept up; record or report one of them, compare the set", dir, started.Format("2006-01-02 15:04"), n, len(reps), lo, hi, kept, n), true
 }

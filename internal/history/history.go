@@ -69,8 +69,22 @@ func FromResult(r *report.Result, series, label string) (Entry, error) {
 
 // DefaultSeries names the series a run belongs to: its scenario, its kind
 // and the machine (figures from different machines do not compare).
+// Each part is a shell word: lower case, spaces and slashes as dashes
+// ("AMD EPYC x2" reads amd-epyc-x2), so the name needs no quotes.
 func DefaultSeries(e Entry) string {
-	return e.Scenario + "/" + e.Kind + "/" + e.Machine
+	return word(e.Scenario) + "/" + word(e.Kind) + "/" + word(e.Machine)
+}
+
+func word(s string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, s), "-")
 }
 
 // Store is the history file.

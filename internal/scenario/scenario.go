@@ -384,7 +384,8 @@ func Default() Scenario {
 			Warmup: Duration(5 * time.Second), Drain: Duration(15 * time.Second),
 			WaitFor: "ack", Connections: 32, SendInterval: "auto"},
 		Workload: Workload{Kind: "payment", Mode: Presigned, Senders: 2000, Window: 8,
-			SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"},
+			// s 1.1 is zipf's exponent when only the distribution is named.
+			SenderChoice: Choice{Dist: "uniform", S: 1.1}, RecipientChoice: Choice{Dist: "uniform", S: 1.1},
 			Amount: Amount{Min: 1, Max: 100}, FundAmount: 10_000_000, TxType: "dynamic"},
 		CommitTimeout: Duration(30 * time.Second),
 		Seed:          1,
