@@ -13,6 +13,7 @@ import (
 
 func compareCmd() *cobra.Command {
 	var out, format string
+	var all bool
 	c := &cobra.Command{
 		Use:   "compare RUN_A RUN_B [RUN_C ...]",
 		Short: "Compare runs (or sets of repetitions) metric by metric, with confidence intervals",
@@ -34,6 +35,7 @@ seconds (weaker evidence, and the output says so).`,
 				sets = append(sets, s)
 			}
 			res := compare.Run(sets)
+			res.All = all
 			printComparison(res, format)
 			if out == "" {
 				out = filepath.Join(args[len(args)-1], "compare.html") // beside the newest run, not in the working directory
@@ -56,6 +58,7 @@ seconds (weaker evidence, and the output says so).`,
 		},
 	}
 	addFormatFlag(c, &format)
+	c.Flags().BoolVar(&all, "all", false, "show every row, per-node telemetry without a significant change too")
 	c.Flags().StringVar(&out, "out", "", "where to write the HTML comparison (default: compare.html in the last run's directory)")
 	return c
 }

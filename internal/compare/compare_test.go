@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math/rand"
+	"math"
 	"strings"
 	"testing"
 
@@ -92,5 +93,42 @@ func TestCompareCost(t *testing.T) {
 	}
 	if rows[0].Significant {
 		t.Errorf("equal throughput called different: %+v", rows[0])
+	}
+}
+
+// The text and markdown tables lead with significant changes and leave out
+// per-node rows that did not change (issue 35: 42 markdown rows, most of
+// them telemetry); the page says n/a, never NaN, without a baseline.
+func TestTablesLeadWithChanges(t *testing.T) {
+	nan := math.NaN()
+	c := Comparison{Base: Set{Name: "a"}, Against: []Against{{Set: Set{Name: "b"}, Verdict: "b is slower", Rows: []Row{
+		{Metric: "committed_tps", Base: 1000, Value: 990, ChangePct: -1, CILowPct: -3, CIHighPct: 1},
+		{Metric: "node0.cpu_percent", Base: 30, Value: 31, ChangePct: 3, CILowPct: -2, CIHighPct: 8},
+		{Metric: "node1.cpu_percent", Base: 30, Value: 45, ChangePct: 50, CILowPct: 40, CIHighPct: 60, Significant: true},
+		{Metric: "p99_commit", Base: 900, Value: 1200, ChangePct: 33, CILowPct: 20, CIHighPct: 45, Significant: true},
+		{Metric: "reject_rate", Base: 0, Value: 0.1, CILowPct: nan, CIHighPct: nan},
+	}}}}
+	var txt, md, page strings.Builder
+	c.Print(&txt)
+	c.Markdown(&md)
+	if err := c.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	out := txt.String()
+	if strings.Contains(out, "node0.cpu_percent") || !strings.Contains(out, "1 per-node rows") ||
+		strings.Index(out, "node1.cpu_percent") > strings.Index(out, "p99_commit") || strings.Index(out, "p99_commit") > strings.Index(out, "committed_tps") {
+		t.Errorf("text table:\n%s", out)
+	}
+	if strings.Contains(md.String(), "node0.cpu_percent") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	if strings.Contains(page.String(), "NaN") || !strings.Contains(page.String(), "n/a") {
+		t.Error("the page prints NaN for an interval without a baseline")
+	}
+	c.All = true
+	txt.Reset()
+	c.Print(&txt)
+	if !strings.Contains(txt.String(), "node0.cpu_percent") {
+		t.Errorf("--all:\n%s", txt.String())
 	}
 }

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"sort"
 	"fmt"
 	"html/template"
 	"io"
@@ -16,6 +17,8 @@ type Comparison struct {
 	// Paired: the intervals are over pairs of runs made next to each other
 	// (ab), not bootstrapped (Paired).
 	Paired bool
+	// All shows every row in text and markdown, per-node rows too.
+	All bool
 }
 
 // Against is one set's rows and verdict.
@@ -64,15 +67,38 @@ func (c Comparison) changeHeader() string {
 func (c Comparison) Print(w io.Writer) {
 	for _, a := range c.Against {
 		fmt.Fprintf(w, "\n%s (%d runs) vs %s (%d runs)\n", a.Set.Name, len(a.Set.Runs), c.Base.Name, len(c.Base.Runs))
+		fmt.Fprintf(w, "verdict: %s\n", a.Verdict)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "METRIC\tBASE\tTHIS\t%s\t95%% CI\tSIGNIFICANT\n", strings.ToUpper(c.changeHeader()))
-		for _, r := range a.Rows {
+		rows, hidden := c.shown(a.Rows)
+		for _, r := range rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f%%\t%s\t%s\n", r.Label(), val(r.Base), val(r.Value), r.ChangePct, r.interval("n/a (baseline is 0)"), r.significance())
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "verdict: %s\n", a.Verdict)
+		if hidden > 0 {
+			fmt.Fprintf(w, "(%d per-node rows without a significant change left out: --all shows them)\n", hidden)
+		}
 	}
 	fmt.Fprintf(w, "\nmethod: %s\n", c.Method())
+}
+
+// shown are the rows a reader sees first: significant changes first
+// (largest first), then the rest in the registry's order; per-node rows
+// (node0.cpu_percent, ...) only when significant, unless c.All.
+func (c Comparison) shown(rows []Row) (out []Row, hidden int) {
+	var sig, rest []Row
+	for _, r := range rows {
+		switch {
+		case r.Significant:
+			sig = append(sig, r)
+		case strings.Contains(r.Metric, ".") && !c.All:
+			hidden++
+		default:
+			rest = append(rest, r)
+		}
+	}
+	sort.SliceStable(sig, func(i, j int) bool { return math.Abs(sig[i].ChangePct) > math.Abs(sig[j].ChangePct) })
+	return append(sig, rest...), hidden
 }
 
 // significance is the row's last column: no, yes better, yes worse.
@@ -85,6 +111,9 @@ func (r Row) significance() string {
 	}
 	return "yes, worse"
 }
+
+// Interval is the row's 95% interval as the page shows it.
+func (r Row) Interval() string { return r.interval("n/a (baseline is 0)") }
 
 // interval is the row's 95% interval, or none when the baseline is 0.
 func (r Row) interval(none string) string {
@@ -120,7 +149,7 @@ table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 14px 3px 0;text-al
 <h1>tpslab compare</h1><div class="meta">baseline: {{.Base.Name}} ({{len .Base.Runs}} runs)</div>
 {{range .Against}}<div class="v">{{.Verdict}}</div>
 <table><tr><th>metric</th><th>base</th><th>this</th><th>{{$.Change}}</th><th>95% CI</th><th>significant</th></tr>
-{{range .Rows}}<tr><td>{{.Label}}</td><td class="n">{{f1 .Base}}</td><td class="n">{{f1 .Value}}</td><td class="n">{{pc .ChangePct}}</td><td class="n">{{pc .CILowPct}} .. {{pc .CIHighPct}}</td>
+{{range .Rows}}<tr><td>{{.Label}}</td><td class="n">{{f1 .Base}}</td><td class="n">{{f1 .Value}}</td><td class="n">{{pc .ChangePct}}</td><td class="n">{{.Interval}}</td>
 <td class="{{if .Significant}}{{if .Better}}good{{else}}bad{{end}}{{end}}">{{if .Significant}}{{if .Better}}yes, better{{else}}yes, worse{{end}}{{else}}no{{end}}</td></tr>{{end}}
 </table>{{end}}
 <p class="meta">{{.Method}}</p></body></html>`))
@@ -137,12 +166,16 @@ func (c Comparison) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "**%s**\n\n", mdEscape(a.Verdict))
 		fmt.Fprintf(w, "| metric | %s (%d runs) | %s (%d runs) | %s | 95%% CI | significant |\n", mdEscape(c.Base.Name), len(c.Base.Runs), mdEscape(a.Set.Name), len(a.Set.Runs), c.changeHeader())
 		fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
-		for _, r := range a.Rows {
+		rows, hidden := c.shown(a.Rows)
+		for _, r := range rows {
 			sig := r.significance()
 			if r.Significant && !r.Better {
 				sig = "**" + sig + "**"
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %+.1f%% | %s | %s |\n", mdEscape(r.Label()), val(r.Base), val(r.Value), r.ChangePct, r.interval("n/a"), sig)
+		}
+		if hidden > 0 {
+			fmt.Fprintf(w, "\n<sub>%d per-node rows without a significant change left out (`--all` shows them)</sub>\n", hidden)
 		}
 		fmt.Fprintln(w)
 	}
