@@ -1,8 +1,8 @@
 package compare
 
 import (
-	"math/rand"
 	"math"
+	"math/rand"
 	"strings"
 	"testing"
 

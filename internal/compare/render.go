@@ -1,11 +1,11 @@
 package compare
 
 import (
-	"sort"
 	"fmt"
 	"html/template"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"text/tabwriter"
 )
