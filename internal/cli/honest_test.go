@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 
+	"github.com/tpslab/tpslab/internal/cli"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testbin"
@@ -408,5 +410,45 @@ func TestRunsListsSetsAndAB(t *testing.T) {
 	_, stderr, code := tpslabIn(t, "record", filepath.Join(dir, "set"))
 	if code != 2 || !strings.Contains(stderr, "holds 3 repetitions") {
 		t.Errorf("record of a set: exit %d, %q", code, stderr)
+	}
+}
+
+// serve lists runs and sets, serves each run's page state, report and
+// compare, and nothing outside the runs directory (issue 35).
+func TestServeBrowsesRuns(t *testing.T) {
+	dir := t.TempDir()
+	writeResult(t, filepath.Join(dir, "one"), "complete", 10, 4970)
+	writeResult(t, filepath.Join(dir, "two"), "complete", 10, 4000)
+	for i := 1; i <= 2; i++ {
+		writeResult(t, filepath.Join(dir, "set", fmt.Sprintf("rep-%d", i)), "complete", 10, 4970)
+	}
+	srv := httptest.NewServer(cli.BrowserMux(dir, filepath.Join(dir, "history.jsonl")))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/"); code != 200 || !strings.Contains(body, `data-run="one"`) || !strings.Contains(body, `data-run="set"`) || !strings.Contains(body, "2 repetitions") {
+		t.Errorf("list: %d\n%s", code, body)
+	}
+	if code, body := get("/run/one/api/live"); code != 200 || !strings.Contains(body, `"final":true`) || !strings.Contains(body, `"committed_tps"`) {
+		t.Errorf("a run's state: %d %.300s", code, body)
+	}
+	if code, body := get("/run/one/"); code != 200 || !strings.Contains(body, `id="figures"`) {
+		t.Errorf("a run's page: %d", code)
+	}
+	if code, body := get("/run/one/report.html"); code != 200 || !strings.Contains(body, "uPlot") {
+		t.Errorf("a run's report: %d", code)
+	}
+	if code, body := get("/compare?a=one&b=two"); code != 200 || !strings.Contains(body, "tpslab compare") {
+		t.Errorf("compare: %d %.300s", code, body)
+	}
+	if code, _ := get("/run/..%2f..%2f/api/live"); code == 200 {
+		t.Error("serve reached outside the runs directory")
 	}
 }

@@ -29,7 +29,7 @@ func Root(reg *kinds.Registry) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.BadInputf("%s: %v", c.CommandPath(), err)
 	})
-	root.AddCommand(summaryCmd(), netCmd(reg), nodeCmd(), linksCmd(), clusterCmd(), unpackCmd(), ledgerServiceCmd(), runCmd(reg), validateCmd(reg), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd(reg), kindsCmd(reg), abCmd(reg), historyCmd(), recordCmd(reg), cacheCmd())
+	root.AddCommand(summaryCmd(), serveCmd(), netCmd(reg), nodeCmd(), linksCmd(), clusterCmd(), unpackCmd(), ledgerServiceCmd(), runCmd(reg), validateCmd(reg), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd(reg), kindsCmd(reg), abCmd(reg), historyCmd(), recordCmd(reg), cacheCmd())
 	var wrap func(c *cobra.Command)
 	wrap = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {

@@ -13,6 +13,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"net"
+	"path/filepath"
 	"net/http"
 	"sort"
 	"strconv"
@@ -120,11 +121,8 @@ func (d *Dashboard) Listen(addr string) error {
 	}
 	d.ln = ln
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(page)
-	})
-	mux.HandleFunc("GET /api/live", d.serveLive)
+	mux.HandleFunc("GET /{$}", d.ServePage)
+	mux.HandleFunc("GET /api/live", d.ServeLive)
 	d.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go d.srv.Serve(d.ln)
 	return nil
@@ -158,9 +156,30 @@ func (d *Dashboard) Close() error {
 	return d.srv.Shutdown(ctx)
 }
 
-// serveLive answers the state; ?since=T leaves out the seconds up to T
+// ServePage serves the page (it asks for api/live beside it).
+func (d *Dashboard) ServePage(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(page)
+}
+
+// Finished is the dashboard of a run that has ended, from its files: the
+// page shows it as it stood at its end (tpslab serve).
+func Finished(res *report.Result) (*Dashboard, error) {
+	d, err := New(filepath.Base(res.Dir), nil)
+	if err != nil {
+		return nil, err
+	}
+	for i := range res.Series {
+		d.Add(PointOf(&res.Series[i]))
+	}
+	d.SetSegments(len(res.Segments))
+	d.Result(res, true)
+	return d, nil
+}
+
+// ServeLive answers the state; ?since=T leaves out the seconds up to T
 // (the page asks for what it has not drawn yet).
-func (d *Dashboard) serveLive(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) ServeLive(w http.ResponseWriter, r *http.Request) {
 	since := -1.0
 	if v := r.URL.Query().Get("since"); v != "" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil {

@@ -1,0 +1,6 @@
+package cli
+
+import "net/http"
+
+// BrowserMux is serve's handler over dir, for the tests.
+func BrowserMux(dir, store string) http.Handler { return browser{dir: dir, store: store}.mux() }

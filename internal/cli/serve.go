@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tpslab/tpslab/internal/compare"
+	"github.com/tpslab/tpslab/internal/dashboard"
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/history"
+	"github.com/tpslab/tpslab/internal/report"
+)
+
+// serveCmd serves a directory of runs to browse: the list, each run's live
+// page as it ended (the dashboard, fed from its files) and its report,
+// compare of any two, and the history's series.
+func serveCmd() *cobra.Command {
+	var addr, store string
+	c := &cobra.Command{
+		Use:   "serve [RUNS_DIR]",
+		Short: "Serve finished runs to browse: a list, each run's page and report, compare and history",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "runs"
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return exitcode.BadInputf("serve: %s is not a directory of runs", dir)
+			}
+			if store == "" {
+				store = filepath.Join(dir, "history.jsonl")
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return exitcode.BadInputf("--addr: %v, expected a free host:port such as %s", err, dashboard.DefaultAddr)
+			}
+			srv := &http.Server{Handler: browser{dir: dir, store: store}.mux(), ReadHeaderTimeout: 5 * time.Second}
+			fmt.Fprintf(os.Stderr, "serving %s on http://%s/ (Ctrl-C stops)\n", dir, ln.Addr())
+			go func() { <-cmd.Context().Done(); srv.Close() }()
+			if err := srv.Serve(ln); err != http.ErrServerClosed {
+				return err
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&addr, "addr", dashboard.DefaultAddr, "where to listen (127.0.0.1 unless you say otherwise)")
+	c.Flags().StringVar(&store, "store", "", "the history store (default RUNS_DIR/history.jsonl)")
+	return c
+}
+
+type browser struct{ dir, store string }
+
+func (b browser) mux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", b.list)
+	m.HandleFunc("GET /run/{path...}", b.run)
+	m.HandleFunc("GET /compare", b.compare)
+	m.HandleFunc("GET /history", b.history)
+	return m
+}
+
+// runDir resolves a path under the runs directory, refusing a way out.
+func (b browser) runDir(p string) (string, bool) {
+	clean := filepath.Clean("/" + p)
+	d := filepath.Join(b.dir, clean)
+	_, err := os.Stat(d)
+	return d, err == nil
+}
+
+var listPage = template.Must(template.New("list").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tpslab runs</title>
+<style>body{font:14px system-ui,sans-serif;margin:20px}td,th{padding:3px 12px 3px 0;text-align:left}</style></head><body>
+<h1>tpslab runs in {{.Dir}}</h1>
+<form action="/compare">compare <input name="a" placeholder="run or set"> with <input name="b" placeholder="run or set"> <button>compare</button></form>
+<table><tr><th>run</th><th>started</th><th>verdict</th><th></th></tr>
+{{range .Runs}}<tr data-run="{{.Name}}"><td>{{.Name}}</td><td>{{.Started}}</td><td>{{.Verdict}}</td><td>{{if .Single}}<a href="/run/{{.Name}}/">page</a> · <a href="/run/{{.Name}}/report.html">report</a>{{else}}<a href="/compare?a={{.Name}}">compare</a>{{end}}</td></tr>
+{{end}}</table>
+{{if .Series}}<h2>history</h2><ul>{{range .Series}}<li><a href="/history?series={{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
+</body></html>`))
+
+type listed struct {
+	Name, Started, Verdict string
+	Single                 bool
+}
+
+// list is every run, repetition set and A/B output under the directory.
+func (b browser) list(w http.ResponseWriter, _ *http.Request) {
+	var runs []listed
+	filepath.WalkDir(b.dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "result.json" {
+			return nil
+		}
+		dir := filepath.Dir(p)
+		r, err := report.ReadResult(dir)
+		name, _ := filepath.Rel(b.dir, dir)
+		if err != nil {
+			runs = append(runs, listed{Name: name, Verdict: "refused: " + err.Error()})
+			return nil
+		}
+		if r.NeverLoaded() || strings.Contains(name, string(filepath.Separator)+"segments"+string(filepath.Separator)) {
+			return nil
+		}
+		runs = append(runs, listed{Name: name, Started: r.StartedAt.Format("2006-01-02 15:04"), Verdict: r.Verdict(), Single: true})
+		return nil
+	})
+	entries, _ := os.ReadDir(b.dir)
+	for _, e := range entries {
+		if line, ok := setLine(filepath.Join(b.dir, e.Name())); ok && e.IsDir() {
+			parts := strings.SplitN(line, "\t", 3)
+			runs = append(runs, listed{Name: e.Name(), Started: parts[1], Verdict: parts[2]})
+		}
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
+	names, _ := history.Store{Path: b.store}.Names()
+	var series []string
+	for n := range names {
+		series = append(series, n)
+	}
+	sort.Strings(series)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	listPage.Execute(w, map[string]any{"Dir": b.dir, "Runs": runs, "Series": series})
+}
+
+// run serves a finished run's live page (the dashboard at its end), its
+// state, and its report.
+func (b browser) run(w http.ResponseWriter, r *http.Request) {
+	p := r.PathValue("path")
+	rel, leaf := p, ""
+	for _, l := range []string{"api/live", "report.html"} {
+		if strings.HasSuffix(p, "/"+l) {
+			rel, leaf = strings.TrimSuffix(p, "/"+l), l
+		}
+	}
+	rel = strings.TrimSuffix(rel, "/")
+	dir, ok := b.runDir(rel)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if leaf == "" && !strings.HasSuffix(p, "/") {
+		http.Redirect(w, r, "/run/"+p+"/", http.StatusFound)
+		return
+	}
+	res, err := readRunForCharts(dir)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	switch leaf {
+	case "report.html":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if err := report.WriteHTML(w, res); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+		return
+	}
+	d, err := dashboard.Finished(res)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if leaf == "api/live" {
+		d.ServeLive(w, r)
+		return
+	}
+	d.ServePage(w, r)
+}
+
+// compare serves the comparison of ?a= with ?b= (runs or sets).
+func (b browser) compare(w http.ResponseWriter, r *http.Request) {
+	var sets []compare.Set
+	for _, k := range []string{"a", "b"} {
+		dir, ok := b.runDir(r.URL.Query().Get(k))
+		if !ok || r.URL.Query().Get(k) == "" {
+			http.Error(w, fmt.Sprintf("compare: ?%s= names no run or set under %s", k, b.dir), http.StatusBadRequest)
+			return
+		}
+		s, err := compare.Load(dir)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		sets = append(sets, s)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	compare.Run(sets).WriteHTML(w)
+}
+
+// history serves one series' trend and change points.
+func (b browser) history(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("series")
+	entries, err := history.Store{Path: b.store}.Series(name)
+	if err != nil || len(entries) == 0 {
+		http.Error(w, fmt.Sprintf("history: no series %q in %s", name, b.store), http.StatusNotFound)
+		return
+	}
+	metric := r.URL.Query().Get("metric")
+	if metric == "" {
+		metric = "committed_tps"
+	}
+	a, err := history.Analyze(r.Context(), name, entries, metric)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	a.WriteHTML(w)
+}
