@@ -2,6 +2,10 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tpslab/tpslab/internal/cluster"
+	"github.com/tpslab/tpslab/internal/dashboard"
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/testbin"
@@ -82,8 +87,47 @@ func TestLoadAndNetworkOnKubernetes(t *testing.T) {
 		t.Fatalf("validator pods %d, by node %v; expected 4, spread over node1 and node2", len(pods.Items), on)
 	}
 
+	// The live page merges the pods' seconds as the coordinator receives
+	// them (issue 35): read its state while the run goes.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dashAddr := ln.Addr().String()
+	ln.Close()
+	live := make(chan string, 1)
+	go func() {
+		last := "never answered"
+		for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+			resp, err := http.Get("http://" + dashAddr + "/api/live")
+			if err != nil {
+				continue
+			}
+			var st dashboard.State
+			err = json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+			if err != nil {
+				continue
+			}
+			var committed float64
+			for _, f := range st.Figures {
+				if f.Name == "committed_tps" {
+					committed = f.Value
+				}
+			}
+			last = fmt.Sprintf("%d segments, %d seconds, committed_tps %g, final %v", st.Segments, len(st.Points), committed, st.Final)
+			if st.Segments == 2 && len(st.Points) > 0 && committed > 0 && !st.Final {
+				live <- ""
+				return
+			}
+		}
+		live <- last
+	}()
 	tpslab(10*time.Minute, "run", "--kubeconfig", kubeconfig, "--segments", "2", "--net-home", netHome, "--rate", "200",
-		"--duration", "16s", "--warmup", "3s", "--fault", "6s:crash:node3:5s", "--out", out)
+		"--duration", "16s", "--warmup", "3s", "--fault", "6s:crash:node3:5s", "--dashboard="+dashAddr, "--out", out)
+	if why := <-live; why != "" {
+		t.Errorf("the live page never showed the pods' merged seconds mid-run: %s", why)
+	}
 	r, err := report.ReadResult(out)
 	if err != nil {
 		t.Fatal(err)

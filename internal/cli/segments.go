@@ -223,20 +223,11 @@ func runSegments(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, 
 	if err != nil {
 		return err
 	}
-	var dash *dashboard.Dashboard
-	if dashboardAddr != "" {
-		if dash, err = startDashboard(filepath.Base(out), sc.Thresholds); err != nil {
-			return err
-		}
-		defer dash.Close()
-		dirs := make([]string, f.segments)
-		for i := range dirs {
-			dirs[i] = segment.Dir(out, i)
-		}
-		tailCtx, stopTail := context.WithCancel(ctx)
-		defer stopTail()
-		go dash.Tail(tailCtx, dirs)
+	dash, stopDash, err := liveSegments(ctx, out, f.segments, sc)
+	if err != nil {
+		return err
 	}
+	defer stopDash()
 	fmt.Fprintf(os.Stderr, "spreading the load over %d local segments; coordinator %s\n", f.segments, coord.URL())
 	dirs, infos, errs := segment.Local{Binary: bin, Args: child, Out: out, N: f.segments, Log: os.Stderr}.Run(ctx, coord.URL())
 	fl.Stop()
@@ -246,11 +237,32 @@ func runSegments(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, 
 			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
 		}
 	}
-	err = finishSegments(cmd, out, dirs, infos, sc, failed, fl, dash)
-	if dash != nil {
-		dash.Linger(3 * time.Second)
+	return finishSegments(cmd, out, dirs, infos, sc, failed, fl, dash)
+}
+
+// liveSegments serves --dashboard for a segmented run: the segments'
+// series, in their folders under out as they write them (local processes)
+// or as the coordinator receives them (pods), merged. stop lets a watching
+// page fetch the verdict, then stops serving.
+func liveSegments(ctx context.Context, out string, n int, sc scenario.Scenario) (*dashboard.Dashboard, func(), error) {
+	if dashboardAddr == "" {
+		return nil, func() {}, nil
 	}
-	return err
+	dash, err := startDashboard(filepath.Base(out), sc.Thresholds)
+	if err != nil {
+		return nil, nil, err
+	}
+	dirs := make([]string, n)
+	for i := range dirs {
+		dirs[i] = segment.Dir(out, i)
+	}
+	tailCtx, stopTail := context.WithCancel(ctx)
+	go dash.Tail(tailCtx, dirs)
+	return dash, func() {
+		stopTail()
+		dash.Linger(3 * time.Second)
+		dash.Close()
+	}, nil
 }
 
 // finishSegments merges the segments' directories into out, prints the
@@ -306,10 +318,6 @@ func lockSenders(sc scenario.Scenario) (func(), error) {
 
 // runOnKubernetes runs sc's segments as an Indexed Job and merges them.
 func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, args []string, f *segmentFlags) error {
-	if dashboardAddr != "" {
-		// The pods' series are not on this machine while they run.
-		return exitcode.BadInputf("--dashboard: not with --kubeconfig (the segments' seconds are in their pods until the run ends); use --metrics-addr in each, or local --segments")
-	}
 	if sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
 		return exitcode.BadInputf("--kubeconfig: the segments run in pods: give them a network they can reach (--net-home of a network from `net up --kubeconfig`, or --endpoint)")
 	}
@@ -379,6 +387,11 @@ func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenar
 	if err != nil {
 		return exitcode.Wrap(exitcode.BadInput, err)
 	}
+	dash, stopDash, err := liveSegments(cmd.Context(), out, f.segments, sc)
+	if err != nil {
+		return err
+	}
+	defer stopDash()
 	fmt.Fprintf(os.Stderr, "spreading the load over %d segments on Kubernetes; coordinator %s\n", f.segments, coord.URL())
 	dirs, infos, errs := k.Run(cmd.Context())
 	fl.Stop()
@@ -388,7 +401,7 @@ func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenar
 			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
 		}
 	}
-	return finishSegments(cmd, out, dirs, infos, sc, failed, fl, nil)
+	return finishSegments(cmd, out, dirs, infos, sc, failed, fl, dash)
 }
 
 // checkSegments makes, before anything starts, the checks each of n
