@@ -30,7 +30,10 @@ type Codec struct {
 	ChainID string
 	Denom   string
 	Gas     uint64
-	Memo    string
+	// FirstGas, when above Gas, is what a sender's first payment (sequence
+	// 0) reserves: it also stores the sender's public key.
+	FirstGas uint64
+	Memo     string
 	wallets []Wallet
 	numbers []atomic.Uint64 // account numbers, learnt with the sequences
 	known   []atomic.Bool
@@ -83,7 +86,17 @@ func (c *Codec) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
 	s.msg = appendString(s.msg[:0], 1, w.Address)
 	s.msg = appendString(s.msg, 2, c.wallets[to].Address)
 	s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: string(amt)})
-	return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, c.Gas, c.fee())
+	gas, fee := c.gasFor(nonce)
+	return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, gas, fee)
+}
+
+// gasFor is the gas and fee of a payment at sequence nonce: a sender's
+// first (nonce 0) reserves FirstGas, with its fee scaled to it.
+func (c *Codec) gasFor(nonce uint64) (uint64, []Coin) {
+	if nonce == 0 && c.FirstGas > c.Gas && c.Gas > 0 {
+		return c.FirstGas, scaleFee(c.fee(), c.FirstGas, c.Gas)
+	}
+	return c.Gas, c.fee()
 }
 
 // signTx wraps msg (of typeURL, in s.msg) in a TxBody, signs it for w and
@@ -278,7 +291,8 @@ func (c *Codec) SignInvalid(dst []byte, sort string, from, to int, amount, nonce
 		s.msg = appendString(s.msg[:0], 1, w.Address)
 		s.msg = appendString(s.msg, 2, c.wallets[to].Address)
 		s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: strconv.FormatUint(amount, 10)})
-		return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, c.Gas, c.fee()), true
+		gas, fee := c.gasFor(nonce)
+		return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, gas, fee), true
 	case workload.StaleSequence:
 		return c.Sign(dst, from, to, amount, nonce), true
 	case workload.InsufficientFunds:
@@ -291,7 +305,8 @@ func (c *Codec) SignInvalid(dst []byte, sort string, from, to int, amount, nonce
 		s.msg = appendString(s.msg[:0], 1, w.Address)
 		s.msg = appendString(s.msg, 2, c.wallets[to].Address)
 		s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: strconv.FormatUint(amount, 10)})
-		return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, c.Gas, c.fee()), true
+		gas, fee := c.gasFor(nonce)
+		return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, gas, fee), true
 	}
 	return dst, false
 }
@@ -310,7 +325,8 @@ func (c *Codec) SignKind(dst []byte, kind string, from int, to []int, amount, no
 	defer c.scratch.Put(s)
 	w := c.wallets[from]
 	c.multiSend(s, w, to, amount)
-	return c.signTx(dst, s, typeMsgMultiSend, w, c.numbers[from].Load(), nonce, c.Gas, c.fee()), true
+	gas, fee := c.gasFor(nonce)
+	return c.signTx(dst, s, typeMsgMultiSend, w, c.numbers[from].Load(), nonce, gas, fee), true
 }
 
 // multiSend writes into s.msg a MsgMultiSend{inputs: [Input{address,

@@ -2,11 +2,16 @@ package cosmos
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/sut/cometbft"
 )
 
 // SimulateGas asks the chain how much gas one bank send from wallet from
@@ -77,4 +82,67 @@ func (c *Codec) SetGas(gas uint64) {
 	if len(c.wallets) > 1 {
 		c.size = len(c.Sign(nil, 0, 1, 1, 0))
 	}
+}
+
+// Calibrate sends one real payment of 1 from wallet from to the next,
+// reserving gas, waits up to a minute for a block to commit it, and returns
+// the gas it used there: what the chain charges beyond its simulation (a
+// fee market's deduction and tip) included. Made before the load, below
+// its first height, it is not counted; the sender's sequence moves on.
+func (c *Codec) Calibrate(ctx context.Context, sub sut.Submitter, cl *cometbft.Client, from int, gas uint64) (uint64, error) {
+	h0, err := cl.Height(ctx)
+	if err != nil {
+		return 0, err
+	}
+	seq, err := c.Nonce(ctx, from)
+	if err != nil {
+		return 0, err
+	}
+	s := c.scratch.Get().(*scratch)
+	w := c.wallets[from]
+	s.msg = appendString(s.msg[:0], 1, w.Address)
+	s.msg = appendString(s.msg, 2, c.wallets[(from+1)%len(c.wallets)].Address)
+	s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: "1"})
+	fee := c.fee()
+	if c.Gas > 0 {
+		fee = scaleFee(fee, gas, c.Gas)
+	}
+	tx := c.signTx(nil, s, typeMsgSend, w, c.numbers[from].Load(), seq, gas, fee)
+	c.scratch.Put(s)
+	if r := sub.Submit(ctx, sut.Tx{ID: c.ID(tx), Bytes: tx}); r.Status != sut.Pending && r.Status != sut.Committed {
+		return 0, fmt.Errorf("the calibration payment was refused: %s: %s", r.Reason, r.Detail)
+	}
+	id := sha256.Sum256(tx)
+	next := h0 + 1
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		h, err := cl.Height(ctx)
+		if err != nil {
+			return 0, err
+		}
+		for ; next <= h; next++ {
+			b, err := cl.Block(ctx, next)
+			if err != nil {
+				return 0, err
+			}
+			for k, t := range b.Data.Txs {
+				if sha256.Sum256(t) != id {
+					continue
+				}
+				res, err := cl.BlockResults(ctx, next)
+				if err != nil || k >= len(res) {
+					return 0, fmt.Errorf("block %d's results: %v", next, err)
+				}
+				if res[k].Code != 0 {
+					return 0, fmt.Errorf("the calibration payment failed in block %d: %s", next, res[k].Log)
+				}
+				return uint64(res[k].GasUsed), nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return 0, fmt.Errorf("the calibration payment was not in a block within a minute")
 }
