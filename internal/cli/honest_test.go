@@ -452,3 +452,44 @@ func TestServeBrowsesRuns(t *testing.T) {
 		t.Error("serve reached outside the runs directory")
 	}
 }
+
+// A mempool left full by an earlier run is counted before the load and
+// named; --mempool-wait waits for it to empty (issue 34, case 10c: expired
+// payments of a run committed during the next, unannounced).
+func TestMempoolLeftByAnEarlierRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network")
+	}
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "net")
+	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--timeout-commit", "6s", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(bin, "net", "down", "--home", home).Run() })
+	run := func(name string, args ...string) *report.Result {
+		t.Helper()
+		out := filepath.Join(dir, name)
+		args = append([]string{"run", "--net-home", home, "--rate", "300", "--duration", "3s", "--warmup", "1s", "--drain", "0s", "--out", out}, args...)
+		b, err := exec.Command(bin, args...).CombinedOutput()
+		r, rerr := report.ReadResult(out)
+		if rerr != nil {
+			t.Fatalf("%v: %v %v\n%s", args, err, rerr, b)
+		}
+		return r
+	}
+	// Blocks 6 s apart and no drain: the first run leaves its payments behind.
+	run("first", "--senders", "100")
+	r := run("second", "--senders", "100", "--senders-offset", "100")
+	named := false
+	for _, n := range r.Notes {
+		named = named || strings.Contains(n, "the mempool held") && strings.Contains(n, "--mempool-wait")
+	}
+	if r.Summary.MempoolBefore <= 0 || !named {
+		t.Errorf("after a run that left payments: mempool_before %d, notes %q", r.Summary.MempoolBefore, r.Notes)
+	}
+	r = run("third", "--senders", "100", "--senders-offset", "200", "--mempool-wait", "30s")
+	if r.Summary.MempoolBefore != 0 {
+		t.Errorf("with --mempool-wait: mempool_before %d, want 0 (it waited for the block)", r.Summary.MempoolBefore)
+	}
+}
