@@ -463,14 +463,15 @@ func TestMempoolLeftByAnEarlierRun(t *testing.T) {
 	bin := testbin.Path(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "net")
-	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--timeout-commit", "6s", "--home", home).CombinedOutput(); err != nil {
+	// Blocks of at most 20 payments: what a run leaves takes seconds to drain.
+	if out, err := exec.Command(bin, "net", "up", "--validators", "1", "--max-block-gas", "20", "--home", home).CombinedOutput(); err != nil {
 		t.Fatalf("net up: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { exec.Command(bin, "net", "down", "--home", home).Run() })
 	run := func(name string, args ...string) *report.Result {
 		t.Helper()
 		out := filepath.Join(dir, name)
-		args = append([]string{"run", "--net-home", home, "--rate", "300", "--duration", "3s", "--warmup", "1s", "--drain", "0s", "--out", out}, args...)
+		args = append([]string{"run", "--net-home", home, "--duration", "2s", "--warmup", "1s", "--drain", "0s", "--out", out}, args...)
 		b, err := exec.Command(bin, args...).CombinedOutput()
 		r, rerr := report.ReadResult(out)
 		if rerr != nil {
@@ -478,9 +479,10 @@ func TestMempoolLeftByAnEarlierRun(t *testing.T) {
 		}
 		return r
 	}
-	// Blocks 6 s apart and no drain: the first run leaves its payments behind.
-	run("first", "--senders", "100")
-	r := run("second", "--senders", "100", "--senders-offset", "100")
+	// 200/s into 40/s of blocks, and no drain: the first run leaves its
+	// payments behind.
+	run("first", "--rate", "200", "--senders", "100")
+	r := run("second", "--rate", "10", "--senders", "100", "--senders-offset", "100")
 	named := false
 	for _, n := range r.Notes {
 		named = named || strings.Contains(n, "the mempool held") && strings.Contains(n, "--mempool-wait")
@@ -488,7 +490,7 @@ func TestMempoolLeftByAnEarlierRun(t *testing.T) {
 	if r.Summary.MempoolBefore <= 0 || !named {
 		t.Errorf("after a run that left payments: mempool_before %d, notes %q", r.Summary.MempoolBefore, r.Notes)
 	}
-	r = run("third", "--senders", "100", "--senders-offset", "200", "--mempool-wait", "30s")
+	r = run("third", "--rate", "10", "--senders", "100", "--senders-offset", "200", "--mempool-wait", "60s")
 	if r.Summary.MempoolBefore != 0 {
 		t.Errorf("with --mempool-wait: mempool_before %d, want 0 (it waited for the block)", r.Summary.MempoolBefore)
 	}
