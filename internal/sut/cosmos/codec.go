@@ -34,12 +34,12 @@ type Codec struct {
 	// 0) reserves: it also stores the sender's public key.
 	FirstGas uint64
 	Memo     string
-	wallets []Wallet
-	numbers []atomic.Uint64 // account numbers, learnt with the sequences
-	known   []atomic.Bool
-	query   QueryFunc
-	scratch sync.Pool
-	size    int
+	wallets  []Wallet
+	numbers  []atomic.Uint64 // account numbers, learnt with the sequences
+	known    []atomic.Bool
+	query    QueryFunc
+	scratch  sync.Pool
+	size     int
 	// fees is what a payment pays: fixed, or the chain's price (pricing).
 	fees    atomic.Pointer[[]Coin]
 	pricing *pricing
