@@ -97,8 +97,8 @@ func checkLivePage(t *testing.T, dom string, stages int) {
 // The first encounter (issue 35): a default run on 4 validators, not on a
 // terminal, prints one screen with the verdict near its end and progress
 // while it goes; its live page, loaded mid-run in Chromium, shows the
-// committed rate, the stage bar and the nodes. Then the same page for a
-// run spread over 2 segments, their seconds merged.
+// committed rate, the stage bar and the nodes. (A 2-segment run's merged
+// page is checked in TestTwoSegmentsMergeExactly.)
 func TestLiveDashboardAndOneScreen(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts networks and a browser")
@@ -131,19 +131,6 @@ func TestLiveDashboardAndOneScreen(t *testing.T) {
 		t.Errorf("%d lines, the verdict at line %d, %d progress lines before it", len(lines), verdict+1, progress)
 	}
 
-	w = startWatched(t, "run", "--segments", "2", "--duration", "12s", "--dashboard=127.0.0.1:0", "--out", filepath.Join(dir, "two"))
-	select {
-	case url = <-w.url:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("no dashboard address printed")
-	}
-	waitLive(t, url, 0) // the segments flush their seconds every 5 s
-	dom := page(t, url)
-	checkLivePage(t, dom, 0)
-	if !strings.Contains(dom, "merged from 2 segments") {
-		t.Error("the page does not say it merges 2 segments")
-	}
-	<-w.done
 }
 
 // waitLive waits until the page's state has a committed rate, stages

@@ -101,15 +101,29 @@ func TestTwoSegmentsMergeExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"--net-home", home, "--rate", "400", "--duration", "8s", "--warmup", "1s", "--senders", "400"}
+	common := []string{"--net-home", home, "--rate", "400", "--duration", "12s", "--warmup", "1s", "--senders", "400"}
 	one, merged := filepath.Join(dir, "one"), filepath.Join(dir, "merged")
 	if out, err := exec.Command(bin, append([]string{"run", "--out", one}, common...)...).CombinedOutput(); err != nil {
 		t.Fatalf("one process: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, append([]string{"run", "--segments", "2", "--raw-latencies", "--out", merged,
-		"--threshold", "committed_tps>=100", "--threshold", "p99_commit<=30s"}, common...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("2 segments: %v\n%s", err, out)
+	// The segmented run is watched live (issue 35): its page, loaded
+	// mid-run in Chromium, shows the segments' seconds merged.
+	w := startWatched(t, append([]string{"run", "--segments", "2", "--raw-latencies", "--out", merged, "--dashboard=127.0.0.1:0",
+		"--threshold", "committed_tps>=100", "--threshold", "p99_commit<=30s"}, common...)...)
+	select {
+	case url := <-w.url:
+		waitLive(t, url, 0) // the segments write their seconds every 5 s
+		dom := page(t, url)
+		checkLivePage(t, dom, 0)
+		if !strings.Contains(dom, "merged from 2 segments") {
+			t.Error("the page does not say it merges 2 segments")
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no dashboard address printed")
+	}
+	<-w.done
+	if code := w.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("2 segments: exit %d", code)
 	}
 	r, err := report.ReadResult(merged)
 	if err != nil {
@@ -128,7 +142,7 @@ func TestTwoSegmentsMergeExactly(t *testing.T) {
 			t.Errorf("segment %d: clock %+v", i, sg)
 		}
 	}
-	if s.Committed != sum || s.Offered != 400*8 || s.Committed < s.Offered*9/10 {
+	if s.Committed != sum || s.Offered != 400*12 || s.Committed < s.Offered*9/10 {
 		t.Errorf("merged committed %d (segments %d), offered %d", s.Committed, sum, s.Offered)
 	}
 	if got := codeZeroTxs(t, n.Nodes[0].RPC, r.Chain.FirstHeight, r.Chain.LastHeight); got != s.Committed {
