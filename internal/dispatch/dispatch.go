@@ -39,6 +39,7 @@ type Engine struct {
 
 	start     time.Time
 	confirmer sut.Confirmer
+	stopped   atomic.Int64 // ns since start when offering was stopped; 0 while offering or after it ended by itself
 	workersMu sync.Mutex
 	workers   []*worker
 	users     []chan bool // closed model: a user's wait for its commit
@@ -83,6 +84,20 @@ func (e *Engine) Samples() map[string]string {
 func (e *Engine) Start(t time.Time) {
 	e.start = t
 	e.confirmer = e.Target.Confirmer()
+}
+
+// watchStop records when offer is stopped while the load runs (an
+// interrupt, a halted chain); the returned func ends the watch, so a load
+// that ends by itself records nothing.
+func (e *Engine) watchStop(offer context.Context) func() bool {
+	return context.AfterFunc(offer, func() { e.stopped.Store(max(int64(e.Since()), 1)) })
+}
+
+// Stopped is when offering was stopped before the load ended by itself,
+// and whether it was.
+func (e *Engine) Stopped() (time.Duration, bool) {
+	at := e.stopped.Load()
+	return time.Duration(at), at > 0
 }
 
 // StartTime is time zero of the load.
@@ -527,12 +542,7 @@ func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals,
 			count()
 		}
 	}
-	// When offering is stopped (an interrupt, a halted chain), what was due
-	// by then counts offered even if the dispatcher was busy elsewhere: a
-	// stalled dispatcher must not shrink offered (docs/metrics.md).
-	var stoppedAt atomic.Int64
-	stoppedAt.Store(-1)
-	defer context.AfterFunc(offer, func() { stoppedAt.Store(int64(e.Since())) })()
+	defer e.watchStop(offer)()
 	next, more := arrivals.Next()
 	var giveUp time.Duration
 loop:
@@ -617,9 +627,12 @@ loop:
 	if sender >= 0 {
 		e.Workload.Release(sender)
 	}
+	// When offering is stopped (an interrupt, a halted chain), what was due
+	// by then counts offered even if the dispatcher was busy elsewhere: a
+	// stalled dispatcher must not shrink offered (docs/metrics.md).
 	if offer.Err() != nil {
-		at := time.Duration(stoppedAt.Load())
-		if at < 0 { // the callback has not run yet: it is about now
+		at, ok := e.Stopped()
+		if !ok { // the callback has not run yet: it is about now
 			at = e.Since()
 		}
 		for more && next <= at {
@@ -780,6 +793,7 @@ type Closed struct {
 // waiting for its result, then pacing or thinking, until the duration is
 // over or offer ends. Submissions in progress finish under io.
 func (e *Engine) RunClosed(offer, io context.Context, c Closed) {
+	defer e.watchStop(offer)()
 	e.users = make([]chan bool, c.Users)
 	for i := range e.users {
 		e.users[i] = make(chan bool, 1)

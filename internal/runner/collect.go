@@ -45,8 +45,8 @@ func (r *run) collect(ctx context.Context) {
 func (r *run) phase(t float64, now time.Duration, final bool) string {
 	loadEnd := time.Duration(r.ls.loadEnd.Load())
 	// A second in which offering was stopped early is partial: drain.
-	stopped := time.Duration(r.ls.stopped.Load())
-	early := stopped > 0 && stopped < r.loadDur && t > stopped.Seconds()
+	stopped, ok := r.ls.eng.Stopped()
+	early := ok && stopped < r.loadDur && t > stopped.Seconds()
 	warm := r.sc.Load.Warmup.D().Seconds()
 	switch {
 	case final, early, loadEnd > 0 && now > loadEnd+500*time.Millisecond, t > r.loadDur.Seconds()+1e-9:

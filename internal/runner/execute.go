@@ -29,7 +29,6 @@ type loadState struct {
 	trk     *confirm.Tracker
 	stop    context.CancelCauseFunc // stops offering, with the reason
 	loadEnd atomic.Int64            // ns since start when offering ended; 0 while offering
-	stopped atomic.Int64            // ns since start when offering was stopped early (interrupt, halt); 0 if not
 	mempool atomic.Int64
 	// mempoolBefore is the target's mempool when the load began (-1: unknown).
 	mempoolBefore int
@@ -135,7 +134,6 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	ls.machine0[0], ls.machine0[1], ls.machine0[2] = machineCPU()
 	eng.Start(r.start)
 	r.beginFaults()
-	defer context.AfterFunc(offer, func() { ls.stopped.Store(max(int64(eng.Since()), 1)) })()
 
 	var bg sync.WaitGroup
 	run := func(f func()) {
