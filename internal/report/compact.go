@@ -3,7 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -114,7 +115,7 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 			kinds[e.Kind]++
 		}
 		parts := []string{}
-		for _, k := range sortedKeysInt(kinds) {
+		for _, k := range slices.Sorted(maps.Keys(kinds)) {
 			parts = append(parts, fmt.Sprintf("%d %s", kinds[k], k))
 		}
 		fmt.Fprintf(out, "events: %s (in report.html and --summary full)\n", strings.Join(parts, ", "))
@@ -210,7 +211,7 @@ func otherCounts(s *Summary) string {
 			continue
 		}
 		if v := d.Value(&s.Counts); v != 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", strings.ReplaceAll(d.Name, "_", " "), thousands(float64(v))))
+			parts = append(parts, fmt.Sprintf("%s %s", strings.ReplaceAll(d.Name, "_", " "), count(v)))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -233,11 +234,7 @@ func printNodeColumns(out io.Writer, r *Result) {
 			nodeSet[node] = true
 		}
 	}
-	nodes := make([]string, 0, len(nodeSet))
-	for n := range nodeSet {
-		nodes = append(nodes, n)
-	}
-	sort.Strings(nodes)
+	nodes := slices.Sorted(maps.Keys(nodeSet))
 	more := 0
 	if len(nodes) > maxNodeColumns {
 		more = len(nodes) - maxNodeColumns
@@ -323,13 +320,4 @@ func writeWrapped(out io.Writer, prefix, text string, width int) {
 		}
 	}
 	fmt.Fprintln(out, line)
-}
-
-func sortedKeysInt(m map[string]int) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

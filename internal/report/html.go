@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -31,7 +33,7 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":   func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
 	"f1":    func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"deref": func(f *float64) float64 { return *f }, // lt takes no pointer
-	"keys":  sortedKeys,
+	"keys":  func(m map[string]int64) []string { return slices.Sorted(maps.Keys(m)) },
 	"human": human,
 }).Parse(reportTmpl))
 

@@ -363,18 +363,14 @@ func (r *Result) Verdict() string {
 		fmt.Fprintf(&b, "no load was offered")
 	case OutcomeNoSteady:
 		fmt.Fprintf(&b, "no steady window: %s committed in all", count(s.Committed))
-	case OutcomeMachine:
-		if s.Shortfall != nil {
-			f := s.Shortfall
-			fmt.Fprintf(&b, "machine busy: sent %s of %s offered tx/s (%s never sent; %s); committed %s tx/s for %.0f s; p99 commit %s",
-				thousands(s.SentTPS), thousands(s.OfferedTPS), count(f.Unsent), f.Phrase(), thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
-		} else {
+	case OutcomeMachine, OutcomeGenerator, OutcomeTargetShort:
+		if s.Shortfall == nil { // fell behind on a machine others kept busy: nothing left unsent
 			fmt.Fprintf(&b, "machine busy: committed %s of %s offered tx/s for %.0f s (%s); p99 commit %s",
 				thousands(s.CommittedTPS), thousands(s.OfferedTPS), s.Steady.DurationS, s.Generator.MachineBusy, fmtMs(s.LatencyMs.Commit.P99))
+			break
 		}
-	case OutcomeGenerator, OutcomeTargetShort:
 		f := s.Shortfall
-		lead := map[Outcome]string{OutcomeGenerator: "generator-limited", OutcomeTargetShort: "fell behind"}[o]
+		lead := map[Outcome]string{OutcomeGenerator: "generator-limited", OutcomeMachine: "machine busy", OutcomeTargetShort: "fell behind"}[o]
 		fmt.Fprintf(&b, "%s: sent %s of %s offered tx/s (%s never sent; %s); committed %s tx/s for %.0f s; p99 commit %s",
 			lead, thousands(s.SentTPS), thousands(s.OfferedTPS), count(f.Unsent), f.Phrase(), thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
 	case OutcomeNothing:

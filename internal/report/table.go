@@ -3,8 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -40,7 +41,7 @@ func PrintFullSummary(out io.Writer, r *Result) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", d.Title, v, rate)
 		if d.Reasons != nil {
 			m := *d.Reasons(&s.Counts)
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				fmt.Fprintf(tw, "  %s\t%d\t\n", k, m[k])
 			}
 		}
@@ -161,7 +162,7 @@ func PrintFullSummary(out io.Writer, r *Result) {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(out, "WARNING: %s\n", w)
 	}
-	for _, k := range sortedStrings(s.Samples) {
+	for _, k := range slices.Sorted(maps.Keys(s.Samples)) {
 		fmt.Fprintf(out, "sample %s: %s\n", k, s.Samples[k])
 	}
 	for _, e := range r.Events {
@@ -246,24 +247,6 @@ func human(v float64, unit string) string {
 		return fmt.Sprintf("%.2f", v)
 	}
 	return fmt.Sprintf("%.3f", v)
-}
-
-func sortedStrings(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // printFaults shows the emulated links, each fault's effect and the audit
