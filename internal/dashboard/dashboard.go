@@ -270,18 +270,39 @@ func (d *Dashboard) liveRates() {
 	if n == 0 {
 		return
 	}
-	set := func(name, label string, v float64) {
-		for i := range d.st.Figures {
-			if d.st.Figures[i].Name == name {
-				d.st.Figures[i].Value = v
-				return
-			}
-		}
-		d.st.Figures = append(d.st.Figures, Figure{Name: name, Label: label, Unit: "tx/s", Value: v})
+	d.setFigure(figureOf("committed_tps", committed/n))
+	d.setFigure(figureOf("offered_tps", offered/n))
+	d.setFigure(figureOf("sent_tps", sent/n))
+}
+
+// registry is report's metrics by name: the page's figures are theirs.
+var registry = func() map[string]report.Def {
+	m := map[string]report.Def{}
+	for _, d := range report.Defs(nil) {
+		m[d.Name] = d
 	}
-	set("committed_tps", "committed TPS", committed/n)
-	set("offered_tps", "offered tps", offered/n)
-	set("sent_tps", "sent tps", sent/n)
+	return m
+}()
+
+// figureOf is metric name with value v, labelled as the registry says.
+func figureOf(name string, v float64) Figure {
+	def := registry[name]
+	label := def.Label
+	if label == "" {
+		label = strings.ReplaceAll(name, "_", " ")
+	}
+	return Figure{Name: name, Label: label, Unit: def.Unit, Value: v}
+}
+
+// setFigure replaces the figure of f's name, or adds it (d.mu held).
+func (d *Dashboard) setFigure(f Figure) {
+	for i := range d.st.Figures {
+		if d.st.Figures[i].Name == f.Name {
+			d.st.Figures[i] = f
+			return
+		}
+	}
+	d.st.Figures = append(d.st.Figures, f)
 }
 
 // Result takes the result at a checkpoint or the end (runner.Observer):
@@ -291,21 +312,13 @@ func (d *Dashboard) Result(res *report.Result, final bool) {
 	defer d.mu.Unlock()
 	s := &res.Summary
 	d.st.Figures = d.st.Figures[:0]
-	defs := map[string]report.Def{}
-	for _, def := range report.Defs(res.Telemetry) {
-		defs[def.Name] = def
-	}
 	for _, name := range shownFigures {
-		def, ok := defs[name]
+		def, ok := registry[name]
 		if !ok {
 			continue
 		}
 		if v, ok := def.Run(s); ok {
-			label := def.Label
-			if label == "" {
-				label = strings.ReplaceAll(name, "_", " ")
-			}
-			d.st.Figures = append(d.st.Figures, Figure{Name: name, Label: label, Unit: def.Unit, Value: v})
+			d.st.Figures = append(d.st.Figures, figureOf(name, v))
 		}
 	}
 	l := s.LatencyMs

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/report"
@@ -23,10 +24,14 @@ import (
 // merged result gives the real ones. It returns when ctx ends.
 func (d *Dashboard) Tail(ctx context.Context, dirs []string) {
 	d.SetSegments(len(dirs))
+	// pending is one second as far as the segments have written it: their
+	// seconds' counts summed, in flight summed, the mempool the highest, the
+	// nodes the first segment's; and the latencies merged apart.
 	type pending struct {
-		p    Point
-		n    int
-		wsum float64 // committed-weighted p50 sum
+		s           report.Second
+		n           int
+		wsum        float64 // committed-weighted p50 sum
+		p99, ackP99 float64 // the highest segment's; -1 without any
 	}
 	offs := make([]int64, len(dirs))
 	rests := make([][]byte, len(dirs))
@@ -46,50 +51,41 @@ func (d *Dashboard) Tail(ctx context.Context, dirs []string) {
 				if json.Unmarshal(line, &s) != nil || s.T != math.Round(s.T) {
 					continue // a final partial second is the merged result's
 				}
-				p := PointOf(&s)
 				k := int64(s.T)
 				latest[i] = max(latest[i], s.T)
 				m := merged[k]
 				if m == nil {
-					m = &pending{p: Point{T: s.T, Phase: p.Phase, CommitP50: -1, CommitP99: -1, AckP99: -1}}
+					m = &pending{s: report.Second{T: s.T, Phase: s.Phase}, p99: -1, ackP99: -1}
 					merged[k] = m
 				}
 				m.n++
-				q := &m.p
-				q.Offered += p.Offered
-				q.Sent += p.Sent
-				q.Committed += p.Committed
-				q.Rejected += p.Rejected
-				q.Errors += p.Errors
-				q.InFlight += p.InFlight
-				q.Mempool = max(q.Mempool, p.Mempool)
-				if p.CommitP50 >= 0 {
-					m.wsum += p.CommitP50 * float64(p.Committed)
-					q.CommitP99 = max(q.CommitP99, p.CommitP99)
+				m.s.Counts.Add(&s.Counts)
+				m.s.InFlight += s.InFlight
+				m.s.MempoolTxs = max(m.s.MempoolTxs, s.MempoolTxs)
+				if m.s.Telemetry == nil {
+					m.s.Telemetry = s.Telemetry
 				}
-				q.AckP99 = max(q.AckP99, p.AckP99)
-				if q.Nodes == nil && p.Nodes != nil {
-					q.Nodes = p.Nodes
+				if s.CommitMs.Count > 0 {
+					m.wsum += s.CommitMs.P50 * float64(s.Committed)
+					m.p99 = max(m.p99, s.CommitMs.P99)
+				}
+				if s.AckMs.Count > 0 {
+					m.ackP99 = max(m.ackP99, s.AckMs.P99)
 				}
 			}
 		}
-		lowest := math.Inf(1)
-		for _, t := range latest {
-			lowest = min(lowest, t)
-		}
-		highest := math.Inf(-1)
-		for _, t := range latest {
-			highest = max(highest, t)
-		}
+		lowest, highest := slices.Min(latest), slices.Max(latest)
 		for {
 			m := merged[next]
 			if m == nil || (m.n < len(dirs) && float64(next) > lowest && float64(next)+3 > highest) {
 				break
 			}
-			if m.p.Committed > 0 {
-				m.p.CommitP50 = m.wsum / float64(m.p.Committed)
+			p := PointOf(&m.s)
+			p.CommitP99, p.AckP99 = m.p99, m.ackP99
+			if m.p99 >= 0 && p.Committed > 0 {
+				p.CommitP50 = m.wsum / float64(p.Committed)
 			}
-			d.Add(m.p)
+			d.Add(p)
 			d.mergedFigures()
 			delete(merged, next)
 			next++
@@ -147,12 +143,8 @@ func (d *Dashboard) mergedFigures() {
 	if committed == 0 {
 		return
 	}
-	figs := d.st.Figures[:0]
-	for _, f := range d.st.Figures {
-		if f.Name != "p50_commit" && f.Name != "p99_commit" {
-			figs = append(figs, f)
-		}
-	}
-	d.st.Figures = append(figs, Figure{Name: "p50_commit", Label: "p50 commit", Unit: "ms", Value: p50w / committed},
-		Figure{Name: "p99_commit", Label: "p99 commit (highest segment's)", Unit: "ms", Value: p99})
+	d.setFigure(figureOf("p50_commit", p50w/committed))
+	p99f := figureOf("p99_commit", p99)
+	p99f.Label += " (highest segment's)"
+	d.setFigure(p99f)
 }
