@@ -108,15 +108,15 @@ func runsCmd() *cobra.Command {
 					fmt.Fprintf(tw, "%s\t%s\t%s\n", d, r.StartedAt.Format("2006-01-02 15:04"), r.Verdict())
 					continue
 				}
-				if line, ok := setLine(d); ok {
-					fmt.Fprintf(tw, "%s\n", line)
+				if set, ok := readSet(d); ok {
+					fmt.Fprintf(tw, "%s\n", set.line())
 					continue
 				}
-				a, aok := setLine(filepath.Join(d, "a"))
-				b, bok := setLine(filepath.Join(d, "b"))
+				a, aok := readSet(filepath.Join(d, "a"))
+				b, bok := readSet(filepath.Join(d, "b"))
 				if aok && bok {
-					fmt.Fprintf(tw, "%s\t\tA/B (ab): tpslab compare %s %s\n", d, filepath.Join(d, "a"), filepath.Join(d, "b"))
-					fmt.Fprintf(tw, "  %s\n  %s\n", a, b)
+					fmt.Fprintf(tw, "%s\t\tA/B (ab): tpslab compare %s %s\n", d, a.Dir, b.Dir)
+					fmt.Fprintf(tw, "  %s\n  %s\n", a.line(), b.line())
 				}
 			}
 			tw.Flush()
@@ -130,12 +130,22 @@ func runsCmd() *cobra.Command {
 	return c
 }
 
-// setLine describes a repetition set (dir/rep-N): how many, when, the
-// range of committed rates and how many kept up; false when dir is none.
-func setLine(dir string) (string, bool) {
+// repSet is a repetition set (dir/rep-N) as runs and serve list it.
+type repSet struct {
+	Dir     string
+	Started time.Time // the earliest repetition's start
+	About   string    // how many, the range of committed rates, how many kept up
+}
+
+func (s repSet) line() string {
+	return fmt.Sprintf("%s\t%s\t%s", s.Dir, s.Started.Format("2006-01-02 15:04"), s.About)
+}
+
+// readSet reads the repetition set in dir; false when dir holds none.
+func readSet(dir string) (repSet, bool) {
 	reps, _ := filepath.Glob(filepath.Join(dir, "rep-*", "result.json"))
 	if len(reps) == 0 {
-		return "", false
+		return repSet{}, false
 	}
 	lo, hi, kept, n := math.Inf(1), math.Inf(-1), 0, 0
 	var started time.Time
@@ -154,7 +164,7 @@ func setLine(dir string) (string, bool) {
 		}
 	}
 	if n == 0 {
-		return "", false
+		return repSet{}, false
 	}
-	return fmt.Sprintf("%s\t%s\t%d repetitions (rep-1..rep-%d): committed %.0f..%.0f tx/s, %d of %d kept up; record or report one of them, compare the set", dir, started.Format("2006-01-02 15:04"), n, len(reps), lo, hi, kept, n), true
+	return repSet{Dir: dir, Started: started, About: fmt.Sprintf("%d repetitions (rep-1..rep-%d): committed %.0f..%.0f tx/s, %d of %d kept up; record or report one of them, compare the set", n, len(reps), lo, hi, kept, n)}, true
 }

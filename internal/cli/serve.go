@@ -114,9 +114,8 @@ func (b browser) list(w http.ResponseWriter, _ *http.Request) {
 	})
 	entries, _ := os.ReadDir(b.dir)
 	for _, e := range entries {
-		if line, ok := setLine(filepath.Join(b.dir, e.Name())); ok && e.IsDir() {
-			parts := strings.SplitN(line, "\t", 3)
-			runs = append(runs, listed{Name: e.Name(), Started: parts[1], Verdict: parts[2]})
+		if set, ok := readSet(filepath.Join(b.dir, e.Name())); ok && e.IsDir() {
+			runs = append(runs, listed{Name: e.Name(), Started: set.Started.Format("2006-01-02 15:04"), Verdict: set.About})
 		}
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
