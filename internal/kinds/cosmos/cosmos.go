@@ -365,35 +365,36 @@ func autoGas(ctx context.Context, codec *sdk.Codec, tgt *sdk.Target, from, shape
 		extra, why = feeMarketGas, fmt.Sprintf(", plus %d for the fee market's deduction and tip, which simulations leave out", feeMarketGas)
 	}
 	firstGas := round(float64(firstUsed+extra) * gasMargin)
-	steadyUsed := firstUsed
-	measured := ""
+	// A later payment is known from a sender whose key is stored: the
+	// first sender if it has paid before, else after its calibration.
+	steadyUsed, steadyKnown, measured := firstUsed, false, ""
 	seq, err := codec.Nonce(ctx, from[0])
-	if err == nil && seq == 0 && len(tgt.Clients()) > 0 {
+	switch {
+	case err != nil:
+	case seq > 0:
+		steadyKnown = true
+	case len(tgt.Clients()) > 0:
 		real, cerr := codec.Calibrate(ctx, tgt.Submitter(0), tgt.Clients()[0], from[0], firstGas)
-		if cerr == nil {
-			if real > sim0 {
-				extra, why = real-sim0, fmt.Sprintf(", plus %d a block charged beyond the simulation", real-sim0)
-			} else {
-				extra, why = 0, ""
-			}
-			measured = fmt.Sprintf("; a real first payment (before the load) used %d", real)
-			err = nil
-		} else {
+		if cerr != nil {
 			fmt.Fprintf(sys.Log, "gas: no calibration payment (%v); every payment reserves what a first one does\n", cerr)
-			err = cerr
+			break
 		}
+		extra, why = 0, ""
+		if real > sim0 {
+			extra, why = real-sim0, fmt.Sprintf(", plus %d a block charged beyond the simulation", real-sim0)
+		}
+		measured = fmt.Sprintf("; a real first payment (before the load) used %d", real)
+		steadyKnown = true
 	}
-	if err == nil {
-		if s, serr := simulate(from[0]); serr == nil {
-			if seq2, _ := codec.Nonce(ctx, from[0]); seq2 > 0 {
-				steadyUsed = s
-			}
+	if steadyKnown {
+		if steadyUsed, err = simulate(from[0]); err != nil {
+			steadyUsed, steadyKnown = firstUsed, false
 		}
 	}
 	firstGas = round(float64(firstUsed+extra) * gasMargin)
-	gas = round(float64(steadyUsed+extra) * steadyMargin)
-	if steadyUsed == firstUsed {
-		gas = firstGas // not measured: the first payment's reservation serves all
+	gas = firstGas // not measured: the first payment's reservation serves all
+	if steadyKnown {
+		gas = round(float64(steadyUsed+extra) * steadyMargin)
 	}
 	if sys.Note != nil {
 		sys.Note(fmt.Sprintf("gas: a sender's first payment simulates to %d gas%s, a later one to %d%s; each payment reserves %d (x%.2f), a sender's first %d (x%.1f; workload.gas 0: auto)",

@@ -82,12 +82,17 @@ func (c *Codec) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
 	w := c.wallets[from]
 	var num [20]byte
 	amt := strconv.AppendUint(num[:0], amount, 10)
-	// MsgSend{from_address, to_address, amount}
-	s.msg = appendString(s.msg[:0], 1, w.Address)
-	s.msg = appendString(s.msg, 2, c.wallets[to].Address)
-	s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: string(amt)})
+	c.msgSend(s, w, to, string(amt))
 	gas, fee := c.gasFor(nonce)
 	return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, gas, fee)
+}
+
+// msgSend writes into s.msg a MsgSend{from_address, to_address, amount}
+// of amount from w to wallet to.
+func (c *Codec) msgSend(s *scratch, w Wallet, to int, amount string) {
+	s.msg = appendString(s.msg[:0], 1, w.Address)
+	s.msg = appendString(s.msg, 2, c.wallets[to].Address)
+	s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: amount})
 }
 
 // gasFor is the gas and fee of a payment at sequence nonce: a sender's
@@ -288,9 +293,7 @@ func (c *Codec) SignInvalid(dst []byte, sort string, from, to int, amount, nonce
 		defer func() { s.chainID = ""; c.scratch.Put(s) }()
 		s.chainID = c.ChainID + "-other"
 		w := c.wallets[from]
-		s.msg = appendString(s.msg[:0], 1, w.Address)
-		s.msg = appendString(s.msg, 2, c.wallets[to].Address)
-		s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: strconv.FormatUint(amount, 10)})
+		c.msgSend(s, w, to, strconv.FormatUint(amount, 10))
 		gas, fee := c.gasFor(nonce)
 		return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, gas, fee), true
 	case workload.StaleSequence:
@@ -302,9 +305,7 @@ func (c *Codec) SignInvalid(dst []byte, sort string, from, to int, amount, nonce
 		defer func() { s.memo = ""; c.scratch.Put(s) }()
 		s.memo = oversizedMemo
 		w := c.wallets[from]
-		s.msg = appendString(s.msg[:0], 1, w.Address)
-		s.msg = appendString(s.msg, 2, c.wallets[to].Address)
-		s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: strconv.FormatUint(amount, 10)})
+		c.msgSend(s, w, to, strconv.FormatUint(amount, 10))
 		gas, fee := c.gasFor(nonce)
 		return c.signTx(dst, s, typeMsgSend, w, c.numbers[from].Load(), nonce, gas, fee), true
 	}

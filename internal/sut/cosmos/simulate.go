@@ -39,9 +39,7 @@ func (c *Codec) SimulateGasOf(ctx context.Context, from, outputs int) (uint64, e
 	w := c.wallets[from]
 	typeURL := typeMsgSend
 	if outputs == 1 {
-		s.msg = appendString(s.msg[:0], 1, w.Address)
-		s.msg = appendString(s.msg, 2, c.wallets[to[0]].Address)
-		s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: "1"})
+		c.msgSend(s, w, to[0], "1")
 	} else {
 		c.multiSend(s, w, to, 1)
 		typeURL = typeMsgMultiSend
@@ -100,9 +98,7 @@ func (c *Codec) Calibrate(ctx context.Context, sub sut.Submitter, cl *cometbft.C
 	}
 	s := c.scratch.Get().(*scratch)
 	w := c.wallets[from]
-	s.msg = appendString(s.msg[:0], 1, w.Address)
-	s.msg = appendString(s.msg, 2, c.wallets[(from+1)%len(c.wallets)].Address)
-	s.msg = appendCoin(s.msg, 3, Coin{Denom: c.Denom, Amount: "1"})
+	c.msgSend(s, w, (from+1)%len(c.wallets), "1")
 	fee := c.fee()
 	if c.Gas > 0 {
 		fee = scaleFee(fee, gas, c.Gas)
