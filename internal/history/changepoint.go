@@ -65,10 +65,10 @@ func bestSplit(seg []float64) (tau int, q float64) {
 // splitter finds best splits, reusing its buffers across calls (the
 // permutation test makes hundreds).
 type splitter struct {
-	order         []int
-	rank          []int
-	left, right   fenwick
-	sorted, cumul []float64
+	order       []int
+	rank        []int
+	left, right fenwick
+	sorted      []float64
 }
 
 func (sp *splitter) best(seg []float64) (tau int, q float64) {

@@ -51,16 +51,16 @@ func TestCommittedRate(t *testing.T) {
 // A steady window of a few blocks is warned about (issue 34, case 11): a
 // 10 s run on 2 s blocks holds one in its 8 s steady window.
 func TestFewBlocksInTheSteadyWindow(t *testing.T) {
-	w := window{Start: 2, End: 10, First: 3, Last: 9, Typical: 2, Committed: 800, Blocks: 4}
-	if msg := w.fewBlocks(true); !strings.Contains(msg, "holds 4 block(s)") || !strings.Contains(msg, "10 s or more") {
+	w := window{Start: 2, End: 10, First: 3, Last: 9, Typical: 2, Committed: 800, Blocks: 4, Chain: true}
+	if msg := w.fewBlocks(); !strings.Contains(msg, "holds 4 block(s)") || !strings.Contains(msg, "10 s or more") {
 		t.Errorf("4 blocks: %q", msg)
 	}
 	w.Blocks = 5
-	if msg := w.fewBlocks(true); msg != "" {
+	if msg := w.fewBlocks(); msg != "" {
 		t.Errorf("5 blocks: %q", msg)
 	}
-	w.Blocks = 0
-	if msg := w.fewBlocks(false); msg != "" {
+	w.Blocks, w.Chain = 0, false
+	if msg := w.fewBlocks(); msg != "" {
 		t.Errorf("a system without blocks: %q", msg)
 	}
 }

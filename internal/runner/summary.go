@@ -216,7 +216,7 @@ func (r *summarizer) committedRate(s *report.Summary, st *measure.Interval) {
 	w := window{Start: s.Steady.StartS, End: s.Steady.EndS, Committed: st.Committed, Blocks: ls.steadyBlocks,
 		First: ls.steadyB[0], Last: ls.steadyB[1], FirstOurs: ls.steadyB0, Typical: float64(ls.steadyIv.ValueAtQuantile(50)) / 1000, Chain: ls.hasBlock}
 	s.CommittedTPS, s.Steady.BlockWindowS, s.Steady.StallS = w.rate()
-	if msg := w.fewBlocks(ls.hasBlock); msg != "" {
+	if msg := w.fewBlocks(); msg != "" {
 		s.Warnings = append(s.Warnings, msg)
 	}
 }
@@ -228,8 +228,8 @@ const minSteadyBlocks = 5
 // fewBlocks warns when a chain's steady window holds fewer than
 // minSteadyBlocks blocks: committed_tps then rests on them, and a block
 // more or less moves it by a large share.
-func (w window) fewBlocks(chain bool) string {
-	if !chain || w.Blocks >= minSteadyBlocks {
+func (w window) fewBlocks() string {
+	if !w.Chain || w.Blocks >= minSteadyBlocks {
 		return ""
 	}
 	need := ""
