@@ -90,6 +90,13 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		// Issue 25: a load spread over segments.
 		{[]string{"run", "--segments", "0"}, `--segments: 0, expected 1..1024`},
 		{[]string{"run", "--segments", "1000"}, `--segments: 1000, expected 1..`},
+		// Issues 34 and 35: what a run prints and serves, and what it waits for.
+		{[]string{"run", "--summary", "short"}, `--summary: "short", expected compact or full`},
+		{[]string{"run", "--progress", "100ms"}, `--progress: 100ms, expected 1s or more`},
+		{[]string{"run", "--mempool-wait", "-1s"}, `target.mempool_wait: -1s, expected a duration between`},
+		{[]string{"run", "--dashboard=127.0.0.1:notaport"}, `--dashboard: `},
+		{[]string{"summary", "/nonexistent/run"}, `not a run directory`},
+		{[]string{"serve", "/nonexistent/runs"}, `serve: /nonexistent/runs is not a directory of runs`},
 		{[]string{"run", "--segments", "3", "--senders", "2"}, `workload.senders: 2, expected at least one per segment (3)`},
 		{[]string{"run", "--segments", "2", "--repeat", "2"}, `--segments: with --repeat 2; expected one of them`},
 		{[]string{"run", "--segment", "2/2", "--coordinator", "http://127.0.0.1:1"}, `--segment: "2/2", expected I/N with 0 <= I < N`},
