@@ -120,7 +120,8 @@ func TestLiveDashboardAndOneScreen(t *testing.T) {
 	lines := w.lines
 	verdict, progress := -1, 0
 	for i, l := range lines {
-		if strings.HasPrefix(l, "kept up: ") {
+		// The headline, whatever the run's outcome on a busy CI machine.
+		if regexp.MustCompile(`^(kept up|fell behind|refused|generator-limited|machine busy|committed nothing|the chain stopped committing|no steady window)\b`).MatchString(l) {
 			verdict = i
 		}
 		if regexp.MustCompile(`^\s+\d+s (warmup|steady)\s+offered`).MatchString(l) && verdict < 0 {
