@@ -223,8 +223,12 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	r.tick(true)
 	if r.tel != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		ls.slowest = r.tel.Slowest(sctx)
+		var errs []error
+		ls.slowest, errs = r.tel.Slowest(sctx)
 		cancel()
+		for _, err := range errs {
+			r.note("telemetry: %v", err)
+		}
 	}
 	return r.finish(ended)
 }

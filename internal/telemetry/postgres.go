@@ -62,15 +62,25 @@ FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = $1`, p.db).Scan(
 	return nil
 }
 
-// Slowest reads the statements that took the most time in all.
-func (p *Postgres) Slowest(ctx context.Context) []Statement {
+// Slowest reads the statements that took the most time in all. A sample
+// cut short by the run's end closes the sampling connection (pgx closes a
+// connection whose query was cancelled), so a closed one is reopened.
+func (p *Postgres) Slowest(ctx context.Context) ([]Statement, error) {
+	if p.conn.IsClosed() {
+		conn, err := pgx.Connect(ctx, p.url)
+		if err != nil {
+			return nil, fmt.Errorf("postgres slowest statements: %w", err)
+		}
+		p.conn = conn
+	}
 	rows, err := p.conn.Query(ctx, `SELECT s.query, s.calls, s.total_exec_time, s.mean_exec_time, s.max_exec_time, s.rows
 FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
 WHERE d.datname = $1 AND s.query NOT ILIKE '%pg_stat%'
 ORDER BY s.total_exec_time DESC LIMIT 5`, p.db)
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("postgres slowest statements: %w", err)
 	}
+	defer rows.Close()
 	var out []Statement
 	for rows.Next() {
 		var s Statement
@@ -83,10 +93,10 @@ ORDER BY s.total_exec_time DESC LIMIT 5`, p.db)
 			out = append(out, s)
 		}
 	}
-	if rows.Err() != nil {
-		return nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres slowest statements: %w", err)
 	}
-	return out
+	return out, nil
 }
 
 // Close closes the connection.

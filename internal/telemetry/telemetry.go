@@ -56,7 +56,7 @@ type Source interface {
 // Statements is a source that knows which statements took the most time
 // (a database); it is asked once, at the end of a run.
 type Statements interface {
-	Slowest(ctx context.Context) []Statement
+	Slowest(ctx context.Context) ([]Statement, error)
 }
 
 // Statement is one of the statements that took the most time in all.
@@ -183,15 +183,21 @@ func (s *Sampler) Latest() map[string]float64 {
 	return out
 }
 
-// Slowest asks the sources that know for their slowest statements.
-func (s *Sampler) Slowest(ctx context.Context) []Statement {
+// Slowest asks the sources that know for their slowest statements; the
+// errors are those sources' that could not answer.
+func (s *Sampler) Slowest(ctx context.Context) ([]Statement, []error) {
 	var out []Statement
+	var errs []error
 	for _, src := range s.sources {
 		if f, ok := src.(Statements); ok {
-			out = append(out, f.Slowest(ctx)...)
+			st, err := f.Slowest(ctx)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			out = append(out, st...)
 		}
 	}
-	return out
+	return out, errs
 }
 
 // Close closes every source.
