@@ -116,7 +116,7 @@ func registerNetUp(fs *pflag.FlagSet, reg *kinds.Registry) {
 	if err := reg.Resolve(&def, true); err != nil {
 		panic(err) // the registry is empty: a programming error
 	}
-	registerScenarioFlags(fs, netUpFlags, &def, map[string]string{
+	registerScenarioFlags(fs, withKindFlags(netUpFlags, reg, true), &def, map[string]string{
 		"kind": ": " + strings.Join(reg.NamesWhere(kinds.IsNetwork), " | ") + " (tpslab kinds says what each is)"})
 }
 
@@ -132,11 +132,12 @@ func netUpOptions(fs *pflag.FlagSet, reg *kinds.Registry, args []string, home st
 			return kinds.NetOptions{}, nil, exitcode.Wrap(exitcode.BadInput, err)
 		}
 	}
-	if err := applyScenarioFlags(fs, netUpFlags, &sc); err != nil {
+	table := withKindFlags(netUpFlags, reg, true)
+	if err := applyScenarioFlags(fs, table, &sc); err != nil {
 		return kinds.NetOptions{}, nil, err
 	}
 	path := map[string]string{}
-	for _, f := range netUpFlags {
+	for _, f := range table {
 		path[f.flag] = f.path
 	}
 	if err := reg.Resolve(&sc, true); err != nil {
@@ -152,7 +153,7 @@ func netUpOptions(fs *pflag.FlagSet, reg *kinds.Registry, args []string, home st
 	if err := sc.Network.Validate(); err != nil {
 		// Named as the user gave it: by its flag when a flag set it.
 		msg := err.Error()
-		for _, f := range netUpFlags {
+		for _, f := range table {
 			if fs.Changed(f.flag) && strings.HasPrefix(msg, f.path+": ") {
 				msg = "--" + f.flag + ": " + strings.TrimPrefix(msg, f.path+": ")
 				break

@@ -89,6 +89,7 @@ type scenarioOpts struct {
 	faults      []string
 	fs          *pflag.FlagSet
 	kinds       *kinds.Registry
+	table       []scenarioFlag // scenarioFlags and the kinds' own
 }
 
 func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
@@ -98,7 +99,8 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 		panic(err) // the registry is empty: a programming error
 	}
 	kindsHelp := ": " + strings.Join(reg.Names(), " | ") + " (tpslab kinds says what each is)"
-	registerScenarioFlags(fs, scenarioFlags, &def, map[string]string{"target": kindsHelp})
+	o.table = withKindFlags(scenarioFlags, reg, false)
+	registerScenarioFlags(fs, o.table, &def, map[string]string{"target": kindsHelp})
 	fs.StringArrayVar(&o.endpoints, "endpoint", nil, "RPC URL of the target, repeatable; given, tpslab starts no network")
 	fs.StringArrayVar(&o.api, "api-endpoint", nil, "cosmos: REST URL, repeatable (for --via rest)")
 	fs.StringArrayVar(&o.grpc, "grpc-endpoint", nil, "cosmos: gRPC host:port, repeatable (for --via grpc)")
@@ -119,7 +121,7 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 			return sc, exitcode.Wrap(exitcode.BadInput, err)
 		}
 	}
-	if err := applyScenarioFlags(o.fs, scenarioFlags, &sc); err != nil {
+	if err := applyScenarioFlags(o.fs, o.table, &sc); err != nil {
 		return sc, err
 	}
 	if len(o.endpoints) > 0 {
@@ -171,6 +173,16 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 
 // scenarioFlag maps a named flag onto one scenario field.
 type scenarioFlag struct{ flag, path, help string }
+
+// withKindFlags is table and the flags the kinds declare (netUp: those
+// `net up` takes).
+func withKindFlags(table []scenarioFlag, reg *kinds.Registry, netUp bool) []scenarioFlag {
+	out := append([]scenarioFlag{}, table...)
+	for _, f := range reg.Flags(netUp) {
+		out = append(out, scenarioFlag{f.Name, f.Path, f.Help})
+	}
+	return out
+}
 
 // registerScenarioFlags declares each flag of table, typed, with def's value
 // as its default; extra adds to a flag's help.

@@ -74,6 +74,42 @@ type Network interface {
 	Check(ctx context.Context, n *testnet.Net) Audit
 }
 
+// Configured is a kind with settings of its own: a section of the
+// scenario named by the kind (`<kind>: {...}` in the file), decoded, set by
+// flags (`--set <kind>.field=...`) and refused when unknown like the
+// scenario's own fields. The kind checks it in Validate and reads it with
+// SectionOf.
+type Configured interface {
+	// Settings returns a fresh pointer to a struct of the kind's settings,
+	// holding their defaults; its fields' yaml tags name them.
+	Settings() any
+}
+
+// Flagged is a kind with command-line flags of its own.
+type Flagged interface {
+	Flags() []Flag
+}
+
+// Flag sets one scenario field, usually in the kind's section.
+type Flag struct {
+	Name string // without the dashes
+	Path string // the field it sets, dotted: "tally.account"
+	Help string
+	// NetUp: `net up` takes it too (a setting of the network it starts,
+	// which the kind reads from NetOptions.Scenario).
+	NetUp bool
+}
+
+// SectionOf is the kind's section of sc, as Settings made it and the file
+// and flags set it.
+func SectionOf[T any](sc *scenario.Scenario, kind string) *T {
+	v, ok := sc.Section(kind).(*T)
+	if !ok {
+		panic("kinds: " + kind + ": no section of that type registered") // a programming error
+	}
+	return v
+}
+
 // Telemetered is a kind that reads its system from the inside (a
 // database's statistics, a service's own counters) beyond the node
 // processes and CometBFT pages every run reads.

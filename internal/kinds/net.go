@@ -40,6 +40,9 @@ type NetOptions struct {
 	Economics   testnet.Economics // cosmos: the fee market and minting
 	// Kube, when set, starts the network as pods on Kubernetes (builtin).
 	Kube *kubenet.Options
+	// Scenario is the scenario the options came from: a kind reads its
+	// own section of it (SectionOf).
+	Scenario *scenario.Scenario
 }
 
 // withLog is o with a writer for its progress lines.
@@ -72,7 +75,8 @@ func NetFromScenario(sc *scenario.Scenario, kind, seed string, accounts, balance
 		Economics: testnet.Economics{FeeMarket: nw.FeeMarket.Enabled, MinBaseGasPrice: nw.FeeMarket.MinBaseGasPrice,
 			MaxBlockUtilization: nw.FeeMarket.MaxBlockUtilization, Mint: nw.Mint},
 		Ledger: pgnet.Options{Processes: l.Processes, Connections: l.DBConnections, Batch: l.Batch, SynchronousCommit: l.SynchronousCommit,
-			Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D()}}
+			Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D()},
+		Scenario: sc}
 }
 
 // FromScenario is the network a scenario describes, for a run that starts

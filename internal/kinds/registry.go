@@ -34,6 +34,25 @@ func (r *Registry) Add(k Kind) {
 	}
 	r.list = append(r.list, k)
 	r.byName[name] = k
+	if c, ok := k.(Configured); ok {
+		scenario.RegisterSection(name, c.Settings)
+	}
+}
+
+// Flags are the flags every kind declares; netUp: only those `net up`
+// takes.
+func (r *Registry) Flags(netUp bool) []Flag {
+	var out []Flag
+	for _, k := range r.list {
+		if f, ok := k.(Flagged); ok {
+			for _, fl := range f.Flags() {
+				if fl.NetUp || !netUp {
+					out = append(out, fl)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Names lists the kinds in registration order.

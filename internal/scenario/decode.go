@@ -118,7 +118,15 @@ func field(s *Scenario, path string) (reflect.Value, error) {
 		}
 		idx, names := fieldIndex(v.Type())
 		i, ok := idx[part]
+		if secs, _ := sectionsOf(v); !ok && secs[part] != nil {
+			v = reflect.ValueOf(secs[part]).Elem()
+			continue
+		}
 		if !ok {
+			if secs, ok := sectionsOf(v); ok {
+				names = append(append([]string{}, names...), secs.names()...)
+				sort.Strings(names)
+			}
 			return v, fmt.Errorf("%s: unknown field %q, expected one of %s", path, part, strings.Join(names, ", "))
 		}
 		v = v.Field(i)
@@ -191,17 +199,29 @@ func decode(n *yaml.Node, v reflect.Value, path string) error {
 			return fmt.Errorf("%s: expected a mapping of fields, got a %s", rootName(path), kindName(n))
 		}
 		idx, names := fieldIndex(t)
+		secs, hasSecs := sectionsOf(v)
 		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i].Value
-			fi, ok := idx[key]
-			if !ok {
-				return fmt.Errorf("%s: unknown field, expected one of %s", join(path, key), strings.Join(names, ", "))
-			}
 			if line, dup := seen[key]; dup {
 				return fmt.Errorf("%s: given twice (lines %d and %d), expected each field once", join(path, key), line, n.Content[i].Line)
 			}
 			seen[key] = n.Content[i].Line
+			fi, ok := idx[key]
+			if sec, isSec := secs[key]; !ok && isSec {
+				if err := decode(n.Content[i+1], reflect.ValueOf(sec).Elem(), key); err != nil {
+					return err
+				}
+				continue
+			}
+			if !ok {
+				if hasSecs {
+					names = append(append([]string{}, names...), secs.names()...)
+					sort.Strings(names)
+					return fmt.Errorf("%s: unknown field, expected one of %s (a kind's own section is named by the kind)", join(path, key), strings.Join(names, ", "))
+				}
+				return fmt.Errorf("%s: unknown field, expected one of %s", join(path, key), strings.Join(names, ", "))
+			}
 			if val := n.Content[i+1]; val.Kind == yaml.ScalarNode && val.Value == "auto" && t.Field(fi).Tag.Get("auto") == "zero" {
 				v.Field(fi).SetZero() // the field's 0 means auto (workload.gas)
 				continue

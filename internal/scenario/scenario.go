@@ -44,6 +44,10 @@ type Scenario struct {
 	// Profile lists the Go profiles taken from the local nodes over the
 	// steady window: cpu, allocs.
 	Profile []string `yaml:"profile" json:"profile,omitempty"`
+	// Kinds are the kinds' own sections (section.go), written at the top
+	// level by name. A copy of a Scenario shares them: give a copy its
+	// own with Clone before setting a section's field on it.
+	Kinds Sections `yaml:"-" json:"-"`
 }
 
 // Target says what system is measured and how to reach it.
@@ -389,5 +393,6 @@ func Default() Scenario {
 			Amount: Amount{Min: 1, Max: 100}, FundAmount: 10_000_000, TxType: "dynamic"},
 		CommitTimeout: Duration(30 * time.Second),
 		Seed:          1,
+		Kinds:         defaultSections(),
 	}
 }

@@ -122,6 +122,8 @@ type Net struct {
 	Owner    *Owner        `json:"owner,omitempty"`
 	// Kubernetes is set for a network whose nodes are pods.
 	Kubernetes *Kube `json:"kubernetes,omitempty"`
+	// sections are the kinds' own parts of net.json (section.go).
+	sections map[string]json.RawMessage
 }
 
 // Kube is where a network on Kubernetes runs.

@@ -1,0 +1,141 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"sync"
+)
+
+// A kind's own settings are a section of the scenario named by the kind
+// (`tally: {account: shop}` at the top level), declared by the kind and
+// decoded, set by flags and read like the scenario's own fields. The
+// scenario knows no kind: kinds register their sections when a registry
+// takes them (kinds.Registry.Add), as k6's executors register their config
+// types.
+
+var sections = struct {
+	sync.Mutex
+	defaults map[string]func() any
+}{defaults: map[string]func() any{}}
+
+// RegisterSection declares the section name: defaults returns a fresh
+// pointer to a struct holding the section's default settings. A second
+// registration of the name replaces the first (registries are built more
+// than once in one process, by tests).
+func RegisterSection(name string, defaults func() any) {
+	if v := reflect.ValueOf(defaults()); v.Kind() != reflect.Ptr || v.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("scenario: section %q: defaults must return a pointer to a struct, not %T", name, defaults()))
+	}
+	sections.Lock()
+	defer sections.Unlock()
+	sections.defaults[name] = defaults
+}
+
+// Sections are the kinds' sections of one scenario, by name: pointers to
+// each registered section's struct, holding its defaults until the file or
+// a flag sets them.
+type Sections map[string]any
+
+// defaultSections is a fresh copy of every registered section's defaults.
+func defaultSections() Sections {
+	sections.Lock()
+	defer sections.Unlock()
+	out := make(Sections, len(sections.defaults))
+	for name, f := range sections.defaults {
+		out[name] = f()
+	}
+	return out
+}
+
+// names lists the sections, sorted.
+func (s Sections) names() []string {
+	out := make([]string, 0, len(s))
+	for k := range s {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Section is the kind's section of sc, as its registered defaults made it
+// and the file and flags set it; nil when no kind registered the name.
+// Kinds read theirs with kinds.SectionOf.
+func (s *Scenario) Section(name string) any {
+	if s.Kinds == nil {
+		s.Kinds = defaultSections()
+	}
+	if v, ok := s.Kinds[name]; ok {
+		return v
+	}
+	// Registered after this scenario was made (a test's throw-away kind).
+	sections.Lock()
+	f, ok := sections.defaults[name]
+	sections.Unlock()
+	if !ok {
+		return nil
+	}
+	v := f()
+	s.Kinds[name] = v
+	return v
+}
+
+// MarshalJSON writes the sections at the top level after the scenario's
+// own fields, as a file gives them.
+func (s Scenario) MarshalJSON() ([]byte, error) {
+	type plain Scenario // without this method
+	b, err := json.Marshal(plain(s))
+	if err != nil || len(s.Kinds) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1] // the closing brace
+	for _, name := range s.Kinds.names() {
+		v, err := json.Marshal(s.Kinds[name])
+		if err != nil {
+			return nil, err
+		}
+		k, _ := json.Marshal(name)
+		b = append(append(append(append(b, ','), k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+// sectionsOf is the Sections field of a struct value, if it has one.
+func sectionsOf(v reflect.Value) (Sections, bool) {
+	if v.Type() != reflect.TypeOf(Scenario{}) {
+		return nil, false
+	}
+	sc := v.Addr().Interface().(*Scenario)
+	if sc.Kinds == nil {
+		sc.Kinds = defaultSections()
+	}
+	for name := range defaultSectionNames() {
+		sc.Section(name) // registered since it was made
+	}
+	return sc.Kinds, true
+}
+
+func defaultSectionNames() map[string]bool {
+	sections.Lock()
+	defer sections.Unlock()
+	out := make(map[string]bool, len(sections.defaults))
+	for k := range sections.defaults {
+		out[k] = true
+	}
+	return out
+}
+
+// Clone is s with sections of its own (a plain copy shares them).
+func (s Scenario) Clone() Scenario {
+	if s.Kinds != nil {
+		own := make(Sections, len(s.Kinds))
+		for name, v := range s.Kinds {
+			p := reflect.New(reflect.TypeOf(v).Elem())
+			p.Elem().Set(reflect.ValueOf(v).Elem())
+			own[name] = p.Interface()
+		}
+		s.Kinds = own
+	}
+	return s
+}
