@@ -100,14 +100,6 @@ var netUpFlags = []scenarioFlag{
 	{"topology", "network.topology", "builtin: route every P2P link through an emulated one: loopback | lan | region | continent | global (docs/network.md)"},
 	{"rpc-nodes", "network.rpc_nodes", "builtin: full nodes that do not validate; the load goes to them"},
 	{"client-links", "network.client_links", "builtin: the load generator reaches each node's RPC through an emulated link too (with --topology)"},
-	{"processes", "network.ledger.processes", "ledger: service processes"},
-	{"db-connections", "network.ledger.db_connections", "ledger: database connections per process"},
-	{"batch", "network.ledger.batch", "ledger: payments per database transaction (batch commit)"},
-	{"synchronous-commit", "network.ledger.synchronous_commit", "ledger: PostgreSQL synchronous_commit: on | off | local | remote_write | remote_apply"},
-	{"partition", "network.ledger.partition", "ledger: the payment log's partitioning: none | hash | range"},
-	{"isolation", "network.ledger.isolation", "ledger: serializable (retried on serialization failures) | row-locks"},
-	{"batch-wait", "network.ledger.batch_wait", "ledger: longest wait to fill a batch (0: 2ms)"},
-	{"max-queue", "network.ledger.max_queue", "ledger: payments a process queues for the database before answering 429 (0: 10000)"},
 }
 
 // registerNetUp declares netUpFlags, typed, with the scenario's defaults.

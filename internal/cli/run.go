@@ -26,10 +26,6 @@ import (
 // reaches every other field.
 var scenarioFlags = []scenarioFlag{
 	{"target", "target.kind", "system kind"}, // the registered kinds are listed by register
-	{"depth", "target.depth", "evm: confirmation depth k (blocks under the head for finality)"},
-	{"tx-type", "workload.tx_type", "evm: dynamic (EIP-1559) | legacy"},
-	{"max-fee", "workload.max_fee", "evm: cap on the fee per gas, wei or e.g. 30gwei"},
-	{"priority-fee", "workload.priority_fee", "evm: cap on the tip per gas"},
 	{"via", "target.via", "cosmos: where transactions are submitted: rpc | rest | grpc"},
 	{"denom", "workload.denom", "cosmos: the denom sent (default: the chain's staking denom)"},
 	{"fee", "workload.fee", "cosmos: fee per transaction, e.g. 500uatom, or auto: gas x the chain's gas price x --fee-margin"},

@@ -80,9 +80,17 @@ type Network interface {
 // scenario's own fields. The kind checks it in Validate and reads it with
 // SectionOf.
 type Configured interface {
-	// Settings returns a fresh pointer to a struct of the kind's settings,
-	// holding their defaults; its fields' yaml tags name them.
-	Settings() any
+	// Settings names the section (the kind's name, or its family's when
+	// kinds share one: cosmos-evm reads evm's) and returns a fresh pointer
+	// to a struct of its settings holding their defaults; the fields' yaml
+	// tags name them.
+	Settings() (section string, defaults any)
+}
+
+// Migrated is a kind whose settings were the scenario's own fields once:
+// Moved maps each old dotted path to the new one, for a one-line message.
+type Migrated interface {
+	Moved() map[string]string
 }
 
 // Flagged is a kind with command-line flags of its own.
@@ -103,6 +111,10 @@ type Flag struct {
 // SectionOf is the kind's section of sc, as Settings made it and the file
 // and flags set it.
 func SectionOf[T any](sc *scenario.Scenario, kind string) *T {
+	if sc == nil { // options made without a scenario: the defaults
+		d := scenario.Default()
+		sc = &d
+	}
 	v, ok := sc.Section(kind).(*T)
 	if !ok {
 		panic("kinds: " + kind + ": no section of that type registered") // a programming error

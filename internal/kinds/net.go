@@ -10,7 +10,6 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/testnet"
-	"github.com/tpslab/tpslab/internal/testnet/pgnet"
 	"github.com/tpslab/tpslab/internal/workload"
 )
 
@@ -27,10 +26,9 @@ type NetOptions struct {
 	Settings   testnet.Settings
 	Bind       string
 	Reset      bool
-	Binary     string        // the node program: tpslab itself (builtin) or an SDK daemon (cosmos; empty: tpsd, built when missing)
-	Ledger     pgnet.Options // ledger: the database settings (its Home, Genesis, ... are set from the above)
-	Denom      string        // cosmos: empty reads the daemon's
-	Prefix     string        // cosmos: empty reads the daemon's
+	Binary     string // the node program: tpslab itself (builtin) or an SDK daemon (cosmos; empty: tpsd, built when missing)
+	Denom      string // cosmos: empty reads the daemon's
+	Prefix     string // cosmos: empty reads the daemon's
 	Owner      *testnet.Owner
 	Log        io.Writer
 	Topology   string // builtin: emulated P2P links (netem.Topologies); empty: direct
@@ -68,14 +66,11 @@ func NetFromScenario(sc *scenario.Scenario, kind, seed string, accounts, balance
 	if nw.Balance != 0 {
 		balance = nw.Balance
 	}
-	l := nw.Ledger
 	return NetOptions{Kind: kind, Validators: nw.Validators, ChainID: nw.ChainID, Seed: seed, Accounts: accounts, Balance: balance,
 		Settings: st, Bind: nw.Bind, Binary: nw.Binary, Denom: nw.Denom, Prefix: nw.Prefix,
 		Topology: nw.Topology, RPCNodes: nw.RPCNodes, ClientLinks: nw.ClientLinks,
 		Economics: testnet.Economics{FeeMarket: nw.FeeMarket.Enabled, MinBaseGasPrice: nw.FeeMarket.MinBaseGasPrice,
 			MaxBlockUtilization: nw.FeeMarket.MaxBlockUtilization, Mint: nw.Mint},
-		Ledger: pgnet.Options{Processes: l.Processes, Connections: l.DBConnections, Batch: l.Batch, SynchronousCommit: l.SynchronousCommit,
-			Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D()},
 		Scenario: sc}
 }
 

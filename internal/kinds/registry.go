@@ -35,7 +35,13 @@ func (r *Registry) Add(k Kind) {
 	r.list = append(r.list, k)
 	r.byName[name] = k
 	if c, ok := k.(Configured); ok {
-		scenario.RegisterSection(name, c.Settings)
+		section, _ := c.Settings()
+		scenario.RegisterSection(section, func() any { _, d := c.Settings(); return d })
+	}
+	if m, ok := k.(Migrated); ok {
+		for from, to := range m.Moved() {
+			scenario.RegisterMoved(from, to)
+		}
 	}
 }
 
@@ -43,10 +49,12 @@ func (r *Registry) Add(k Kind) {
 // takes.
 func (r *Registry) Flags(netUp bool) []Flag {
 	var out []Flag
+	seen := map[string]bool{} // kinds of a family share theirs
 	for _, k := range r.list {
 		if f, ok := k.(Flagged); ok {
 			for _, fl := range f.Flags() {
-				if fl.NetUp || !netUp {
+				if (fl.NetUp || !netUp) && !seen[fl.Name] {
+					seen[fl.Name] = true
 					out = append(out, fl)
 				}
 			}

@@ -106,7 +106,8 @@ func Get(s *Scenario, path string) (value, typ string, err error) {
 // field finds the field at a dotted path.
 func field(s *Scenario, path string) (reflect.Value, error) {
 	v := reflect.ValueOf(s).Elem()
-	for _, part := range strings.Split(path, ".") {
+	parts := strings.Split(path, ".")
+	for pi, part := range parts {
 		if v.Kind() == reflect.Ptr {
 			if v.IsNil() {
 				v.Set(reflect.New(v.Type().Elem()))
@@ -123,6 +124,9 @@ func field(s *Scenario, path string) (reflect.Value, error) {
 			continue
 		}
 		if !ok {
+			if err := movedError(strings.Join(parts[:pi+1], ".")); err != nil {
+				return v, err
+			}
 			if secs, ok := sectionsOf(v); ok {
 				names = append(append([]string{}, names...), secs.names()...)
 				sort.Strings(names)
@@ -215,6 +219,9 @@ func decode(n *yaml.Node, v reflect.Value, path string) error {
 				continue
 			}
 			if !ok {
+				if err := movedError(join(path, key)); err != nil {
+					return err
+				}
 				if hasSecs {
 					names = append(append([]string{}, names...), secs.names()...)
 					sort.Strings(names)

@@ -66,11 +66,6 @@ type Target struct {
 	Via           string   `yaml:"via" json:"via,omitempty"`
 	APIEndpoints  []string `yaml:"api_endpoints" json:"api_endpoints,omitempty"`   // REST URLs
 	GRPCEndpoints []string `yaml:"grpc_endpoints" json:"grpc_endpoints,omitempty"` // host:port
-	// Depth is the EVM confirmation depth k: a transaction is final when its
-	// block is k blocks under the head (0: at inclusion).
-	Depth int `yaml:"depth" json:"depth,omitempty"`
-	// WSEndpoints are EVM WebSocket URLs for new heads (default: polling).
-	WSEndpoints []string `yaml:"ws_endpoints" json:"ws_endpoints,omitempty"`
 	// NodeMetrics are Prometheus endpoints of remote CometBFT nodes, read
 	// once a second as remote0, remote1, ... (local nodes are read anyway).
 	NodeMetrics []string `yaml:"node_metrics" json:"node_metrics,omitempty"`
@@ -138,9 +133,6 @@ type Network struct {
 	RPCNodes int `yaml:"rpc_nodes" json:"rpc_nodes,omitempty"`
 	// ClientLinks puts the load generator behind emulated links as well.
 	ClientLinks bool `yaml:"client_links" json:"client_links,omitempty"`
-	// Ledger are the database settings of the ledger service tpslab starts
-	// (target.kind ledger).
-	Ledger Ledger `yaml:"ledger" json:"ledger"`
 	// FeeMarket and Mint are a Cosmos SDK chain's economics, written into
 	// the genesis of a chain whose daemon has the modules (tpsd has both,
 	// as the Cosmos Hub does; other daemons keep their own).
@@ -156,19 +148,6 @@ type FeeMarket struct {
 	Enabled             bool   `yaml:"enabled" json:"enabled"`
 	MinBaseGasPrice     string `yaml:"min_base_gas_price" json:"min_base_gas_price"` // a decimal, per gas unit
 	MaxBlockUtilization uint64 `yaml:"max_block_utilization" json:"max_block_utilization"`
-}
-
-// Ledger are the settings a database engineer tunes in the reference
-// ledger service (docs/ledger-service.md).
-type Ledger struct {
-	Processes         int      `yaml:"processes" json:"processes"`
-	DBConnections     int      `yaml:"db_connections" json:"db_connections"` // per process
-	Batch             int      `yaml:"batch" json:"batch"`                   // payments per database transaction
-	SynchronousCommit string   `yaml:"synchronous_commit" json:"synchronous_commit"`
-	Partition         string   `yaml:"partition" json:"partition"`             // none | hash | range
-	Isolation         string   `yaml:"isolation" json:"isolation"`             // serializable | row-locks
-	MaxQueue          int      `yaml:"max_queue" json:"max_queue,omitempty"`   // payments queued per process before 429 (0: 10000)
-	BatchWait         Duration `yaml:"batch_wait" json:"batch_wait,omitempty"` // longest wait to fill a batch (0: 2ms)
 }
 
 // Stage is one segment of an open-model load: the rate moves from the
@@ -339,9 +318,6 @@ type Workload struct {
 	Fee          string  `yaml:"fee" json:"fee,omitempty"`                     // cosmos: per transaction, e.g. 500uatom; "" or auto: the chain's gas price x fee_margin
 	FeeMargin    float64 `yaml:"fee_margin" json:"fee_margin,omitempty"`       // cosmos, fee auto: times the gas price; 0: 1.5 live, 3 presigned
 	Gas          uint64  `yaml:"gas" json:"gas,omitempty" auto:"zero"`         // gas limit per transfer; 0 or auto: the kind's (cosmos: a simulated send x1.3; evm native 21000, erc20 100000)
-	TxType       string  `yaml:"tx_type" json:"tx_type,omitempty"`             // evm: dynamic (EIP-1559) | legacy
-	MaxFee       string  `yaml:"max_fee" json:"max_fee,omitempty"`             // evm: cap on the fee per gas (wei, or e.g. 30gwei); default none
-	PriorityFee  string  `yaml:"priority_fee" json:"priority_fee,omitempty"`   // evm: cap on the tip per gas
 	Memo         string  `yaml:"memo" json:"memo,omitempty"`                   // on every transfer
 	Prefix       string  `yaml:"bech32_prefix" json:"bech32_prefix,omitempty"` // default: the chain's
 	WalletSeed   string  `yaml:"wallet_seed" json:"wallet_seed,omitempty"`     // test wallets are derived from it (never written out); default: the network's, or "tpslab"
@@ -382,7 +358,6 @@ func Default() Scenario {
 		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond), TimeoutPropose: Duration(3 * time.Second),
 			MempoolSize: 50000, MempoolMaxBytes: 1 << 30, MempoolCacheSize: 200000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true,
 			LogLevel: "info", Bind: "127.0.0.1",
-			Ledger:    Ledger{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"},
 			FeeMarket: FeeMarket{Enabled: true, MinBaseGasPrice: "1", MaxBlockUtilization: 30_000_000}, Mint: true},
 		Load: Load{Model: Open, Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
 			Warmup: Duration(5 * time.Second), Drain: Duration(15 * time.Second),
@@ -390,7 +365,7 @@ func Default() Scenario {
 		Workload: Workload{Kind: "payment", Mode: Presigned, Senders: 2000, Window: 8,
 			// s 1.1 is zipf's exponent when only the distribution is named.
 			SenderChoice: Choice{Dist: "uniform", S: 1.1}, RecipientChoice: Choice{Dist: "uniform", S: 1.1},
-			Amount: Amount{Min: 1, Max: 100}, FundAmount: 10_000_000, TxType: "dynamic"},
+			Amount: Amount{Min: 1, Max: 100}, FundAmount: 10_000_000},
 		CommitTimeout: Duration(30 * time.Second),
 		Seed:          1,
 		Kinds:         defaultSections(),

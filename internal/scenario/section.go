@@ -139,3 +139,30 @@ func (s Scenario) Clone() Scenario {
 	}
 	return s
 }
+
+// moved are settings that left the scenario's own fields for a kind's
+// section: the old dotted path and where it went (a kind declares its own,
+// kinds.Moved), so an old file or --set gets one line saying where.
+var moved = struct {
+	sync.Mutex
+	to map[string]string
+}{to: map[string]string{}}
+
+// RegisterMoved says the field at the dotted path from is now at to.
+func RegisterMoved(from, to string) {
+	moved.Lock()
+	defer moved.Unlock()
+	moved.to[from] = to
+}
+
+// movedError is the migration message for a field no longer at path, or
+// nil when nothing moved from there.
+func movedError(path string) error {
+	moved.Lock()
+	to, ok := moved.to[path]
+	moved.Unlock()
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("%s: moved to %s (a kind's settings are its own section at the top level of the scenario: docs/scenario.md)", path, to)
+}

@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"net"
 	"net/url"
 	"regexp"
@@ -83,17 +82,9 @@ func (s *Scenario) Validate() error {
 			return fmt.Errorf("target.grpc_endpoints[%d]: %q, expected host:port such as 127.0.0.1:9090", i, e)
 		}
 	}
-	if t.Depth < 0 || t.Depth > 1000 {
-		return fmt.Errorf("target.depth: %d, expected 0..1000 blocks", t.Depth)
-	}
 	for i, e := range t.NodeMetrics {
 		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("target.node_metrics[%d]: %q, expected a Prometheus URL such as http://127.0.0.1:26660/metrics", i, e)
-		}
-	}
-	for i, e := range t.WSEndpoints {
-		if u, err := url.Parse(e); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return fmt.Errorf("target.ws_endpoints[%d]: %q, expected a WebSocket URL such as ws://127.0.0.1:8546", i, e)
 		}
 	}
 	if err := oneOf("target.broadcast", t.Broadcast, "sync", "async"); err != nil {
@@ -194,32 +185,7 @@ func (n Network) Validate() error {
 	if u := n.FeeMarket.MaxBlockUtilization; u < 100_000 || u > 1<<53 {
 		return fmt.Errorf("network.fee_market.max_block_utilization: %d, expected 100000..%d gas per block", u, uint64(1)<<53)
 	}
-	return n.Ledger.validate()
-}
-
-// validate checks the ledger service's settings.
-func (l Ledger) validate() error {
-	switch {
-	case l.Processes < 1 || l.Processes > 64:
-		return fmt.Errorf("network.ledger.processes: %d, expected 1..64", l.Processes)
-	case l.DBConnections < 1 || l.DBConnections > 500:
-		return fmt.Errorf("network.ledger.db_connections: %d, expected 1..500 per process", l.DBConnections)
-	case l.Processes*l.DBConnections > 900:
-		return fmt.Errorf("network.ledger.db_connections: %d x %d processes, expected at most 900 database connections", l.DBConnections, l.Processes)
-	case l.Batch < 1 || l.Batch > 10_000:
-		return fmt.Errorf("network.ledger.batch: %d, expected 1..10000 payments per database transaction", l.Batch)
-	case l.BatchWait < 0 || l.BatchWait.D() > time.Second:
-		return fmt.Errorf("network.ledger.batch_wait: %s, expected 0..1s (0: 2ms)", l.BatchWait.D())
-	case l.MaxQueue < 0 || l.MaxQueue > 1_000_000:
-		return fmt.Errorf("network.ledger.max_queue: %d, expected 0..1000000 payments (0: 10000)", l.MaxQueue)
-	}
-	if err := oneOf("network.ledger.synchronous_commit", l.SynchronousCommit, "on", "off", "local", "remote_write", "remote_apply"); err != nil {
-		return err
-	}
-	if err := oneOf("network.ledger.partition", l.Partition, "none", "hash", "range"); err != nil {
-		return err
-	}
-	return oneOf("network.ledger.isolation", l.Isolation, "serializable", "row-locks")
+	return nil
 }
 
 // ValidateAPI checks what can be checked of an HTTP API's description
@@ -426,14 +392,6 @@ func (w Workload) validate(l Load) error {
 	if w.Gas > 1_000_000_000 {
 		return fmt.Errorf("workload.gas: %d, expected 0 (the kind's default) .. 1000000000", w.Gas)
 	}
-	if err := oneOf("workload.tx_type", w.TxType, "dynamic", "legacy"); err != nil {
-		return err
-	}
-	for _, f := range []struct{ path, v string }{{"workload.max_fee", w.MaxFee}, {"workload.priority_fee", w.PriorityFee}} {
-		if _, err := Wei(f.v); err != nil {
-			return fmt.Errorf("%s: %q, expected wei or an amount such as 30gwei", f.path, f.v)
-		}
-	}
 	if len(w.Memo) > 256 {
 		return fmt.Errorf("workload.memo: %d characters, expected at most 256", len(w.Memo))
 	}
@@ -480,31 +438,6 @@ func (w Workload) validate(l Load) error {
 		return fmt.Errorf("workload.mode: presigned with a closed model needs load.pacing > 0 to know how many payments to sign, expected live or a pacing")
 	}
 	return nil
-}
-
-// Wei reads an amount of wei: a number, or a number with wei, gwei or
-// ether ("30gwei"); "" is none (nil).
-func Wei(s string) (*big.Int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	mul := big.NewInt(1)
-	for _, u := range []struct {
-		unit string
-		exp  int64
-	}{{"gwei", 9}, {"ether", 18}, {"wei", 0}} {
-		if v, ok := strings.CutSuffix(s, u.unit); ok {
-			s, mul = v, new(big.Int).Exp(big.NewInt(10), big.NewInt(u.exp), nil)
-			break
-		}
-	}
-	f, ok := new(big.Float).SetString(strings.TrimSpace(s))
-	if !ok || f.Sign() < 0 {
-		return nil, fmt.Errorf("not an amount")
-	}
-	v, _ := new(big.Float).Mul(f, new(big.Float).SetInt(mul)).Int(nil)
-	return v, nil
 }
 
 // CheckAccounts is the validation that needs the network: senders must be

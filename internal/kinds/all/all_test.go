@@ -23,6 +23,13 @@ func TestValidateKinds(t *testing.T) {
 		{"fault on a node the network will not have", "network:\n  validators: 4\nfaults:\n  - {at: 5s, action: crash, target: node9, for: 5s}", `faults[0].target: "node9" is not a node of the network, expected one of node0, node1, node2, node3`},
 		{"partition of every node", "network:\n  validators: 2\nfaults:\n  - {at: 5s, action: partition, target: node0+node1, for: 5s}", `faults[0].target: "node0+node1" is every node`},
 		{"scenario rule still checked", "target:\n  kind: cosmos\nload:\n  rate: -5", `load.rate: -5`},
+		{"ledger settings' old place", "network:\n  ledger:\n    batch: 2", `network.ledger: moved to ledger (a kind's settings are its own section`},
+		{"ledger's own check", "target:\n  kind: ledger\nledger:\n  batch: 0", `ledger.batch: 0, expected 1..10000`},
+		{"evm depth's old place", "target:\n  kind: evm\n  depth: 2", `target.depth: moved to evm.depth`},
+		{"evm tx type's old place", "workload:\n  tx_type: legacy", `workload.tx_type: moved to evm.tx_type`},
+		{"evm's own check", "target:\n  kind: evm\nevm:\n  depth: -1", `evm.depth: -1, expected 0..1000 blocks`},
+		{"cosmos-evm reads the evm section", "target:\n  kind: cosmos-evm\nevm:\n  tx_type: eip", `evm.tx_type: "eip", expected one of [dynamic legacy]`},
+		{"ledger's unknown field", "ledger:\n  batches: 2", `ledger.batches: unknown field, expected one of batch, batch_wait, db_connections`},
 	}
 	dir := t.TempDir()
 	reg := Registry()
@@ -42,6 +49,10 @@ func TestValidateKinds(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %q, want it to contain %q", c.name, err, c.want)
 		}
+	}
+	s := scenario.Default()
+	if err := scenario.Set(&s, "workload.max_fee", "1gwei"); err == nil || !strings.Contains(err.Error(), "workload.max_fee: moved to evm.max_fee") {
+		t.Errorf("--set workload.max_fee: %v, expected where it moved", err)
 	}
 	for _, name := range reg.Names() {
 		s := scenario.Default()

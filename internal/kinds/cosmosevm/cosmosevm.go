@@ -28,8 +28,14 @@ func (Kind) Info() kinds.Info {
 		CometBFTMetrics: true}
 }
 
-// Validate: EVM transactions go to eth_sendRawTransaction.
-func (Kind) Validate(sc *scenario.Scenario) error { return kinds.ViaRPC(sc, "cosmos-evm") }
+// Validate: EVM transactions go to eth_sendRawTransaction, with the evm
+// section's settings.
+func (k Kind) Validate(sc *scenario.Scenario) error {
+	if err := kinds.ViaRPC(sc, "cosmos-evm"); err != nil {
+		return err
+	}
+	return k.Kind.Validate(sc)
+}
 
 // StartNet starts a Cosmos EVM network.
 func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"net/url"
 	"strings"
 	"time"
 
@@ -36,8 +37,93 @@ func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "evm", About: "an EVM chain: geth in dev mode tpslab starts, or endpoints; native or ERC20 transfers, final k blocks deep"}
 }
 
-// Validate: EVM transactions go to eth_sendRawTransaction.
-func (Kind) Validate(sc *scenario.Scenario) error { return kinds.ViaRPC(sc, "evm") }
+// Settings are an EVM chain's: the scenario's `evm:` section (the Cosmos
+// EVM kind reads it too).
+type Settings struct {
+	// Depth is the confirmation depth k: a transaction is final when its
+	// block is k blocks under the head (0: at inclusion).
+	Depth int `yaml:"depth" json:"depth,omitempty"`
+	// WSEndpoints are WebSocket URLs for new heads (default: polling).
+	WSEndpoints []string `yaml:"ws_endpoints" json:"ws_endpoints,omitempty"`
+	TxType      string   `yaml:"tx_type" json:"tx_type,omitempty"`           // dynamic (EIP-1559) | legacy
+	MaxFee      string   `yaml:"max_fee" json:"max_fee,omitempty"`           // cap on the fee per gas (wei, or e.g. 30gwei); default none
+	PriorityFee string   `yaml:"priority_fee" json:"priority_fee,omitempty"` // cap on the tip per gas
+}
+
+// Settings are the defaults, in the section evm.
+func (Kind) Settings() (string, any) { return "evm", &Settings{TxType: "dynamic"} }
+
+// Moved: the settings were the target's and the workload's.
+func (Kind) Moved() map[string]string {
+	return map[string]string{"target.depth": "evm.depth", "target.ws_endpoints": "evm.ws_endpoints",
+		"workload.tx_type": "evm.tx_type", "workload.max_fee": "evm.max_fee", "workload.priority_fee": "evm.priority_fee"}
+}
+
+// Flags set the section.
+func (Kind) Flags() []kinds.Flag {
+	return []kinds.Flag{
+		{Name: "depth", Path: "evm.depth", Help: "evm: confirmation depth k (blocks under the head for finality)"},
+		{Name: "tx-type", Path: "evm.tx_type", Help: "evm: dynamic (EIP-1559) | legacy"},
+		{Name: "max-fee", Path: "evm.max_fee", Help: "evm: cap on the fee per gas, wei or e.g. 30gwei"},
+		{Name: "priority-fee", Path: "evm.priority_fee", Help: "evm: cap on the tip per gas"},
+	}
+}
+
+func settingsOf(sc *scenario.Scenario) *Settings { return kinds.SectionOf[Settings](sc, "evm") }
+
+// Validate: EVM transactions go to eth_sendRawTransaction; the section's
+// settings are checked.
+func (Kind) Validate(sc *scenario.Scenario) error {
+	if err := kinds.ViaRPC(sc, "evm"); err != nil {
+		return err
+	}
+	return settingsOf(sc).validate()
+}
+
+func (s *Settings) validate() error {
+	if s.Depth < 0 || s.Depth > 1000 {
+		return fmt.Errorf("evm.depth: %d, expected 0..1000 blocks", s.Depth)
+	}
+	for i, e := range s.WSEndpoints {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return fmt.Errorf("evm.ws_endpoints[%d]: %q, expected a WebSocket URL such as ws://127.0.0.1:8546", i, e)
+		}
+	}
+	if s.TxType != "dynamic" && s.TxType != "legacy" {
+		return fmt.Errorf("evm.tx_type: %q, expected one of [dynamic legacy]", s.TxType)
+	}
+	for _, f := range []struct{ path, v string }{{"evm.max_fee", s.MaxFee}, {"evm.priority_fee", s.PriorityFee}} {
+		if _, err := Wei(f.v); err != nil {
+			return fmt.Errorf("%s: %q, expected wei or an amount such as 30gwei", f.path, f.v)
+		}
+	}
+	return nil
+}
+
+// Wei reads an amount of wei: a number, or a number with wei, gwei or
+// ether ("30gwei"); "" is none (nil).
+func Wei(s string) (*big.Int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	mul := big.NewInt(1)
+	for _, u := range []struct {
+		unit string
+		exp  int64
+	}{{"gwei", 9}, {"ether", 18}, {"wei", 0}} {
+		if v, ok := strings.CutSuffix(s, u.unit); ok {
+			s, mul = v, new(big.Int).Exp(big.NewInt(10), big.NewInt(u.exp), nil)
+			break
+		}
+	}
+	f, ok := new(big.Float).SetString(strings.TrimSpace(s))
+	if !ok || f.Sign() < 0 {
+		return nil, fmt.Errorf("not an amount")
+	}
+	v, _ := new(big.Float).Mul(f, new(big.Float).SetInt(mul)).Int(nil)
+	return v, nil
+}
 
 // StartNet starts a geth dev node.
 func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {
@@ -110,7 +196,8 @@ func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error)
 	if t.Via != "rpc" {
 		return nil, exitcode.BadInputf("target.via: %q, expected rpc: EVM transactions go to eth_sendRawTransaction", t.Via)
 	}
-	o := eth.Options{Endpoints: sys.Endpoints, WS: t.WSEndpoints, Depth: t.Depth, Connections: sc.Load.Connections}
+	es := settingsOf(sc)
+	o := eth.Options{Endpoints: sys.Endpoints, WS: es.WSEndpoints, Depth: es.Depth, Connections: sc.Load.Connections}
 	if n := sys.Net; n != nil {
 		o.WS = nil
 		for _, nd := range n.Nodes {
@@ -169,9 +256,10 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if err := sc.CheckAccounts(uint64(count)); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
-	maxFee, _ := scenario.Wei(w.MaxFee)
-	maxTip, _ := scenario.Wei(w.PriorityFee)
-	fees, err := tgt.Fees(qctx, w.TxType == "legacy", maxFee, maxTip)
+	es := settingsOf(sc)
+	maxFee, _ := Wei(es.MaxFee)
+	maxTip, _ := Wei(es.PriorityFee)
+	fees, err := tgt.Fees(qctx, es.TxType == "legacy", maxFee, maxTip)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the fees: %w", err))
 	}

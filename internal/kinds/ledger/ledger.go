@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,8 +37,14 @@ func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "ledger", About: "tpslab's ledger service on a private PostgreSQL (double entry, batch commit), or its URLs"}
 }
 
-// Validate: the service takes payments over its REST API only.
-func (Kind) Validate(sc *scenario.Scenario) error { return kinds.ViaRPC(sc, "ledger") }
+// Validate: the service takes payments over its REST API only, with its
+// own settings.
+func (Kind) Validate(sc *scenario.Scenario) error {
+	if err := kinds.ViaRPC(sc, "ledger"); err != nil {
+		return err
+	}
+	return kinds.SectionOf[Settings](sc, "ledger").validate()
+}
 
 // Target is the HTTP target with the service's request and answers.
 func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
@@ -62,15 +69,86 @@ func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.Start
 	return k.Up(ctx, no)
 }
 
-// NetDefaults: every `net up` option applies.
-func (Kind) NetDefaults(*kinds.NetOptions, func(string) bool) error { return nil }
+// Settings are what a database engineer tunes in the service
+// (docs/ledger-service.md): the scenario's `ledger:` section.
+type Settings struct {
+	Processes         int               `yaml:"processes" json:"processes"`
+	DBConnections     int               `yaml:"db_connections" json:"db_connections"` // per process
+	Batch             int               `yaml:"batch" json:"batch"`                   // payments per database transaction
+	SynchronousCommit string            `yaml:"synchronous_commit" json:"synchronous_commit"`
+	Partition         string            `yaml:"partition" json:"partition"`             // none | hash | range
+	Isolation         string            `yaml:"isolation" json:"isolation"`             // serializable | row-locks
+	MaxQueue          int               `yaml:"max_queue" json:"max_queue,omitempty"`   // payments queued per process before 429 (0: 10000)
+	BatchWait         scenario.Duration `yaml:"batch_wait" json:"batch_wait,omitempty"` // longest wait to fill a batch (0: 2ms)
+}
+
+// Settings are the defaults, in the section ledger.
+func (Kind) Settings() (string, any) {
+	return "ledger", &Settings{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"}
+}
+
+// Moved: the settings were network.ledger.
+func (Kind) Moved() map[string]string { return map[string]string{"network.ledger": "ledger"} }
+
+// Flags set the service's settings, on run and net up alike.
+func (Kind) Flags() []kinds.Flag {
+	return []kinds.Flag{
+		{Name: "processes", Path: "ledger.processes", Help: "ledger: service processes", NetUp: true},
+		{Name: "db-connections", Path: "ledger.db_connections", Help: "ledger: database connections per process", NetUp: true},
+		{Name: "batch", Path: "ledger.batch", Help: "ledger: payments per database transaction (batch commit)", NetUp: true},
+		{Name: "synchronous-commit", Path: "ledger.synchronous_commit", Help: "ledger: PostgreSQL synchronous_commit: on | off | local | remote_write | remote_apply", NetUp: true},
+		{Name: "partition", Path: "ledger.partition", Help: "ledger: the payment log's partitioning: none | hash | range", NetUp: true},
+		{Name: "isolation", Path: "ledger.isolation", Help: "ledger: serializable (retried on serialization failures) | row-locks", NetUp: true},
+		{Name: "batch-wait", Path: "ledger.batch_wait", Help: "ledger: longest wait to fill a batch (0: 2ms)", NetUp: true},
+		{Name: "max-queue", Path: "ledger.max_queue", Help: "ledger: payments a process queues for the database before answering 429 (0: 10000)", NetUp: true},
+	}
+}
+
+// validate checks the service's settings.
+func (l *Settings) validate() error {
+	switch {
+	case l.Processes < 1 || l.Processes > 64:
+		return fmt.Errorf("ledger.processes: %d, expected 1..64", l.Processes)
+	case l.DBConnections < 1 || l.DBConnections > 500:
+		return fmt.Errorf("ledger.db_connections: %d, expected 1..500 per process", l.DBConnections)
+	case l.Processes*l.DBConnections > 900:
+		return fmt.Errorf("ledger.db_connections: %d x %d processes, expected at most 900 database connections", l.DBConnections, l.Processes)
+	case l.Batch < 1 || l.Batch > 10_000:
+		return fmt.Errorf("ledger.batch: %d, expected 1..10000 payments per database transaction", l.Batch)
+	case l.BatchWait < 0 || l.BatchWait.D() > time.Second:
+		return fmt.Errorf("ledger.batch_wait: %s, expected 0..1s (0: 2ms)", l.BatchWait.D())
+	case l.MaxQueue < 0 || l.MaxQueue > 1_000_000:
+		return fmt.Errorf("ledger.max_queue: %d, expected 0..1000000 payments (0: 10000)", l.MaxQueue)
+	}
+	for _, c := range []struct {
+		path, v string
+		allowed []string
+	}{
+		{"ledger.synchronous_commit", l.SynchronousCommit, []string{"on", "off", "local", "remote_write", "remote_apply"}},
+		{"ledger.partition", l.Partition, []string{"none", "hash", "range"}},
+		{"ledger.isolation", l.Isolation, []string{"serializable", "row-locks"}},
+	} {
+		if !slices.Contains(c.allowed, c.v) {
+			return fmt.Errorf("%s: %q, expected one of %v", c.path, c.v, c.allowed)
+		}
+	}
+	return nil
+}
+
+// NetDefaults: every `net up` option applies; the service's own settings
+// are checked.
+func (Kind) NetDefaults(o *kinds.NetOptions, _ func(string) bool) error {
+	return exitcode.Wrap(exitcode.BadInput, kinds.SectionOf[Settings](o.Scenario, "ledger").validate())
+}
 
 // Up starts the service's processes on a private PostgreSQL.
 func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 	if o.ChainID == "" {
 		o.ChainID = "tpslab"
 	}
-	lo := o.Ledger
+	l := kinds.SectionOf[Settings](o.Scenario, "ledger")
+	lo := pgnet.Options{Processes: l.Processes, Connections: l.DBConnections, Batch: l.Batch, SynchronousCommit: l.SynchronousCommit,
+		Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D()}
 	lo.Kind = o.Kind
 	lo.Home, lo.ChainID, lo.Genesis, lo.Binary, lo.Bind, lo.Reset, lo.Owner, lo.Log = o.Home, o.ChainID,
 		chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance}, o.Binary, o.Bind, o.Reset, o.Owner, o.Log

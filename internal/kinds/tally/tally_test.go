@@ -52,7 +52,7 @@ type settings struct {
 	Account string `yaml:"account" json:"account"` // the account paid
 }
 
-func (kind) Settings() any { return &settings{Account: "main"} }
+func (kind) Settings() (string, any) { return "tally", &settings{Account: "main"} }
 
 func (kind) Flags() []kinds.Flag {
 	return []kinds.Flag{{Name: "tally-account", Path: "tally.account", Help: "tally: the account paid (net up: the account its ledger opens)", NetUp: true}}
