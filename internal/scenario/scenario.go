@@ -69,37 +69,6 @@ type Target struct {
 	// NodeMetrics are Prometheus endpoints of remote CometBFT nodes, read
 	// once a second as remote0, remote1, ... (local nodes are read anyway).
 	NodeMetrics []string `yaml:"node_metrics" json:"node_metrics,omitempty"`
-	// HTTP describes a REST payment API (kinds http and ledger); see
-	// docs/http-target.md.
-	HTTP HTTP `yaml:"http" json:"http,omitempty"`
-}
-
-// HTTP is a REST payment API: how a payment is posted ({{placeholders}} in
-// path, headers and body), how the answer reads, and how a payment is
-// confirmed. For kind ledger every empty field takes the reference
-// service's value.
-type HTTP struct {
-	Method          string   `yaml:"method" json:"method,omitempty"`
-	Path            string   `yaml:"path" json:"path,omitempty"`
-	Headers         []string `yaml:"headers" json:"headers,omitempty"` // "Name: value"
-	Body            string   `yaml:"body" json:"body,omitempty"`
-	Accept          []int    `yaml:"accept" json:"accept,omitempty"` // status codes of an accepted payment (default 2xx)
-	StatusField     string   `yaml:"status_field" json:"status_field,omitempty"`
-	Committed       []string `yaml:"committed" json:"committed,omitempty"`
-	Failed          []string `yaml:"failed" json:"failed,omitempty"`
-	ReasonField     string   `yaml:"reason_field" json:"reason_field,omitempty"`
-	DetailField     string   `yaml:"detail_field" json:"detail_field,omitempty"`
-	IDField         string   `yaml:"id_field" json:"id_field,omitempty"`
-	Confirm         string   `yaml:"confirm" json:"confirm"` // sync | poll | callback
-	PollPath        string   `yaml:"poll_path" json:"poll_path,omitempty"`
-	PollInterval    Duration `yaml:"poll_interval" json:"poll_interval,omitempty"`
-	CallbackListen  string   `yaml:"callback_listen" json:"callback_listen,omitempty"`
-	HealthPath      string   `yaml:"health_path" json:"health_path,omitempty"`
-	AccountPath     string   `yaml:"account_path" json:"account_path,omitempty"`
-	SequenceField   string   `yaml:"sequence_field" json:"sequence_field,omitempty"`
-	ThrottleRetries int      `yaml:"throttle_retries" json:"throttle_retries,omitempty"`
-	MaxRetryAfter   Duration `yaml:"max_retry_after" json:"max_retry_after,omitempty"`
-	Timeout         Duration `yaml:"timeout" json:"timeout,omitempty"`
 }
 
 // Network configures the built-in network tpslab starts itself.
@@ -354,7 +323,7 @@ func Default() Scenario {
 	return Scenario{
 		Version: Version,
 		Name:    "default",
-		Target:  Target{Broadcast: "sync", Confirm: "websocket", Via: "rpc", HTTP: HTTP{Confirm: "sync"}},
+		Target:  Target{Broadcast: "sync", Confirm: "websocket", Via: "rpc"},
 		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond), TimeoutPropose: Duration(3 * time.Second),
 			MempoolSize: 50000, MempoolMaxBytes: 1 << 30, MempoolCacheSize: 200000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true,
 			LogLevel: "info", Bind: "127.0.0.1",

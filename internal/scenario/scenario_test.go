@@ -82,21 +82,6 @@ func TestBadScenarios(t *testing.T) {
 	}
 }
 
-func TestExampleScenariosValidate(t *testing.T) {
-	files, _ := filepath.Glob("../../examples/*.yaml")
-	if len(files) == 0 {
-		t.Fatal("no example scenarios found")
-	}
-	for _, f := range files {
-		s, err := ReadFile(f)
-		if err == nil {
-			err = s.Validate()
-		}
-		if err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-}
 
 func TestSetOverridesAndDefaults(t *testing.T) {
 	s := Default()

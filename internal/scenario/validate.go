@@ -96,9 +96,6 @@ func (s *Scenario) Validate() error {
 	if err := oneOf("target.confirm", t.Confirm, "websocket", "poll"); err != nil {
 		return err
 	}
-	if err := oneOf("target.http.confirm", t.HTTP.Confirm, "sync", "poll", "callback"); err != nil {
-		return err
-	}
 	for i, e := range t.Endpoints {
 		u, err := url.Parse(e)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -184,34 +181,6 @@ func (n Network) Validate() error {
 	}
 	if u := n.FeeMarket.MaxBlockUtilization; u < 100_000 || u > 1<<53 {
 		return fmt.Errorf("network.fee_market.max_block_utilization: %d, expected 100000..%d gas per block", u, uint64(1)<<53)
-	}
-	return nil
-}
-
-// ValidateAPI checks what can be checked of an HTTP API's description
-// before it is parsed (placeholders are checked when the target is built).
-func (h HTTP) ValidateAPI() error {
-	if h.Path == "" {
-		return fmt.Errorf("target.http.path: empty, expected the payment request's path, e.g. /payments")
-	}
-	if h.Method != "" {
-		if err := oneOf("target.http.method", h.Method, "POST", "PUT", "PATCH", "GET"); err != nil {
-			return err
-		}
-	}
-	if h.Confirm == "poll" && h.PollPath == "" {
-		return fmt.Errorf("target.http.poll_path: empty, expected the status URL's path (e.g. /payments/{{id}}) for confirm poll")
-	}
-	if h.ThrottleRetries < 0 || h.ThrottleRetries > 1000 {
-		return fmt.Errorf("target.http.throttle_retries: %d, expected 0..1000", h.ThrottleRetries)
-	}
-	for _, d := range []struct {
-		path string
-		v    Duration
-	}{{"target.http.poll_interval", h.PollInterval}, {"target.http.max_retry_after", h.MaxRetryAfter}, {"target.http.timeout", h.Timeout}} {
-		if err := durationIn(d.path, d.v, 0, time.Hour, "a duration"); err != nil {
-			return err
-		}
 	}
 	return nil
 }

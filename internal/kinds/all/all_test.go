@@ -16,7 +16,7 @@ func TestValidateKinds(t *testing.T) {
 		{"target kind", "target:\n  kind: bitcoin", `target.kind: "bitcoin", expected one of [builtin cometbft`},
 		{"cometbft without endpoints", "target:\n  kind: cometbft", `target.endpoints: empty, expected at least one RPC URL`},
 		{"http without endpoints", "target:\n  kind: http", `target.endpoints: empty, expected the API's base URL for target kind http`},
-		{"http without path", "target:\n  kind: http\n  endpoints: [http://127.0.0.1:1]", `target.http.path: empty`},
+		{"http without path", "target:\n  kind: http\n  endpoints: [http://127.0.0.1:1]", `http.path: empty`},
 		{"rest for evm", "target:\n  kind: evm\n  via: rest", `target.via: "rest", expected rpc: target kind evm`},
 		{"cosmos rest without api", "target:\n  kind: cosmos\n  via: rest\n  endpoints: [http://127.0.0.1:1]", `target.api_endpoints: empty`},
 		{"builtin senders beyond accounts", "network:\n  accounts: 10\nworkload:\n  senders: 20", `workload.senders: 20, expected at most the 10 funded accounts`},
@@ -29,6 +29,8 @@ func TestValidateKinds(t *testing.T) {
 		{"evm tx type's old place", "workload:\n  tx_type: legacy", `workload.tx_type: moved to evm.tx_type`},
 		{"evm's own check", "target:\n  kind: evm\nevm:\n  depth: -1", `evm.depth: -1, expected 0..1000 blocks`},
 		{"cosmos-evm reads the evm section", "target:\n  kind: cosmos-evm\nevm:\n  tx_type: eip", `evm.tx_type: "eip", expected one of [dynamic legacy]`},
+		{"http's old place", "target:\n  kind: http\n  http:\n    path: /pay", `target.http: moved to http (a kind's settings`},
+		{"http confirm for the ledger", "target:\n  kind: ledger\nhttp:\n  confirm: later", `http.confirm: "later", expected one of [sync poll callback]`},
 		{"ledger's unknown field", "ledger:\n  batches: 2", `ledger.batches: unknown field, expected one of batch, batch_wait, db_connections`},
 	}
 	dir := t.TempDir()
@@ -59,7 +61,9 @@ func TestValidateKinds(t *testing.T) {
 		s.Target.Kind = name
 		s.Target.Endpoints = []string{"http://127.0.0.1:1"}
 		if name == "http" {
-			s.Target.HTTP.Path = "/payments"
+			if err := scenario.Set(&s, "http.path", "/payments"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := reg.Validate(&s); err != nil {
 			t.Errorf("kind %s with an endpoint: %v", name, err)
@@ -81,5 +85,24 @@ func TestResolve(t *testing.T) {
 	}
 	if err := reg.Resolve(&s, false); err != nil || s.Target.Kind != reg.Names()[0+1] {
 		t.Fatalf("endpoints resolved to %q (%v), want %q", s.Target.Kind, err, reg.Names()[1])
+	}
+}
+
+// Every example scenario reads and validates, kinds' sections and rules
+// included.
+func TestExampleScenariosValidate(t *testing.T) {
+	files, _ := filepath.Glob("../../../examples/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no example scenarios found")
+	}
+	reg := Registry()
+	for _, f := range files {
+		s, err := scenario.ReadFile(f)
+		if err == nil {
+			err = reg.Validate(&s)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

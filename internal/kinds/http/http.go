@@ -1,5 +1,5 @@
 // Package http is the kind of any payment system behind a REST API,
-// measured through the generic HTTP target: target.http describes the
+// measured through the generic HTTP target: the scenario's http section describes the
 // request and the answers. Payments are the reference ledger's signed
 // payments, in whatever form the request template gives them. The ledger
 // service's kind is this one with its API's defaults.
@@ -8,6 +8,7 @@ package http
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,11 +24,75 @@ import (
 
 // API is the HTTP target and the ledger's payments, for any REST API.
 type API struct {
-	// Defaults fills what target.http leaves empty (a known API's shape).
-	Defaults func(scenario.HTTP, *scenario.Scenario) scenario.HTTP
+	// Defaults fills what the http section leaves empty (a known API's shape).
+	Defaults func(Settings, *scenario.Scenario) Settings
 	// Genesis asks the service which ledger it keeps, for endpoints given
 	// without workload.genesis_seed; nil: the scenario must say.
 	Genesis func(ctx context.Context, endpoint string) (string, chain.Genesis, error)
+}
+
+// Settings are a REST payment API (the scenario's `http:` section; the
+// ledger kind reads it too): how a payment is posted ({{placeholders}} in
+// path, headers and body), how the answer reads, and how a payment is
+// confirmed. For kind ledger every empty field takes the
+// reference service's value.
+type Settings struct {
+	Method          string            `yaml:"method" json:"method,omitempty"`
+	Path            string            `yaml:"path" json:"path,omitempty"`
+	Headers         []string          `yaml:"headers" json:"headers,omitempty"` // "Name: value"
+	Body            string            `yaml:"body" json:"body,omitempty"`
+	Accept          []int             `yaml:"accept" json:"accept,omitempty"` // status codes of an accepted payment (default 2xx)
+	StatusField     string            `yaml:"status_field" json:"status_field,omitempty"`
+	Committed       []string          `yaml:"committed" json:"committed,omitempty"`
+	Failed          []string          `yaml:"failed" json:"failed,omitempty"`
+	ReasonField     string            `yaml:"reason_field" json:"reason_field,omitempty"`
+	DetailField     string            `yaml:"detail_field" json:"detail_field,omitempty"`
+	IDField         string            `yaml:"id_field" json:"id_field,omitempty"`
+	Confirm         string            `yaml:"confirm" json:"confirm"` // sync | poll | callback
+	PollPath        string            `yaml:"poll_path" json:"poll_path,omitempty"`
+	PollInterval    scenario.Duration `yaml:"poll_interval" json:"poll_interval,omitempty"`
+	CallbackListen  string            `yaml:"callback_listen" json:"callback_listen,omitempty"`
+	HealthPath      string            `yaml:"health_path" json:"health_path,omitempty"`
+	AccountPath     string            `yaml:"account_path" json:"account_path,omitempty"`
+	SequenceField   string            `yaml:"sequence_field" json:"sequence_field,omitempty"`
+	ThrottleRetries int               `yaml:"throttle_retries" json:"throttle_retries,omitempty"`
+	MaxRetryAfter   scenario.Duration `yaml:"max_retry_after" json:"max_retry_after,omitempty"`
+	Timeout         scenario.Duration `yaml:"timeout" json:"timeout,omitempty"`
+}
+
+// Settings are the defaults, in the section http.
+func (API) Settings() (string, any) { return "http", &Settings{Confirm: "sync"} }
+
+// Moved: the settings were target.http.
+func (API) Moved() map[string]string { return map[string]string{"target.http": "http"} }
+
+// SettingsOf is the scenario's http section.
+func SettingsOf(sc *scenario.Scenario) *Settings { return kinds.SectionOf[Settings](sc, "http") }
+
+// ValidateAPI checks what can be checked of an HTTP API's description
+// before it is parsed (placeholders are checked when the target is built).
+func (h *Settings) validate() error {
+	if h.Path == "" {
+		return fmt.Errorf("http.path: empty, expected the payment request's path, e.g. /payments")
+	}
+	if h.Method != "" && !slices.Contains([]string{"POST", "PUT", "PATCH", "GET"}, h.Method) {
+		return fmt.Errorf("http.method: %q, expected one of [POST PUT PATCH GET]", h.Method)
+	}
+	if h.Confirm == "poll" && h.PollPath == "" {
+		return fmt.Errorf("http.poll_path: empty, expected the status URL's path (e.g. /payments/{{id}}) for confirm poll")
+	}
+	if h.ThrottleRetries < 0 || h.ThrottleRetries > 1000 {
+		return fmt.Errorf("http.throttle_retries: %d, expected 0..1000", h.ThrottleRetries)
+	}
+	for _, d := range []struct {
+		path string
+		v    scenario.Duration
+	}{{"http.poll_interval", h.PollInterval}, {"http.max_retry_after", h.MaxRetryAfter}, {"http.timeout", h.Timeout}} {
+		if d.v < 0 || d.v.D() > time.Hour {
+			return fmt.Errorf("%s: %s, expected a duration between 0s and 1h0m0s", d.path, d.v.D())
+		}
+	}
+	return nil
 }
 
 // Kind is any REST payment API.
@@ -35,7 +100,7 @@ type Kind struct{ API }
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "http", About: "any REST payment API target.http describes: request template, answer rules, sync, poll or callback confirmation"}
+	return kinds.Info{Name: "http", About: "any REST payment API the scenario's http section describes: request template, answer rules, sync, poll or callback confirmation"}
 }
 
 // Validate needs the API's base URL and a described request.
@@ -46,7 +111,7 @@ func (Kind) Validate(sc *scenario.Scenario) error {
 	if t := sc.Target; len(t.Endpoints) == 0 && t.NetHome == "" {
 		return fmt.Errorf("target.endpoints: empty, expected the API's base URL for target kind http (--endpoint)")
 	}
-	return sc.Target.HTTP.ValidateAPI()
+	return SettingsOf(sc).validate()
 }
 
 // decodePayment reads the reference ledger's payment for the templates (a
@@ -67,9 +132,9 @@ func decodePayment(tx []byte, f *httpapi.Fields) error {
 func (k API) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
 	if t.Via != "rpc" || t.Broadcast != "sync" || t.Confirm != "websocket" {
-		return nil, exitcode.BadInputf("target.via, target.broadcast and target.confirm are for chains: an HTTP API is confirmed as target.http.confirm says (sync | poll | callback)")
+		return nil, exitcode.BadInputf("target.via, target.broadcast and target.confirm are for chains: an HTTP API is confirmed as http.confirm says (sync | poll | callback)")
 	}
-	h := t.HTTP
+	h := *SettingsOf(sc)
 	if k.Defaults != nil {
 		h = k.Defaults(h, sc)
 	}

@@ -43,6 +43,9 @@ func (Kind) Validate(sc *scenario.Scenario) error {
 	if err := kinds.ViaRPC(sc, "ledger"); err != nil {
 		return err
 	}
+	if c := httpkind.SettingsOf(sc).Confirm; !slices.Contains([]string{"sync", "poll", "callback"}, c) {
+		return fmt.Errorf("http.confirm: %q, expected one of [sync poll callback]", c)
+	}
 	return kinds.SectionOf[Settings](sc, "ledger").validate()
 }
 
@@ -176,7 +179,7 @@ func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 // (docs/ledger-service.md): the fields of a signed payment as JSON, its id
 // as the Idempotency-Key; a callback_url or `Prefer: respond-async` for
 // the asynchronous modes.
-func ledgerAPI(h scenario.HTTP, sc *scenario.Scenario) scenario.HTTP {
+func ledgerAPI(h httpkind.Settings, sc *scenario.Scenario) httpkind.Settings {
 	def := func(v *string, d string) {
 		if *v == "" {
 			*v = d

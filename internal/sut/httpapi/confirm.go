@@ -196,7 +196,7 @@ func (c *confirmer) listen(addr string) (string, error) {
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("target.http.callback_listen: %q: %v", addr, err)
+		return "", fmt.Errorf("http.callback_listen: %q: %v", addr, err)
 	}
 	c.l = l
 	mux := http.NewServeMux()

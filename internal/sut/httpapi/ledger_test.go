@@ -89,6 +89,7 @@ func audit(t *testing.T, n *testnet.Net) {
 }
 
 func ledgerScenario(t *testing.T, n *testnet.Net, name string, rate float64) scenario.Scenario {
+	all.Registry() // the kinds' sections (http.confirm) are registered with them
 	sc := scenario.Default()
 	sc.Target.NetHome = n.Home
 	sc.Load.Rate = rate
@@ -119,7 +120,9 @@ func TestContractOnTheLedgerService(t *testing.T) {
 	keys := ledgerclient.NewClient("ledger-it", genesis, 0, nil)
 	for m, mode := range []string{"sync", "poll", "callback"} {
 		sc := ledgerScenario(t, n, mode, 100)
-		sc.Target.HTTP.Confirm = mode
+		if err := scenario.Set(&sc, "http.confirm", mode); err != nil {
+			t.Fatal(err)
+		}
 		tgt, err := runner.TargetFor(&sc, all.Registry())
 		if err != nil {
 			t.Fatal(err)
@@ -150,7 +153,9 @@ func TestLedgerCountsMatchThePaymentTable(t *testing.T) {
 	before := rows(t, n)
 	for _, mode := range []string{"sync", "poll", "callback"} {
 		sc := ledgerScenario(t, n, mode, 200)
-		sc.Target.HTTP.Confirm = mode
+		if err := scenario.Set(&sc, "http.confirm", mode); err != nil {
+			t.Fatal(err)
+		}
 		sc.Workload.Mode = map[string]scenario.Mode{"sync": "presigned", "poll": "live", "callback": "presigned"}[mode]
 		res := run(t, sc)
 		s := res.Summary

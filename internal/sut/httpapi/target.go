@@ -147,41 +147,41 @@ func New(o Options) (*Target, error) {
 	}
 	t := &Target{o: o}
 	var err error
-	if t.path, err = ParseTemplate("target.http.path", o.Path, false); err != nil {
+	if t.path, err = ParseTemplate("http.path", o.Path, false); err != nil {
 		return nil, err
 	}
-	if t.body, err = ParseTemplate("target.http.body", o.Body, false); err != nil {
+	if t.body, err = ParseTemplate("http.body", o.Body, false); err != nil {
 		return nil, err
 	}
 	for i, h := range o.Headers {
 		name, value, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(name) == "" {
-			return nil, fmt.Errorf("target.http.headers[%d]: %q, expected \"Name: value\"", i, h)
+			return nil, fmt.Errorf("http.headers[%d]: %q, expected \"Name: value\"", i, h)
 		}
-		v, err := ParseTemplate(fmt.Sprintf("target.http.headers[%d]", i), strings.TrimSpace(value), false)
+		v, err := ParseTemplate(fmt.Sprintf("http.headers[%d]", i), strings.TrimSpace(value), false)
 		if err != nil {
 			return nil, err
 		}
 		t.headers = append(t.headers, header{http.CanonicalHeaderKey(strings.TrimSpace(name)), v})
 	}
-	if t.poll, err = ParseTemplate("target.http.poll_path", o.PollPath, true); err != nil {
+	if t.poll, err = ParseTemplate("http.poll_path", o.PollPath, true); err != nil {
 		return nil, err
 	}
-	if t.account, err = ParseTemplate("target.http.account_path", o.AccountPath, false); err != nil {
+	if t.account, err = ParseTemplate("http.account_path", o.AccountPath, false); err != nil {
 		return nil, err
 	}
 	switch o.Confirm {
 	case "sync":
 	case "poll":
 		if o.PollPath == "" {
-			return nil, errors.New("target.http.poll_path: empty, expected the status URL's path (e.g. /payments/{{id}}) for confirm poll")
+			return nil, errors.New("http.poll_path: empty, expected the status URL's path (e.g. /payments/{{id}}) for confirm poll")
 		}
 	case "callback":
 		if !t.body.Uses(phCallbackURL) && !usesIn(t.headers, phCallbackURL) {
-			return nil, errors.New("target.http.body: no {{callback_url}}, expected the request to tell the system where to call back for confirm callback")
+			return nil, errors.New("http.body: no {{callback_url}}, expected the request to tell the system where to call back for confirm callback")
 		}
 	default:
-		return nil, fmt.Errorf("target.http.confirm: %q, expected one of [sync poll callback]", o.Confirm)
+		return nil, fmt.Errorf("http.confirm: %q, expected one of [sync poll callback]", o.Confirm)
 	}
 	if len(o.Accept) == 0 {
 		for c := 200; c < 300; c++ {
@@ -190,7 +190,7 @@ func New(o Options) (*Target, error) {
 	}
 	for i, c := range o.Accept {
 		if c < 100 || c > 599 || c == http.StatusTooManyRequests {
-			return nil, fmt.Errorf("target.http.accept[%d]: %d, expected an HTTP status 100..599 other than 429 (429 is throttling)", i, c)
+			return nil, fmt.Errorf("http.accept[%d]: %d, expected an HTTP status 100..599 other than 429 (429 is throttling)", i, c)
 		}
 		t.accept[c] = true
 	}

@@ -32,16 +32,16 @@ func TestTemplateErrorsNameTheField(t *testing.T) {
 		s, want string
 		id      bool
 	}{
-		{`{"a":"{{nope}}"}`, "target.http.body: unknown placeholder {{nope}}", false},
-		{`{"a":"{{sender"}`, "target.http.body: \"{\\\"a\\\":\\\"{{sender\\\"}\" has an unclosed {{", false},
+		{`{"a":"{{nope}}"}`, "http.body: unknown placeholder {{nope}}", false},
+		{`{"a":"{{sender"}`, "http.body: \"{\\\"a\\\":\\\"{{sender\\\"}\" has an unclosed {{", false},
 		{`/payments/{{id}}`, "unknown placeholder {{id}}", false},
 	} {
-		_, err := ParseTemplate("target.http.body", c.s, c.id)
+		_, err := ParseTemplate("http.body", c.s, c.id)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v, want one line with %q", c.s, err, c.want)
 		}
 	}
-	if _, err := ParseTemplate("target.http.poll_path", `/payments/{{id}}`, true); err != nil {
+	if _, err := ParseTemplate("http.poll_path", `/payments/{{id}}`, true); err != nil {
 		t.Errorf("{{id}} in a poll path: %v", err)
 	}
 }
@@ -111,11 +111,11 @@ func TestOptionsErrorsNameTheField(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Confirm: "poll"}, "target.http.poll_path: empty"},
+		{Options{Confirm: "poll"}, "http.poll_path: empty"},
 		{Options{Confirm: "callback", Body: `{}`}, "no {{callback_url}}"},
-		{Options{Confirm: "sync", Accept: []int{429}}, "target.http.accept[0]: 429"},
-		{Options{Confirm: "sync", Headers: []string{"NoColon"}}, "target.http.headers[0]"},
-		{Options{Confirm: "maybe"}, "target.http.confirm: \"maybe\""},
+		{Options{Confirm: "sync", Accept: []int{429}}, "http.accept[0]: 429"},
+		{Options{Confirm: "sync", Headers: []string{"NoColon"}}, "http.headers[0]"},
+		{Options{Confirm: "maybe"}, "http.confirm: \"maybe\""},
 		{Options{Confirm: "sync", Endpoints: []string{"ftp://x"}}, "target.endpoints[0]"},
 	} {
 		if c.o.Endpoints == nil {
