@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,12 +27,7 @@ import (
 // reaches every other field.
 var scenarioFlags = []scenarioFlag{
 	{"target", "target.kind", "system kind"}, // the registered kinds are listed by register
-	{"via", "target.via", "cosmos: where transactions are submitted: rpc | rest | grpc"},
-	{"denom", "workload.denom", "cosmos: the denom sent (default: the chain's staking denom)"},
-	{"fee", "workload.fee", "cosmos: fee per transaction, e.g. 500uatom, or auto: gas x the chain's gas price x --fee-margin"},
-	{"fee-margin", "workload.fee_margin", "cosmos, fee auto: times the chain's gas price (default 1.5 live, 3 presigned)"},
 	{"gas", "workload.gas", "gas limit per transfer"},
-	{"memo", "workload.memo", "cosmos: memo on every transfer"},
 	{"funder-key", "workload.funder_key", "file with a funded key (hex or mnemonic) that funds the senders first; never printed"},
 	{"reuse-wallets", "workload.reuse_wallets", "skip funding when the wallets already hold funds"},
 	{"senders-offset", "workload.senders_offset", "first sending account (runs with disjoint senders can share a network)"},
@@ -76,8 +72,6 @@ var scenarioFlags = []scenarioFlag{
 type scenarioOpts struct {
 	sets        []string
 	endpoints   []string
-	api         []string
-	grpc        []string
 	nodeMetrics []string
 	profile     string
 	keep        bool
@@ -98,8 +92,6 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	o.table = withKindFlags(scenarioFlags, reg, false)
 	registerScenarioFlags(fs, o.table, &def, map[string]string{"target": kindsHelp})
 	fs.StringArrayVar(&o.endpoints, "endpoint", nil, "RPC URL of the target, repeatable; given, tpslab starts no network")
-	fs.StringArrayVar(&o.api, "api-endpoint", nil, "cosmos: REST URL, repeatable (for --via rest)")
-	fs.StringArrayVar(&o.grpc, "grpc-endpoint", nil, "cosmos: gRPC host:port, repeatable (for --via grpc)")
 	fs.StringVar(&o.profile, "profile", "", "Go profiles of the local nodes over the steady window: cpu, allocs or cpu,allocs (profile)")
 	fs.StringArrayVar(&o.nodeMetrics, "node-metrics", nil, "Prometheus URL of a remote CometBFT node, repeatable (local nodes are read anyway)")
 	fs.StringArrayVar(&o.sets, "set", nil, "override any scenario field: --set load.rate=2000")
@@ -122,12 +114,6 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 	}
 	if len(o.endpoints) > 0 {
 		sc.Target.Endpoints = o.endpoints
-	}
-	if len(o.api) > 0 {
-		sc.Target.APIEndpoints = o.api
-	}
-	if len(o.grpc) > 0 {
-		sc.Target.GRPCEndpoints = o.grpc
 	}
 	if len(o.nodeMetrics) > 0 {
 		sc.Target.NodeMetrics = o.nodeMetrics
@@ -213,11 +199,23 @@ func applyScenarioFlags(fs *pflag.FlagSet, table []scenarioFlag, sc *scenario.Sc
 // scenarioValue is a flag that sets one scenario field: its type and
 // default are the field's (shown by --help); the text given is applied
 // with scenario.Set, over the scenario file, when the flag was set.
-type scenarioValue struct{ typ, v string }
+type scenarioValue struct {
+	typ, v string
+	items  []string // a list given item by item (--api-endpoint a --api-endpoint b)
+}
 
-func (s *scenarioValue) String() string     { return s.v }
-func (s *scenarioValue) Set(v string) error { s.v = v; return nil }
-func (s *scenarioValue) Type() string       { return s.typ }
+func (s *scenarioValue) String() string { return s.v }
+
+func (s *scenarioValue) Set(v string) error {
+	if s.typ != "list" || strings.HasPrefix(strings.TrimSpace(v), "[") {
+		s.v = v
+		return nil
+	}
+	s.items = append(s.items, strconv.Quote(v)) // a JSON string is a YAML one
+	s.v = "[" + strings.Join(s.items, ", ") + "]"
+	return nil
+}
+func (s *scenarioValue) Type() string { return s.typ }
 
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()

@@ -87,6 +87,12 @@ type Configured interface {
 	Settings() (section string, defaults any)
 }
 
+// Reader is a kind that reads sections other than its own (Configured):
+// the ledger kind reads http's, the Cosmos EVM kind evm's and cosmos's.
+type Reader interface {
+	Reads() []string
+}
+
 // Migrated is a kind whose settings were the scenario's own fields once:
 // Moved maps each old dotted path to the new one, for a one-line message.
 type Migrated interface {
@@ -184,8 +190,12 @@ type Conn struct {
 	Workload workload.Workload
 }
 
-// Connect builds kind's target and workload for sys.
+// Connect builds kind's target and workload for sys (whose kind a network
+// in net_home named: its sections are checked here).
 func Connect(ctx context.Context, k Kind, sys *System, sc *scenario.Scenario) (*Conn, error) {
+	if err := unread(sc, k); err != nil {
+		return nil, err
+	}
 	tgt, err := k.Target(sys, sc)
 	if err != nil {
 		return nil, err

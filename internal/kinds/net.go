@@ -1,7 +1,6 @@
 package kinds
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/tpslab/tpslab/internal/testnet/kubenet"
@@ -35,7 +34,6 @@ type NetOptions struct {
 	RPCNodes   int    // builtin: full nodes that take the load
 	// ClientLinks: builtin: the load generator behind emulated links too.
 	ClientLinks bool
-	Economics   testnet.Economics // cosmos: the fee market and minting
 	// Kube, when set, starts the network as pods on Kubernetes (builtin).
 	Kube *kubenet.Options
 	// Scenario is the scenario the options came from: a kind reads its
@@ -67,10 +65,8 @@ func NetFromScenario(sc *scenario.Scenario, kind, seed string, accounts, balance
 		balance = nw.Balance
 	}
 	return NetOptions{Kind: kind, Validators: nw.Validators, ChainID: nw.ChainID, Seed: seed, Accounts: accounts, Balance: balance,
-		Settings: st, Bind: nw.Bind, Binary: nw.Binary, Denom: nw.Denom, Prefix: nw.Prefix,
+		Settings: st, Bind: nw.Bind, Binary: nw.Binary,
 		Topology: nw.Topology, RPCNodes: nw.RPCNodes, ClientLinks: nw.ClientLinks,
-		Economics: testnet.Economics{FeeMarket: nw.FeeMarket.Enabled, MinBaseGasPrice: nw.FeeMarket.MinBaseGasPrice,
-			MaxBlockUtilization: nw.FeeMarket.MaxBlockUtilization, Mint: nw.Mint},
 		Scenario: sc}
 }
 
@@ -120,16 +116,6 @@ func mixOf(m []scenario.MixEntry) []workload.Mix {
 		out = append(out, workload.Mix{Kind: e.Kind, Weight: e.Weight, Outputs: n})
 	}
 	return out
-}
-
-// ViaRPC refuses target.via rest or grpc for a kind that takes
-// transactions over its RPC only (a network in net_home is checked by its
-// own kind when it is read).
-func ViaRPC(sc *scenario.Scenario, kind string) error {
-	if t := sc.Target; t.Via != "rpc" && t.NetHome == "" {
-		return fmt.Errorf("target.via: %q, expected rpc: target kind %s takes transactions over its RPC only", t.Via, kind)
-	}
-	return nil
 }
 
 // LedgerGenesis applies the scenario's overrides (workload.chain_id,

@@ -3,6 +3,7 @@ package kinds
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
@@ -114,7 +115,45 @@ func (r *Registry) Validate(sc *scenario.Scenario) error {
 	if err := sc.Validate(); err != nil {
 		return err
 	}
+	if sc.Target.NetHome == "" { // else the network's kind is known when it is read
+		if err := unread(sc, k); err != nil {
+			return err
+		}
+	}
 	return k.Validate(sc)
+}
+
+// reads lists the sections a kind reads.
+func reads(k Kind) []string {
+	var out []string
+	if c, ok := k.(Configured); ok {
+		name, _ := c.Settings()
+		out = append(out, name)
+	}
+	if r, ok := k.(Reader); ok {
+		out = append(out, r.Reads()...)
+	}
+	return out
+}
+
+// unread refuses a setting given in a section the kind does not read: it
+// would do nothing (cosmos.via rest for an EVM chain, a denom for the
+// built-in ledger).
+func unread(sc *scenario.Scenario, k Kind) error {
+	mine := reads(k)
+	for _, name := range sc.SectionNames() {
+		if slices.Contains(mine, name) {
+			continue
+		}
+		if field := sc.SectionChanged(name); field != "" {
+			what := "no section"
+			if len(mine) > 0 {
+				what = "only " + strings.Join(mine, ", ")
+			}
+			return exitcode.BadInputf("%s.%s: set, but target kind %s reads %s (a setting of another kind's section would do nothing)", name, field, k.Info().Name, what)
+		}
+	}
+	return nil
 }
 
 // NamesWhere lists, in registration order, the kinds that have a feature
@@ -164,6 +203,11 @@ func (r *Registry) Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 	o.Kind = k.Info().Name
 	if !k.Info().Links && (o.Topology != "" || o.RPCNodes > 0 || o.ClientLinks) {
 		return nil, exitcode.BadInputf("--topology and --rpc-nodes: for --kind %s only (not %s)", strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().Links }), ", "), o.Kind)
+	}
+	if o.Scenario != nil {
+		if err := unread(o.Scenario, k); err != nil {
+			return nil, err
+		}
 	}
 	if o.Kube != nil && !k.Info().Kubernetes {
 		return nil, exitcode.BadInputf("--kubeconfig: networks on Kubernetes are of kind %s, not %s", strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().Kubernetes }), ", "), o.Kind)

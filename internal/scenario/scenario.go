@@ -61,11 +61,6 @@ type Target struct {
 	// mempool to empty (an earlier run's expired payments still in it
 	// compete with this run's); 0: do not wait, only say so.
 	MempoolWait Duration `yaml:"mempool_wait" json:"mempool_wait,omitempty"`
-	// Via is where Cosmos SDK transactions are submitted: the CometBFT RPC,
-	// the REST endpoint (POST /cosmos/tx/v1beta1/txs) or gRPC.
-	Via           string   `yaml:"via" json:"via,omitempty"`
-	APIEndpoints  []string `yaml:"api_endpoints" json:"api_endpoints,omitempty"`   // REST URLs
-	GRPCEndpoints []string `yaml:"grpc_endpoints" json:"grpc_endpoints,omitempty"` // host:port
 	// NodeMetrics are Prometheus endpoints of remote CometBFT nodes, read
 	// once a second as remote0, remote1, ... (local nodes are read anyway).
 	NodeMetrics []string `yaml:"node_metrics" json:"node_metrics,omitempty"`
@@ -89,11 +84,9 @@ type Network struct {
 	ChainID string `yaml:"chain_id" json:"chain_id,omitempty"`
 	Seed    string `yaml:"seed" json:"-"` // derives the funded accounts' keys: never written out
 	Balance uint64 `yaml:"balance" json:"balance,omitempty"`
-	Bind    string `yaml:"bind" json:"bind"`                             // every node listener's address
-	Binary  string `yaml:"binary" json:"binary,omitempty"`               // cosmos, evm: the daemon instead of the kind's own
-	Denom   string `yaml:"denom" json:"denom,omitempty"`                 // cosmos: default the daemon's staking denom
-	Prefix  string `yaml:"bech32_prefix" json:"bech32_prefix,omitempty"` // cosmos: default the daemon's
-	Keep    bool   `yaml:"keep" json:"keep"`                             // leave it running after the run
+	Bind    string `yaml:"bind" json:"bind"`               // every node listener's address
+	Binary  string `yaml:"binary" json:"binary,omitempty"` // cosmos, evm: the daemon instead of the kind's own
+	Keep    bool   `yaml:"keep" json:"keep"`               // leave it running after the run
 	// Topology emulates the links between nodes: loopback (proxied, nothing
 	// added), lan, region, continent, global (docs/network.md); empty:
 	// direct loopback, or loopback when a fault needs the links.
@@ -102,21 +95,6 @@ type Network struct {
 	RPCNodes int `yaml:"rpc_nodes" json:"rpc_nodes,omitempty"`
 	// ClientLinks puts the load generator behind emulated links as well.
 	ClientLinks bool `yaml:"client_links" json:"client_links,omitempty"`
-	// FeeMarket and Mint are a Cosmos SDK chain's economics, written into
-	// the genesis of a chain whose daemon has the modules (tpsd has both,
-	// as the Cosmos Hub does; other daemons keep their own).
-	FeeMarket FeeMarket `yaml:"fee_market" json:"fee_market"`
-	Mint      bool      `yaml:"mint" json:"mint"` // x/mint's inflation; false: none minted
-}
-
-// FeeMarket is the Cosmos Hub's fee market (github.com/skip-mev/feemarket):
-// a base gas price that rises while blocks are fuller than half of
-// MaxBlockUtilization and falls back to MinBaseGasPrice. Its fee denom is
-// the network's denom.
-type FeeMarket struct {
-	Enabled             bool   `yaml:"enabled" json:"enabled"`
-	MinBaseGasPrice     string `yaml:"min_base_gas_price" json:"min_base_gas_price"` // a decimal, per gas unit
-	MaxBlockUtilization uint64 `yaml:"max_block_utilization" json:"max_block_utilization"`
 }
 
 // Stage is one segment of an open-model load: the rate moves from the
@@ -283,16 +261,11 @@ type Workload struct {
 	GenesisSeed     string `yaml:"genesis_seed" json:"genesis_seed,omitempty"`
 	Accounts        uint64 `yaml:"accounts" json:"accounts,omitempty"` // funded genesis accounts, or test wallets
 	// Chains with fees and funded wallets (Cosmos SDK, EVM).
-	Denom        string  `yaml:"denom" json:"denom,omitempty"`                 // default: the chain's staking denom
-	Fee          string  `yaml:"fee" json:"fee,omitempty"`                     // cosmos: per transaction, e.g. 500uatom; "" or auto: the chain's gas price x fee_margin
-	FeeMargin    float64 `yaml:"fee_margin" json:"fee_margin,omitempty"`       // cosmos, fee auto: times the gas price; 0: 1.5 live, 3 presigned
-	Gas          uint64  `yaml:"gas" json:"gas,omitempty" auto:"zero"`         // gas limit per transfer; 0 or auto: the kind's (cosmos: a simulated send x1.3; evm native 21000, erc20 100000)
-	Memo         string  `yaml:"memo" json:"memo,omitempty"`                   // on every transfer
-	Prefix       string  `yaml:"bech32_prefix" json:"bech32_prefix,omitempty"` // default: the chain's
-	WalletSeed   string  `yaml:"wallet_seed" json:"wallet_seed,omitempty"`     // test wallets are derived from it (never written out); default: the network's, or "tpslab"
-	FunderKey    string  `yaml:"funder_key" json:"funder_key,omitempty"`       // a file with a funded key (hex or mnemonic); the key is never written out
-	FundAmount   uint64  `yaml:"fund_amount" json:"fund_amount,omitempty"`     // given to each sender by the funder
-	ReuseWallets bool    `yaml:"reuse_wallets" json:"reuse_wallets,omitempty"` // skip funding when the wallets hold funds
+	Gas          uint64 `yaml:"gas" json:"gas,omitempty" auto:"zero"`         // gas limit per transfer; 0 or auto: the kind's (cosmos: a simulated send x1.3; evm native 21000, erc20 100000)
+	WalletSeed   string `yaml:"wallet_seed" json:"wallet_seed,omitempty"`     // test wallets are derived from it (never written out); default: the network's, or "tpslab"
+	FunderKey    string `yaml:"funder_key" json:"funder_key,omitempty"`       // a file with a funded key (hex or mnemonic); the key is never written out
+	FundAmount   uint64 `yaml:"fund_amount" json:"fund_amount,omitempty"`     // given to each sender by the funder
+	ReuseWallets bool   `yaml:"reuse_wallets" json:"reuse_wallets,omitempty"` // skip funding when the wallets hold funds
 	// Invalid asks for a share of deliberately invalid payments, counted
 	// apart (docs/metrics.md); the payments' figures exclude them.
 	Invalid Invalid `yaml:"invalid" json:"invalid,omitempty"`
@@ -323,11 +296,10 @@ func Default() Scenario {
 	return Scenario{
 		Version: Version,
 		Name:    "default",
-		Target:  Target{Broadcast: "sync", Confirm: "websocket", Via: "rpc"},
+		Target:  Target{Broadcast: "sync", Confirm: "websocket"},
 		Network: Network{Validators: 4, Accounts: 10000, TimeoutCommit: Duration(500 * time.Millisecond), TimeoutPropose: Duration(3 * time.Second),
 			MempoolSize: 50000, MempoolMaxBytes: 1 << 30, MempoolCacheSize: 200000, MaxBlockBytes: 8 << 20, MaxBlockGas: -1, CreateEmptyBlocks: true,
-			LogLevel: "info", Bind: "127.0.0.1",
-			FeeMarket: FeeMarket{Enabled: true, MinBaseGasPrice: "1", MaxBlockUtilization: 30_000_000}, Mint: true},
+			LogLevel: "info", Bind: "127.0.0.1"},
 		Load: Load{Model: Open, Rate: 1000, Arrival: "uniform", Duration: Duration(30 * time.Second),
 			Warmup: Duration(5 * time.Second), Drain: Duration(15 * time.Second),
 			WaitFor: "ack", Connections: 32, SendInterval: "auto"},

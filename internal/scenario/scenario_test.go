@@ -82,7 +82,6 @@ func TestBadScenarios(t *testing.T) {
 	}
 }
 
-
 func TestSetOverridesAndDefaults(t *testing.T) {
 	s := Default()
 	if err := s.Validate(); err != nil {
@@ -107,7 +106,7 @@ func TestSetOverridesAndDefaults(t *testing.T) {
 		t.Fatalf("path through a nil pointer: %v", err)
 	}
 	s.Workload.Gas = 5
-	if err := Apply(&s, []byte("workload: {gas: auto, fee: auto}")); err != nil || s.Workload.Gas != 0 {
+	if err := Apply(&s, []byte("workload: {gas: auto}")); err != nil || s.Workload.Gas != 0 {
 		t.Fatalf("gas: auto gave %d, %v; want 0, the kind's own", s.Workload.Gas, err)
 	}
 	if err := Apply(&s, []byte("load: {rate: auto}")); err == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -165,4 +166,53 @@ func movedError(path string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: moved to %s (a kind's settings are its own section at the top level of the scenario: docs/scenario.md)", path, to)
+}
+
+// SectionNames lists the scenario's sections, sorted.
+func (s *Scenario) SectionNames() []string {
+	if s.Kinds == nil {
+		return nil
+	}
+	for name := range defaultSectionNames() {
+		s.Section(name)
+	}
+	return s.Kinds.names()
+}
+
+// SectionChanged names the first field of section name (its yaml name, in
+// the struct's order; nested structs by their dotted path) whose value is
+// not the registered default, or "" when none is.
+func (s *Scenario) SectionChanged(name string) string {
+	sections.Lock()
+	f, ok := sections.defaults[name]
+	sections.Unlock()
+	cur := s.Section(name)
+	if !ok || cur == nil {
+		return ""
+	}
+	return changedField(reflect.ValueOf(cur).Elem(), reflect.ValueOf(f()).Elem(), "")
+}
+
+func changedField(cur, def reflect.Value, prefix string) string {
+	t := cur.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		a, b := cur.Field(i), def.Field(i)
+		if a.Kind() == reflect.Struct && a.Type() != reflect.TypeOf(Duration(0)) {
+			if f := changedField(a, b, prefix+tag+"."); f != "" {
+				return f
+			}
+			continue
+		}
+		if a.Kind() == reflect.Slice && a.Len() == 0 && b.Len() == 0 {
+			continue // [] as nil
+		}
+		if !reflect.DeepEqual(a.Interface(), b.Interface()) {
+			return prefix + tag
+		}
+	}
+	return ""
 }

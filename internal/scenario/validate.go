@@ -5,17 +5,11 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/threshold"
-)
-
-var (
-	denomFormat = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$`)
-	feeFormat   = regexp.MustCompile(`^[0-9]+[a-zA-Z][a-zA-Z0-9/:._-]{2,127}(,[0-9]+[a-zA-Z][a-zA-Z0-9/:._-]{2,127})*$`)
 )
 
 // Bounds past which a plan is a typo, not a test: they keep every later
@@ -69,19 +63,6 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("version: %d, expected %d", s.Version, Version)
 	}
 	t := s.Target
-	if err := oneOf("target.via", t.Via, "rpc", "rest", "grpc"); err != nil {
-		return err
-	}
-	for i, e := range t.APIEndpoints {
-		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("target.api_endpoints[%d]: %q, expected a REST URL such as http://127.0.0.1:1317", i, e)
-		}
-	}
-	for i, e := range t.GRPCEndpoints {
-		if _, port, err := net.SplitHostPort(e); err != nil || port == "" {
-			return fmt.Errorf("target.grpc_endpoints[%d]: %q, expected host:port such as 127.0.0.1:9090", i, e)
-		}
-	}
 	for i, e := range t.NodeMetrics {
 		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("target.node_metrics[%d]: %q, expected a Prometheus URL such as http://127.0.0.1:26660/metrics", i, e)
@@ -134,8 +115,6 @@ func (s *Scenario) Validate() error {
 // Validate checks the network section alone: what `net up` creates a
 // network with, and what a run that starts one does (one set of bounds for
 // both front doors).
-// decimal is an SDK decimal as genesis files write it (no sign, no exponent).
-var decimal = regexp.MustCompile(`^[0-9]{1,30}(\.[0-9]{1,18})?$`)
 
 func (n Network) Validate() error {
 	switch {
@@ -175,12 +154,6 @@ func (n Network) Validate() error {
 		if err := oneOf("network.topology", n.Topology, netem.Topologies...); err != nil {
 			return err
 		}
-	}
-	if !decimal.MatchString(n.FeeMarket.MinBaseGasPrice) {
-		return fmt.Errorf("network.fee_market.min_base_gas_price: %q, expected a decimal gas price of 0 or more, such as 1 or 0.005", n.FeeMarket.MinBaseGasPrice)
-	}
-	if u := n.FeeMarket.MaxBlockUtilization; u < 100_000 || u > 1<<53 {
-		return fmt.Errorf("network.fee_market.max_block_utilization: %d, expected 100000..%d gas per block", u, uint64(1)<<53)
 	}
 	return nil
 }
@@ -355,20 +328,8 @@ func (w Workload) validate(l Load) error {
 	if w.Padding < 0 || w.Padding > 65535 {
 		return fmt.Errorf("workload.padding: %d, expected 0..65535 bytes", w.Padding)
 	}
-	if w.FeeMargin != 0 && (w.FeeMargin < 1 || w.FeeMargin > 100) {
-		return fmt.Errorf("workload.fee_margin: %g, expected 0 (1.5 live, 3 presigned) or 1..100 times the chain's gas price", w.FeeMargin)
-	}
 	if w.Gas > 1_000_000_000 {
 		return fmt.Errorf("workload.gas: %d, expected 0 (the kind's default) .. 1000000000", w.Gas)
-	}
-	if len(w.Memo) > 256 {
-		return fmt.Errorf("workload.memo: %d characters, expected at most 256", len(w.Memo))
-	}
-	if w.Fee != "" && !feeFormat.MatchString(w.Fee) {
-		return fmt.Errorf("workload.fee: %q, expected an amount and a denom such as 500uatom", w.Fee)
-	}
-	if w.Denom != "" && !denomFormat.MatchString(w.Denom) {
-		return fmt.Errorf("workload.denom: %q, expected a denom such as uatom (3..128 letters, digits, /:._-)", w.Denom)
 	}
 	if w.FundAmount < 1 {
 		return fmt.Errorf("workload.fund_amount: %d, expected at least 1", w.FundAmount)

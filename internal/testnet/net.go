@@ -175,15 +175,6 @@ type Cosmos struct {
 	Minting   bool `json:"minting,omitempty"`
 }
 
-// Economics are the Cosmos Hub's fee market and minting, for the genesis of
-// an SDK chain whose daemon has the modules.
-type Economics struct {
-	FeeMarket           bool
-	MinBaseGasPrice     string // a decimal
-	MaxBlockUtilization uint64
-	Mint                bool
-}
-
 // EVM describes an EVM network: its node program, chain id, the funder
 // (whose key stays in its file) and the test wallets it funded.
 type EVM struct {

@@ -34,9 +34,6 @@ func (Kind) Info() kinds.Info {
 // Validate checks, for a network tpslab will start and fund, that the
 // senders fit in network.accounts.
 func (Kind) Validate(sc *scenario.Scenario) error {
-	if err := kinds.ViaRPC(sc, "builtin"); err != nil {
-		return err
-	}
 	if most := chain.MaxTxBytes - chain.Size(chain.MaxChainIDLen, 0); sc.Workload.Kind == "payment" && sc.Workload.Padding > most {
 		return fmt.Errorf("workload.padding: %d, expected at most %d bytes (the ledger refuses payments over %d bytes)", sc.Workload.Padding, most, chain.MaxTxBytes)
 	}
@@ -82,14 +79,9 @@ func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.Start
 	return k.Up(ctx, no)
 }
 
-// NetDefaults refuses the options of SDK daemons: the built-in network's
-// nodes are tpslab itself.
-func (Kind) NetDefaults(o *kinds.NetOptions, changed func(string) bool) error {
-	if o.Denom != "" || o.Prefix != "" {
-		return exitcode.BadInputf("net up: --denom and --bech32-prefix are for SDK daemons, not --kind builtin (its nodes run tpslab, or --binary: a tpslab from another checkout)")
-	}
-	return nil
-}
+// NetDefaults: the options of SDK daemons (--denom, ...) are refused by
+// the registry, as settings of a section this kind does not read.
+func (Kind) NetDefaults(*kinds.NetOptions, func(string) bool) error { return nil }
 
 // Up creates and starts the validators (and RPC nodes, links).
 func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {

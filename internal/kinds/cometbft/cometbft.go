@@ -33,15 +33,12 @@ func (k Kind) Validate(sc *scenario.Scenario) error {
 	if len(sc.Target.Endpoints) == 0 {
 		return fmt.Errorf("target.endpoints: empty, expected at least one RPC URL for target kind cometbft (--endpoint)")
 	}
-	return kinds.ViaRPC(sc, "cometbft")
+	return nil
 }
 
 // Target is the CometBFT target, with results named by the ledger.
 func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
-	if t.Via != "rpc" {
-		return nil, exitcode.BadInputf("target.via: %q, expected rpc: the %s network takes transactions over its CometBFT RPC only", t.Via, sys.Kind)
-	}
 	o := cmt.Options{Endpoints: sys.Endpoints, Async: t.Broadcast == "async", Poll: t.Confirm == "poll",
 		Connections: sc.Load.Connections, Reason: chain.Reason}
 	if sc.Workload.Kind != "raw" { // the ledger says when each node's mempool first held a payment

@@ -33,14 +33,19 @@ func (Kind) Info() kinds.Info {
 		CometBFTMetrics: true, Kubernetes: true}
 }
 
-// Validate: rest and grpc need their endpoints when endpoints are given.
+// Validate checks the section; rest and grpc need their endpoints when
+// endpoints are given.
 func (Kind) Validate(sc *scenario.Scenario) error {
-	if t := sc.Target; len(t.Endpoints) > 0 {
-		if t.Via == "rest" && len(t.APIEndpoints) == 0 {
-			return fmt.Errorf("target.api_endpoints: empty, expected REST URLs for target.via rest (--api-endpoint)")
+	s := SettingsOf(sc)
+	if err := s.validate(); err != nil {
+		return err
+	}
+	if len(sc.Target.Endpoints) > 0 {
+		if s.Via == "rest" && len(s.APIEndpoints) == 0 {
+			return fmt.Errorf("cosmos.api_endpoints: empty, expected REST URLs for cosmos.via rest (--api-endpoint)")
 		}
-		if t.Via == "grpc" && len(t.GRPCEndpoints) == 0 {
-			return fmt.Errorf("target.grpc_endpoints: empty, expected host:port addresses for target.via grpc (--grpc-endpoint)")
+		if s.Via == "grpc" && len(s.GRPCEndpoints) == 0 {
+			return fmt.Errorf("cosmos.grpc_endpoints: empty, expected host:port addresses for cosmos.via grpc (--grpc-endpoint)")
 		}
 	}
 	return nil
@@ -57,8 +62,11 @@ func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.Start
 	return k.Up(ctx, no)
 }
 
-// NetDefaults: every `net up` option applies.
-func (Kind) NetDefaults(*kinds.NetOptions, func(string) bool) error { return nil }
+// NetDefaults: every `net up` option applies; the section's network
+// settings are checked.
+func (Kind) NetDefaults(o *kinds.NetOptions, _ func(string) bool) error {
+	return exitcode.Wrap(exitcode.BadInput, SettingsOf(o.Scenario).validateNet())
+}
 
 // Up starts validators of tpsd (built when missing) or o.Binary.
 func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
@@ -81,9 +89,11 @@ func UpSDK(ctx context.Context, o kinds.NetOptions, chainID string, build func(i
 			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("tpslab's %s: %w", what, err))
 		}
 	}
-	so := sdknet.Options{Kind: o.Kind, Binary: bin, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID, Denom: o.Denom, Prefix: o.Prefix,
+	s := SettingsOf(o.Scenario)
+	so := sdknet.Options{Kind: o.Kind, Binary: bin, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID, Denom: s.Denom, Prefix: s.Prefix,
 		WalletSeed: o.Seed, Wallets: int(o.Accounts), Balance: o.Balance, Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log,
-		EVM: evm, Economics: o.Economics}
+		EVM: evm, Economics: sdknet.Economics{FeeMarket: s.FeeMarket.Enabled, MinBaseGasPrice: s.FeeMarket.MinBaseGasPrice,
+			MaxBlockUtilization: s.FeeMarket.MaxBlockUtilization, Mint: s.Mint}}
 	if err := so.Validate(); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
@@ -124,10 +134,10 @@ func CheckSDK(ctx context.Context, n *testnet.Net) kinds.Audit {
 }
 
 // Target is the Cosmos target: blocks from the CometBFT RPC, submissions
-// where target.via says.
+// where cosmos.via says.
 func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
-	t := sc.Target
-	o := sdk.Options{RPC: sys.Endpoints, API: t.APIEndpoints, GRPC: t.GRPCEndpoints, Via: t.Via,
+	t, s := sc.Target, SettingsOf(sc)
+	o := sdk.Options{RPC: sys.Endpoints, API: s.APIEndpoints, GRPC: s.GRPCEndpoints, Via: s.Via,
 		Async: t.Broadcast == "async", Poll: t.Confirm == "poll", Connections: sc.Load.Connections}
 	if n := sys.Net; n != nil {
 		o.API, o.GRPC = nil, nil
@@ -161,7 +171,8 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if w.ChainID != "" && w.ChainID != info.ChainID {
 		return nil, exitcode.BadInputf("workload.chain_id: %q, but the node at %s is on chain %q", w.ChainID, sys.Endpoints[0], info.ChainID)
 	}
-	seed, count, denom, prefix := w.WalletSeed, int(w.Accounts), w.Denom, w.Prefix
+	s := SettingsOf(sc)
+	seed, count, denom, prefix := w.WalletSeed, int(w.Accounts), s.Denom, s.Prefix
 	genesisFunded := 0
 	if n := sys.Net; n != nil && n.Cosmos != nil {
 		if seed == "" || seed == n.Cosmos.WalletSeed {
@@ -185,47 +196,47 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	}
 	if denom == "" {
 		if denom, err = sdk.StakingDenom(qctx, tgt.ABCIQuery); err != nil || denom == "" {
-			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the chain's staking denom (give workload.denom): %v", err))
+			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the chain's staking denom (give cosmos.denom): %v", err))
 		}
 	}
 	if supply, err := sdk.Supply(qctx, tgt.ABCIQuery, denom); err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the supply of %s: %w", denom, err))
 	} else if supply == "0" {
 		staking, _ := sdk.StakingDenom(qctx, tgt.ABCIQuery)
-		return nil, exitcode.BadInputf("workload.denom: %q does not exist on chain %s (no supply); its staking denom is %q", denom, info.ChainID, staking)
+		return nil, exitcode.BadInputf("cosmos.denom: %q does not exist on chain %s (no supply); its staking denom is %q", denom, info.ChainID, staking)
 	}
 	if prefix == "" {
 		if prefix, err = sdk.Bech32Prefix(qctx, tgt.ABCIQuery); err != nil || prefix == "" {
-			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the chain's address prefix (give workload.bech32_prefix): %v", err))
+			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the chain's address prefix (give cosmos.bech32_prefix): %v", err))
 		}
 	}
 	if err := sc.CheckAccounts(uint64(count)); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
-	auto := w.Fee == "" || w.Fee == "auto"
+	auto := s.Fee == "" || s.Fee == "auto"
 	var fee []sdk.Coin
 	if !auto {
-		if fee, err = sdk.ParseCoins(w.Fee); err != nil {
-			return nil, exitcode.BadInputf("workload.fee: %v (or auto: the chain's gas price)", err)
+		if fee, err = sdk.ParseCoins(s.Fee); err != nil {
+			return nil, exitcode.BadInputf("cosmos.fee: %v (or auto: the chain's gas price)", err)
 		}
 	}
 	gas := w.Gas
 	if gas == 0 {
 		gas = defaultGas // until the chain says what a send uses
 	}
-	codec := sdk.NewCodec(info.ChainID, denom, fee, gas, w.Memo, sdk.DeriveWallets(seed, count, prefix), tgt.ABCIQuery)
+	codec := sdk.NewCodec(info.ChainID, denom, fee, gas, s.Memo, sdk.DeriveWallets(seed, count, prefix), tgt.ABCIQuery)
 	if auto {
-		margin := feeMargin(w)
+		margin := feeMargin(sc)
 		from, err := codec.UseChainFee(qctx, margin)
 		if err != nil {
-			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%v (or give workload.fee)", err))
+			return nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%v (or give cosmos.fee)", err))
 		}
 		if sys.Note != nil {
 			how := "re-read every second and followed, and a payment refused for its fee is re-priced and re-signed once"
 			if w.Mode == scenario.Presigned {
 				how = "signed ahead with that headroom; a payment refused for its fee is re-priced and re-signed"
 			}
-			sys.Note(fmt.Sprintf("fee: %s; each payment pays its gas x that x%.1f (workload.fee auto): %s", from, margin, how))
+			sys.Note(fmt.Sprintf("fee: %s; each payment pays its gas x that x%.1f (cosmos.fee auto): %s", from, margin, how))
 		}
 	}
 	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys); err != nil {
@@ -260,12 +271,12 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if auto && sys.AtEnd != nil {
 		presigned := w.Mode == scenario.Presigned
 		stop := codec.WatchPrice(ctx, !presigned)
-		sys.AtEnd(func() []string { stop(); return feeNotes(codec, feeMargin(w), presigned) })
+		sys.AtEnd(func() []string { stop(); return feeNotes(codec, feeMargin(sc), presigned) })
 	}
 	return p, nil
 }
 
-// The margins over the chain's gas price a payment pays (workload.fee
+// The margins over the chain's gas price a payment pays (cosmos.fee
 // auto). The fee market raises its price by at most 12.5% a block, and a
 // payment is checked again at the block that takes it: live signing covers
 // about three full blocks; presigned bytes cannot follow the price, so they
@@ -275,11 +286,12 @@ const (
 	presignedFeeMargin = 3.0
 )
 
-// feeMargin is workload.fee_margin, or the mode's.
-func feeMargin(w scenario.Workload) float64 {
+// feeMargin is cosmos.fee_margin, or the mode's.
+func feeMargin(sc *scenario.Scenario) float64 {
+	w := sc.Workload
 	switch {
-	case w.FeeMargin != 0:
-		return w.FeeMargin
+	case SettingsOf(sc).FeeMargin != 0:
+		return SettingsOf(sc).FeeMargin
 	case w.Mode == scenario.Presigned:
 		return presignedFeeMargin
 	}

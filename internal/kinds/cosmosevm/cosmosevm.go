@@ -30,12 +30,11 @@ func (Kind) Info() kinds.Info {
 
 // Validate: EVM transactions go to eth_sendRawTransaction, with the evm
 // section's settings.
-func (k Kind) Validate(sc *scenario.Scenario) error {
-	if err := kinds.ViaRPC(sc, "cosmos-evm"); err != nil {
-		return err
-	}
-	return k.Kind.Validate(sc)
-}
+func (k Kind) Validate(sc *scenario.Scenario) error { return k.Kind.Validate(sc) }
+
+// Reads: the evm section for its payments, the cosmos section for its
+// network (denom, prefix, fee market, minting).
+func (Kind) Reads() []string { return []string{"cosmos"} }
 
 // StartNet starts a Cosmos EVM network.
 func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.StartOptions) (*testnet.Net, error) {

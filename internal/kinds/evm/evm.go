@@ -74,9 +74,6 @@ func settingsOf(sc *scenario.Scenario) *Settings { return kinds.SectionOf[Settin
 // Validate: EVM transactions go to eth_sendRawTransaction; the section's
 // settings are checked.
 func (Kind) Validate(sc *scenario.Scenario) error {
-	if err := kinds.ViaRPC(sc, "evm"); err != nil {
-		return err
-	}
 	return settingsOf(sc).validate()
 }
 
@@ -193,9 +190,6 @@ func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 // in net.json.
 func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
-	if t.Via != "rpc" {
-		return nil, exitcode.BadInputf("target.via: %q, expected rpc: EVM transactions go to eth_sendRawTransaction", t.Via)
-	}
 	es := settingsOf(sc)
 	o := eth.Options{Endpoints: sys.Endpoints, WS: es.WSEndpoints, Depth: es.Depth, Connections: sc.Load.Connections}
 	if n := sys.Net; n != nil {

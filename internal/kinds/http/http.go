@@ -105,9 +105,6 @@ func (Kind) Info() kinds.Info {
 
 // Validate needs the API's base URL and a described request.
 func (Kind) Validate(sc *scenario.Scenario) error {
-	if err := kinds.ViaRPC(sc, "http"); err != nil {
-		return err
-	}
 	if t := sc.Target; len(t.Endpoints) == 0 && t.NetHome == "" {
 		return fmt.Errorf("target.endpoints: empty, expected the API's base URL for target kind http (--endpoint)")
 	}
@@ -131,8 +128,8 @@ func decodePayment(tx []byte, f *httpapi.Fields) error {
 // Target is the HTTP target on the endpoints.
 func (k API) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
-	if t.Via != "rpc" || t.Broadcast != "sync" || t.Confirm != "websocket" {
-		return nil, exitcode.BadInputf("target.via, target.broadcast and target.confirm are for chains: an HTTP API is confirmed as http.confirm says (sync | poll | callback)")
+	if t.Broadcast != "sync" || t.Confirm != "websocket" {
+		return nil, exitcode.BadInputf("target.broadcast and target.confirm are for chains: an HTTP API is confirmed as http.confirm says (sync | poll | callback)")
 	}
 	h := *SettingsOf(sc)
 	if k.Defaults != nil {

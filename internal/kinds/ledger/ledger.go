@@ -40,9 +40,6 @@ func (Kind) Info() kinds.Info {
 // Validate: the service takes payments over its REST API only, with its
 // own settings.
 func (Kind) Validate(sc *scenario.Scenario) error {
-	if err := kinds.ViaRPC(sc, "ledger"); err != nil {
-		return err
-	}
 	if c := httpkind.SettingsOf(sc).Confirm; !slices.Contains([]string{"sync", "poll", "callback"}, c) {
 		return fmt.Errorf("http.confirm: %q, expected one of [sync poll callback]", c)
 	}
@@ -89,6 +86,9 @@ type Settings struct {
 func (Kind) Settings() (string, any) {
 	return "ledger", &Settings{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"}
 }
+
+// Reads: the http section too (its empty fields take the service's API).
+func (Kind) Reads() []string { return []string{"http"} }
 
 // Moved: the settings were network.ledger.
 func (Kind) Moved() map[string]string { return map[string]string{"network.ledger": "ledger"} }

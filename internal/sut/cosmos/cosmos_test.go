@@ -92,9 +92,12 @@ func senders(n *testnet.Net, count int) map[string]bool {
 }
 
 func bankScenario(t *testing.T, home, via, mode string) scenario.Scenario {
+	all.Registry() // the kinds' sections (cosmos.via) are registered with them
 	sc := scenario.Default()
 	sc.Target.NetHome = home
-	sc.Target.Via = via
+	if err := scenario.Set(&sc, "cosmos.via", via); err != nil {
+		t.Fatal(err)
+	}
 	sc.Load.Rate = 150
 	sc.Load.Duration = scenario.Duration(4 * time.Second)
 	sc.Load.Warmup = scenario.Duration(time.Second)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/kinds/all"
+	kindcosmos "github.com/tpslab/tpslab/internal/kinds/cosmos"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut/cometbft"
 	"github.com/tpslab/tpslab/internal/sut/cosmos"
@@ -26,7 +28,9 @@ func hubChain(t *testing.T, validators int, maxBlockUtilization uint64, maxBlock
 	if err != nil {
 		t.Fatal(err)
 	}
-	nw := scenario.Default().Network
+	all.Registry()
+	def := scenario.Default()
+	nw := kindcosmos.SettingsOf(&def) // the cosmos kind's defaults: fee market and minting on
 	st := testnet.DefaultSettings()
 	if maxBlockGas != 0 {
 		st.MaxBlockGas = maxBlockGas
@@ -36,7 +40,7 @@ func hubChain(t *testing.T, validators int, maxBlockUtilization uint64, maxBlock
 	}
 	n, err := sdknet.Up(context.Background(), sdknet.Options{Kind: "cosmos", Binary: bin, Validators: validators, Home: filepath.Join(t.TempDir(), "net"),
 		ChainID: "cosmos-hub-it", WalletSeed: "it", Wallets: 2000, Balance: 1_000_000_000_000, Settings: st, Log: testLog{t},
-		Economics: testnet.Economics{FeeMarket: nw.FeeMarket.Enabled, MinBaseGasPrice: nw.FeeMarket.MinBaseGasPrice,
+		Economics: sdknet.Economics{FeeMarket: nw.FeeMarket.Enabled, MinBaseGasPrice: nw.FeeMarket.MinBaseGasPrice,
 			MaxBlockUtilization: nw.FeeMarket.MaxBlockUtilization, Mint: nw.Mint}})
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +71,8 @@ func TestHubExamplesOnAFeeMarket(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sc.Workload.Fee != "" {
-			t.Fatalf("%s gives a fee (%q): the test is that it needs none", c.example, sc.Workload.Fee)
+		if kindcosmos.SettingsOf(&sc).Fee != "" {
+			t.Fatalf("%s gives a fee (%q): the test is that it needs none", c.example, kindcosmos.SettingsOf(&sc).Fee)
 		}
 		sc.Target.NetHome = n.Home
 		// Shorter, and expiring after 15 s rather than 120: the counts are
@@ -164,7 +168,7 @@ func TestRisingGasPriceIsRepriced(t *testing.T) {
 	n := hubChain(t, 1, 3_000_000, 4_500_000)
 	sc := bankScenario(t, n.Home, "rpc", "presigned")
 	sc.Load.Rate, sc.Load.Duration, sc.Load.Warmup = 60, scenario.Duration(20*time.Second), scenario.Duration(2*time.Second)
-	sc.Workload.FeeMargin, sc.Workload.Senders = 1.02, 100
+	kindcosmos.SettingsOf(&sc).FeeMargin, sc.Workload.Senders = 1.02, 100
 	res, err := run(t, sc)
 	if err != nil && res == nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/tpslab/tpslab/internal/sut"
 )
 
-// Fees from the chain (workload.fee auto): each payment pays its gas limit
+// Fees from the chain (cosmos.fee auto): each payment pays its gas limit
 // times the chain's current gas price times a margin. The price is the fee
 // market's (github.com/skip-mev/feemarket, as on the Cosmos Hub) where the
 // chain has one; elsewhere it is learnt from the node's own refusal

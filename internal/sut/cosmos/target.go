@@ -59,7 +59,7 @@ func New(o Options) (*Target, error) {
 	case "", "rpc":
 	case "rest":
 		if len(o.API) == 0 {
-			return nil, errors.New("target.api_endpoints: empty, expected REST URLs for target.via rest")
+			return nil, errors.New("cosmos.api_endpoints: empty, expected REST URLs for cosmos.via rest")
 		}
 		t.http = &http.Client{Transport: &http.Transport{
 			DialContext:         (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -68,18 +68,18 @@ func New(o Options) (*Target, error) {
 		t.pool = sut.NewPool(o.API, t.probe)
 	case "grpc":
 		if len(o.GRPC) == 0 {
-			return nil, errors.New("target.grpc_endpoints: empty, expected host:port addresses for target.via grpc")
+			return nil, errors.New("cosmos.grpc_endpoints: empty, expected host:port addresses for cosmos.via grpc")
 		}
 		for _, a := range o.GRPC {
 			c, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
 			if err != nil {
-				return nil, fmt.Errorf("target.grpc_endpoints: %s: %w", a, err)
+				return nil, fmt.Errorf("cosmos.grpc_endpoints: %s: %w", a, err)
 			}
 			t.conns = append(t.conns, c)
 		}
 		t.pool = sut.NewPool(o.GRPC, t.probe)
 	default:
-		return nil, fmt.Errorf("target.via: %q, expected one of [rpc rest grpc]", o.Via)
+		return nil, fmt.Errorf("cosmos.via: %q, expected one of [rpc rest grpc]", o.Via)
 	}
 	return t, nil
 }

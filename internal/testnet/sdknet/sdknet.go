@@ -32,6 +32,15 @@ import (
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
+// Economics are the Cosmos Hub's fee market and minting, for the genesis of
+// an SDK chain whose daemon has the modules.
+type Economics struct {
+	FeeMarket           bool
+	MinBaseGasPrice     string // a decimal
+	MaxBlockUtilization uint64
+	Mint                bool
+}
+
 // Options describe a network to create.
 type Options struct {
 	Kind       string // recorded in net.json: the kind that starts it
@@ -54,7 +63,7 @@ type Options struct {
 	// Ethereum JSON-RPC, and the test wallets are Ethereum keys.
 	EVM bool
 	// Economics are applied where the daemon's genesis has the modules.
-	Economics testnet.Economics
+	Economics Economics
 	// PodPorts: every node listens on all its addresses at the standard
 	// ports, as a pod of its own does (Generate, for Kubernetes).
 	PodPorts bool
@@ -453,7 +462,7 @@ func copyFile(from, to string) error {
 // state, for the modules the daemon's genesis has, and records in c what
 // is on. The fee market collects fees for distribution (distribute_fees)
 // rather than burning them, so only minting changes the supply.
-func economics(app map[string]json.RawMessage, e testnet.Economics, c *testnet.Cosmos) error {
+func economics(app map[string]json.RawMessage, e Economics, c *testnet.Cosmos) error {
 	var fm map[string]map[string]any
 	// Cosmos EVM's EIP-1559 module has the same name and other parameters:
 	// it keeps its own.
