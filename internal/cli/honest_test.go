@@ -362,7 +362,7 @@ func TestNetUpCosmosWithBinary(t *testing.T) {
 	}
 	defer exec.Command(bin, "net", "down", "--home", home).Run()
 	n, err := testnet.Load(home)
-	if err != nil || n.Kind != "cosmos" || n.Cosmos.Binary != tpsd || n.Cosmos.Denom != "stake" || n.Cosmos.Prefix != "cosmos" || n.Nodes[1].API == "" || n.Nodes[1].GRPC == "" {
+	if err != nil || n.Kind != "cosmos" || sdknet.Of(n).Binary != tpsd || sdknet.Of(n).Denom != "stake" || sdknet.Of(n).Prefix != "cosmos" || n.Nodes[1].API == "" || n.Nodes[1].GRPC == "" {
 		t.Fatalf("net.json: %+v %v", n, err)
 	}
 	for _, nd := range n.Nodes {

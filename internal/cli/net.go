@@ -166,6 +166,13 @@ func netUpOptions(fs *pflag.FlagSet, reg *kinds.Registry, args []string, home st
 	return o, changed, nil
 }
 
+// isService says a kind's networks are services that serve payments, not
+// chains that commit blocks.
+func isService(k kinds.Kind) bool {
+	_, ok := k.(kinds.Service)
+	return ok
+}
+
 func netCmd(reg *kinds.Registry) *cobra.Command {
 	c := &cobra.Command{Use: "net", Short: "Create, start, inspect and stop a local reference network",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -205,14 +212,14 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 				return exitcode.Wrap(exitcode.TargetFailed, err)
 			}
 			what := "committing blocks"
-			if n.Ledger != nil {
+			if nk, _ := reg.Lookup(n.Kind); isService(nk) {
 				what = "serving payments"
 			}
 			fmt.Fprintf(os.Stderr, "network %s %s after %.1fs\n", n.ChainID, what, time.Since(start).Seconds())
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NODE\tRPC\tAPI\tGRPC\tETH_RPC\tP2P\tPID")
 			for _, nd := range n.Nodes {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", nd.Name, nd.RPC, dash(nd.API), dash(nd.GRPC), dash(nd.EthRPC), nd.P2P, nd.PID)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", nd.Name, nd.RPC, dash(nd.API), dash(nd.GRPC), dash(nd.LoadRPC), nd.P2P, nd.PID)
 			}
 			tw.Flush()
 			if n.Links != nil {

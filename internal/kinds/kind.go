@@ -87,6 +87,12 @@ type Configured interface {
 	Settings() (section string, defaults any)
 }
 
+// Service is a kind whose local networks are services, not chains: no
+// validators or blocks; a result states the service's own settings.
+type Service interface {
+	ServiceSettings(n *testnet.Net) any
+}
+
 // Reader is a kind that reads sections other than its own (Configured):
 // the ledger kind reads http's, the Cosmos EVM kind evm's and cosmos's.
 type Reader interface {

@@ -26,8 +26,6 @@ type NetOptions struct {
 	Bind       string
 	Reset      bool
 	Binary     string // the node program: tpslab itself (builtin) or an SDK daemon (cosmos; empty: tpsd, built when missing)
-	Denom      string // cosmos: empty reads the daemon's
-	Prefix     string // cosmos: empty reads the daemon's
 	Owner      *testnet.Owner
 	Log        io.Writer
 	Topology   string // builtin: emulated P2P links (netem.Topologies); empty: direct

@@ -3,6 +3,7 @@ package kinds
 import (
 	"context"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/threshold"
 	"slices"
 	"strings"
 
@@ -113,6 +114,11 @@ func (r *Registry) Validate(sc *scenario.Scenario) error {
 		return err
 	}
 	if err := sc.Validate(); err != nil {
+		return err
+	}
+	// Thresholds name the report's metrics: checked here, so that the
+	// scenario package knows nothing of the report.
+	if _, err := threshold.ParseAll(sc.Thresholds); err != nil {
 		return err
 	}
 	if sc.Target.NetHome == "" { // else the network's kind is known when it is read

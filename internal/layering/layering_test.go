@@ -87,6 +87,11 @@ func TestKindNamesOnlyInTheirFolders(t *testing.T) {
 		"sut/httpapi/target.go:http":        "a URL scheme",
 		"ledgersvc/service.go:http":         "a URL scheme",
 		"testbin/testbin.go:cometbft":       "CometBFT's own binary",
+		// A kind's network package, beside its folder, names the section of
+		// net.json it reads and writes.
+		"testnet/sdknet/sdknet.go:cosmos":  "its net.json section",
+		"testnet/gethnet/gethnet.go:evm":   "its net.json section",
+		"testnet/pgnet/pgnet.go:ledger":    "its net.json section",
 	}
 	names := map[string]bool{}
 	for _, n := range all.Registry().Names() {
@@ -143,4 +148,60 @@ func check(t *testing.T, n ast.Node, rel string, names map[string]bool, allowed 
 		t.Errorf("%s names the kind %q outside its folder: a kind's name belongs to internal/kinds/<kind>/ (declare a feature in kinds.Info instead)", rel, v)
 	}
 	return true
+}
+
+// The scenario, testnet's root and the kinds' root are kind-neutral: no
+// type they declare, no field and no field's type is one kind's (a kind's
+// settings are its section of the scenario, its state its section of
+// net.json). The words below are the kind-specific ones that once lived
+// there.
+func TestNoKindSpecificTypes(t *testing.T) {
+	words := []string{"Cosmos", "EVM", "Eth", "Geth", "Ledger", "FeeMarket", "Economics", "Mint", "Denom", "Bech32", "Postgres", "Tpsd"}
+	for _, dir := range []string{"../scenario", "../testnet", "../kinds"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				var names []string
+				switch x := n.(type) {
+				case *ast.TypeSpec:
+					names = append(names, x.Name.Name)
+				case *ast.Field:
+					for _, id := range x.Names {
+						names = append(names, id.Name)
+					}
+					ast.Inspect(x.Type, func(m ast.Node) bool {
+						if id, ok := m.(*ast.Ident); ok {
+							names = append(names, id.Name)
+						}
+						return true
+					})
+				}
+				for _, name := range names {
+					for _, w := range words {
+						if strings.Contains(name, w) {
+							t.Errorf("%s: %s is one kind's (%s): it belongs to the kind's folder or its network package", path, name, w)
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// The scenario (configuration) does not know the report (output): its
+// thresholds are checked against the report's metrics by the registry.
+func TestScenarioImportsNoReport(t *testing.T) {
+	for _, d := range deps(t, "../scenario") {
+		if d == mod+"report" || d == mod+"threshold" {
+			t.Errorf("scenario depends on %s", d)
+		}
+	}
 }

@@ -161,7 +161,7 @@ func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int
 			}
 			if p, ok := r.conn.Target.(sut.Pooled); ok {
 				for j, u := range p.Pool().URLs {
-					if u == nd.RPC || u == nd.ClientRPC || u == nd.EthRPC {
+					if u == nd.RPC || u == nd.ClientRPC || u == nd.LoadRPC {
 						p.Pool().Down(j, fmt.Errorf("%s exited", nd.Name))
 					}
 				}

@@ -230,7 +230,7 @@ func (r *run) prepare(ctx context.Context) error {
 	sys.Warn = func(msg string) { r.note("warning: %s", msg) }
 	sys.Note = func(msg string) { r.note("%s", msg) }
 	sys.AtEnd = func(f func() []string) { r.atEnd = append(r.atEnd, f) }
-	r.w.Update(func(res *report.Result) { res.Network = networkInfo(sys) })
+	r.w.Update(func(res *report.Result) { res.Network = networkInfo(sys, kind) })
 	if len(sc.Faults) > 0 && !kind.Info().Faults && sys.Net != nil {
 		takers := r.o.Kinds.NamesWhere(func(k kinds.Kind) bool { return k.Info().Faults })
 		return exitcode.BadInputf("faults: for %s networks only, not a %s network", strings.Join(takers, ", "), sys.Kind)

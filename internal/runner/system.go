@@ -41,13 +41,13 @@ func stopSystem(s *kinds.System, log io.Writer, keep bool) {
 }
 
 // networkInfo is what result.json says of the system.
-func networkInfo(s *kinds.System) *report.Network {
+func networkInfo(s *kinds.System, k kinds.Kind) *report.Network {
 	if s.Net == nil {
 		return &report.Network{Kind: s.Kind, Endpoints: s.Endpoints}
 	}
 	n := s.Net
-	if n.Ledger != nil {
-		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Ledger}
+	if sv, ok := k.(kinds.Service); ok {
+		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: sv.ServiceSettings(n)}
 	}
 	nw := &report.Network{Kind: s.Kind, Started: s.Started, Validators: n.Validators(), ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Settings,
 		RPCNodes: len(n.Nodes) - n.Validators()}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/netem"
-	"github.com/tpslab/tpslab/internal/threshold"
 )
 
 // Bounds past which a plan is a typo, not a test: they keep every later
@@ -99,9 +98,6 @@ func (s *Scenario) Validate() error {
 		if err := oneOf(fmt.Sprintf("profile[%d]", i), p, "cpu", "allocs"); err != nil {
 			return err
 		}
-	}
-	if _, err := threshold.ParseAll(s.Thresholds); err != nil {
-		return err
 	}
 	if err := durationIn("commit_timeout", s.CommitTimeout, time.Millisecond, MaxTimeout, "a duration"); err != nil {
 		return err

@@ -78,9 +78,10 @@ type Node struct {
 	API       string `json:"api,omitempty"`  // REST, http://host:port (Cosmos SDK)
 	GRPC      string `json:"grpc,omitempty"` // host:port (Cosmos SDK)
 	WS        string `json:"ws,omitempty"`   // ws://host:port (EVM)
-	// EthRPC is a Cosmos EVM node's Ethereum JSON-RPC (http://host:port):
-	// the load goes there, while RPC stays its CometBFT RPC.
-	EthRPC  string   `json:"eth_rpc,omitempty"`
+	// LoadRPC is where the load goes when it is not RPC, which stays the
+	// node's CometBFT RPC (a Cosmos EVM node's Ethereum JSON-RPC,
+	// http://host:port).
+	LoadRPC string   `json:"eth_rpc,omitempty"`
 	P2P     string   `json:"p2p"`             // tcp://host:port
 	Metrics string   `json:"metrics"`         // http://host:port/metrics (CometBFT's Prometheus endpoint)
 	Pprof   string   `json:"pprof,omitempty"` // host:port of Go's /debug/pprof
@@ -112,9 +113,6 @@ type Net struct {
 	ChainID  string        `json:"chain_id"`
 	Genesis  chain.Genesis `json:"genesis"` // the built-in ledger's
 	Settings Settings      `json:"settings"`
-	Cosmos   *Cosmos       `json:"cosmos,omitempty"` // a Cosmos SDK chain's
-	EVM      *EVM          `json:"evm,omitempty"`    // an EVM chain's
-	Ledger   *Ledger       `json:"ledger,omitempty"` // the ledger service's
 	Nodes    []Node        `json:"nodes"`
 	Links    *Proxies      `json:"links,omitempty"` // emulated P2P links, when a topology is set
 	Home     string        `json:"home"`
@@ -122,8 +120,10 @@ type Net struct {
 	Owner    *Owner        `json:"owner,omitempty"`
 	// Kubernetes is set for a network whose nodes are pods.
 	Kubernetes *Kube `json:"kubernetes,omitempty"`
-	// sections are the kinds' own parts of net.json (section.go).
+	// sections are the kinds' own parts of net.json (section.go), as read;
+	// parts those a kind decoded or set, written back from their values.
 	sections map[string]json.RawMessage
+	parts    map[string]any
 }
 
 // Kube is where a network on Kubernetes runs.
@@ -157,50 +157,6 @@ func (n *Net) pods() (PodDriver, error) {
 	return Pods, nil
 }
 
-// Cosmos describes a Cosmos SDK network: its daemon, denom and prefix, and
-// the test wallets its genesis funded (derived from WalletSeed; the seed is
-// test-only and derives keys, like the ledger's genesis seed).
-type Cosmos struct {
-	Binary     string `json:"binary"`
-	Denom      string `json:"denom"`
-	Prefix     string `json:"bech32_prefix"`
-	WalletSeed string `json:"wallet_seed"`
-	Wallets    int    `json:"wallets"`
-	Balance    uint64 `json:"wallet_balance"`
-	Supply     string `json:"genesis_supply"`  // of Denom, conserved by bank sends
-	FunderKey  string `json:"funder_key_file"` // a funded key for fan-out funding (a path; the key stays in the file)
-	// What the genesis set of the Hub's economics, where the daemon has
-	// the modules: the fee market on, and minting on (the supply grows).
-	FeeMarket bool `json:"fee_market,omitempty"`
-	Minting   bool `json:"minting,omitempty"`
-}
-
-// EVM describes an EVM network: its node program, chain id, the funder
-// (whose key stays in its file) and the test wallets it funded.
-type EVM struct {
-	Binary     string `json:"binary"`
-	ChainID    string `json:"chain_id"`
-	WalletSeed string `json:"wallet_seed"`
-	Wallets    int    `json:"wallets"`
-	Balance    string `json:"wallet_balance_wei"`
-	FunderKey  string `json:"funder_key_file"`
-	GasLimit   uint64 `json:"block_gas_limit"`
-}
-
-// Ledger describes the reference ledger service: its database and the
-// settings its services run with.
-type Ledger struct {
-	DatabaseURL       string `json:"database_url"`
-	Processes         int    `json:"processes"`
-	Connections       int    `json:"db_connections_per_process"`
-	Batch             int    `json:"batch"`
-	SynchronousCommit string `json:"synchronous_commit"`
-	Partition         string `json:"partition"`
-	Isolation         string `json:"isolation"`
-	MaxQueue          int    `json:"max_queue,omitempty"` // 0: the service's default
-	BatchWait         string `json:"batch_wait"`          // longest wait to fill a batch
-}
-
 // RPCEndpoints lists every node's HTTP endpoint that takes the load (a
 // database has none; a Cosmos EVM node's is its Ethereum JSON-RPC); when
 // the network has RPC nodes, only theirs: the load goes to them.
@@ -211,8 +167,8 @@ func (n *Net) RPCEndpoints() []string {
 		if nd.ClientRPC != "" {
 			u = nd.ClientRPC
 		}
-		if nd.EthRPC != "" {
-			u = nd.EthRPC
+		if nd.LoadRPC != "" {
+			u = nd.LoadRPC
 		}
 		if strings.HasPrefix(u, "http") {
 			out = append(out, u)

@@ -11,9 +11,34 @@ import (
 // level beside it, each kind's own section, read and written by the kind
 // alone (Section, SetSection): testnet does not know what is in it.
 
+// Part is the kind's section name of n decoded as a *T, kept on n (changes
+// to it are saved with n, as a field of Net would be); nil when n has none
+// or it does not decode (Section says why).
+func Part[T any](n *Net, name string) *T {
+	if v, ok := n.parts[name].(*T); ok {
+		return v
+	}
+	v := new(T)
+	if ok, err := n.Section(name, v); !ok || err != nil {
+		return nil
+	}
+	if n.parts == nil {
+		n.parts = map[string]any{}
+	}
+	n.parts[name] = v
+	return v
+}
+
 // Section decodes the kind's section name of net.json into v; false when
 // the network has none.
 func (n *Net) Section(name string, v any) (bool, error) {
+	if p, ok := n.parts[name]; ok {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return true, err
+		}
+		return true, json.Unmarshal(b, v)
+	}
 	raw, ok := n.sections[name]
 	if !ok {
 		return false, nil
@@ -24,19 +49,16 @@ func (n *Net) Section(name string, v any) (bool, error) {
 	return true, nil
 }
 
-// SetSection sets the kind's section name to v (saved with the network).
+// SetSection sets the kind's section name to v (saved with the network;
+// Part gives v back when it is a *T).
 func (n *Net) SetSection(name string, v any) error {
 	if _, core := coreKeys()[name]; core {
 		return fmt.Errorf("%s: section %q would replace a field every network has", NetFile, name)
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
+	if n.parts == nil {
+		n.parts = map[string]any{}
 	}
-	if n.sections == nil {
-		n.sections = map[string]json.RawMessage{}
-	}
-	n.sections[name] = b
+	n.parts[name] = v
 	return nil
 }
 
@@ -56,12 +78,17 @@ func coreKeys() map[string]struct{} {
 func (n Net) MarshalJSON() ([]byte, error) {
 	type plain Net
 	b, err := json.Marshal(plain(n))
-	if err != nil || len(n.sections) == 0 {
+	if err != nil || len(n.sections)+len(n.parts) == 0 {
 		return b, err
 	}
 	m := map[string]json.RawMessage{}
 	for k, v := range n.sections {
 		m[k] = v
+	}
+	for k, v := range n.parts {
+		if m[k], err = json.Marshal(v); err != nil {
+			return nil, err
+		}
 	}
 	extra, err := json.Marshal(m) // sorted keys
 	if err != nil {

@@ -123,12 +123,12 @@ func CheckSDK(ctx context.Context, n *testnet.Net) kinds.Audit {
 	var a kinds.Audit
 	for _, nd := range n.Nodes {
 		if x, ok := audits[nd.Name]; ok {
-			a.Lines = append(a.Lines, fmt.Sprintf("%s: height %d app_hash %s supply %s%s", nd.Name, x.Height, x.AppHash, x.Supply, n.Cosmos.Denom))
+			a.Lines = append(a.Lines, fmt.Sprintf("%s: height %d app_hash %s supply %s%s", nd.Name, x.Height, x.AppHash, x.Supply, sdknet.Of(n).Denom))
 		}
 	}
-	a.Problems, a.OK = problems, "ok: supply of "+n.Cosmos.Denom+" conserved, app hashes agree"
-	if n.Cosmos.Minting {
-		a.OK = "ok: supply of " + n.Cosmos.Denom + " is the genesis supply plus what x/mint minted, app hashes agree"
+	a.Problems, a.OK = problems, "ok: supply of "+sdknet.Of(n).Denom+" conserved, app hashes agree"
+	if sdknet.Of(n).Minting {
+		a.OK = "ok: supply of " + sdknet.Of(n).Denom + " is the genesis supply plus what x/mint minted, app hashes agree"
 	}
 	return a
 }
@@ -174,18 +174,18 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	s := SettingsOf(sc)
 	seed, count, denom, prefix := w.WalletSeed, int(w.Accounts), s.Denom, s.Prefix
 	genesisFunded := 0
-	if n := sys.Net; n != nil && n.Cosmos != nil {
-		if seed == "" || seed == n.Cosmos.WalletSeed {
-			seed, genesisFunded = n.Cosmos.WalletSeed, n.Cosmos.Wallets
+	if n := sys.Net; n != nil && sdknet.Of(n) != nil {
+		if seed == "" || seed == sdknet.Of(n).WalletSeed {
+			seed, genesisFunded = sdknet.Of(n).WalletSeed, sdknet.Of(n).Wallets
 			if count == 0 {
-				count = n.Cosmos.Wallets
+				count = sdknet.Of(n).Wallets
 			}
 		}
 		if denom == "" {
-			denom = n.Cosmos.Denom
+			denom = sdknet.Of(n).Denom
 		}
 		if prefix == "" {
-			prefix = n.Cosmos.Prefix
+			prefix = sdknet.Of(n).Prefix
 		}
 	}
 	if seed == "" {

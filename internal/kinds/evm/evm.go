@@ -230,15 +230,15 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	chainID, _ := new(big.Int).SetString(info.ChainID, 10)
 	seed, count, funderKey := w.WalletSeed, int(w.Accounts), w.FunderKey
 	funded := 0
-	if n := sys.Net; n != nil && n.EVM != nil {
-		if seed == "" || seed == n.EVM.WalletSeed {
-			seed, funded = n.EVM.WalletSeed, n.EVM.Wallets
+	if n := sys.Net; n != nil && gethnet.Of(n) != nil {
+		if seed == "" || seed == gethnet.Of(n).WalletSeed {
+			seed, funded = gethnet.Of(n).WalletSeed, gethnet.Of(n).Wallets
 			if count == 0 {
-				count = n.EVM.Wallets
+				count = gethnet.Of(n).Wallets
 			}
 		}
 		if funderKey == "" {
-			funderKey = n.EVM.FunderKey
+			funderKey = gethnet.Of(n).FunderKey
 		}
 	}
 	if seed == "" {

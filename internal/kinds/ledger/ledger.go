@@ -87,6 +87,10 @@ func (Kind) Settings() (string, any) {
 	return "ledger", &Settings{Processes: 1, DBConnections: 16, Batch: 1, SynchronousCommit: "on", Partition: "none", Isolation: "serializable"}
 }
 
+// ServiceSettings are the service's settings as its net.json section
+// records them.
+func (Kind) ServiceSettings(n *testnet.Net) any { return pgnet.Of(n) }
+
 // Reads: the http section too (its empty fields take the service's API).
 func (Kind) Reads() []string { return []string{"http"} }
 
@@ -268,10 +272,10 @@ func (Kind) Telemetry(ctx context.Context, sys *kinds.System) ([]telemetry.Sourc
 		}
 	}
 	srcs := []telemetry.Source{telemetry.NewPrometheus(urls, ledgerMetrics)}
-	if n := sys.Net; n != nil && n.Ledger != nil {
+	if n := sys.Net; n != nil && pgnet.Of(n) != nil {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		pg, err := telemetry.NewPostgres(cctx, n.Ledger.DatabaseURL)
+		pg, err := telemetry.NewPostgres(cctx, pgnet.Of(n).DatabaseURL)
 		if err != nil {
 			return srcs, fmt.Errorf("the ledger's database statistics: %w", err)
 		}

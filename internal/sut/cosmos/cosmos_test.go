@@ -85,7 +85,7 @@ func blockCount(t *testing.T, rpc string, from, to int64, senders map[string]boo
 
 func senders(n *testnet.Net, count int) map[string]bool {
 	m := map[string]bool{}
-	for _, w := range cosmos.DeriveWallets(n.Cosmos.WalletSeed, count, n.Cosmos.Prefix) {
+	for _, w := range cosmos.DeriveWallets(sdknet.Of(n).WalletSeed, count, sdknet.Of(n).Prefix) {
 		m[w.Address] = true
 	}
 	return m
@@ -207,7 +207,7 @@ func TestSequenceMismatchRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codec := cosmos.NewCodec(n.ChainID, n.Cosmos.Denom, nil, 200_000, "", cosmos.DeriveWallets(n.Cosmos.WalletSeed, 10, n.Cosmos.Prefix), tgt.ABCIQuery)
+	codec := cosmos.NewCodec(n.ChainID, sdknet.Of(n).Denom, nil, 200_000, "", cosmos.DeriveWallets(sdknet.Of(n).WalletSeed, 10, sdknet.Of(n).Prefix), tgt.ABCIQuery)
 	p, err := workload.NewPayments(ctx, workload.PaymentsConfig{Senders: 2, Window: 10, Amount: workload.Amount{Min: 1, Max: 1},
 		SenderChoice: workload.Choice{Dist: "uniform"}, RecipientChoice: workload.Choice{Dist: "uniform"}}, codec)
 	if err != nil {
@@ -338,7 +338,7 @@ func TestFundingFanOut(t *testing.T) {
 	sc := bankScenario(t, n.Home, "rpc", "live")
 	sc.Workload.WalletSeed = "fresh"
 	sc.Workload.Senders = 2000
-	sc.Workload.FunderKey = n.Cosmos.FunderKey
+	sc.Workload.FunderKey = sdknet.Of(n).FunderKey
 	var log bytes.Buffer
 	res, err := runner.Run(context.Background(), sc, runner.Options{Log: &log, Kinds: all.Registry()})
 	if err != nil {
@@ -348,7 +348,7 @@ func TestFundingFanOut(t *testing.T) {
 		t.Fatalf("committed %d\n%s", res.Summary.Committed, log.String())
 	}
 	b, _ := json.Marshal(res)
-	if strings.Contains(string(b), n.Cosmos.FunderKey) {
+	if strings.Contains(string(b), sdknet.Of(n).FunderKey) {
 		t.Error("the funder key's path was written to the result")
 	}
 	sc.Out = filepath.Join(t.TempDir(), "again")
@@ -362,12 +362,12 @@ func TestFundingFanOut(t *testing.T) {
 	}
 	// 3000 senders with reuse_wallets: the first 2000 hold their funds, so
 	// funding resumes after them and pays only the last 1000.
-	funder, err := cosmos.ReadKeyFile(n.Cosmos.FunderKey, n.Cosmos.Prefix)
+	funder, err := cosmos.ReadKeyFile(sdknet.Of(n).FunderKey, sdknet.Of(n).Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cl := &cometbft.Client{URL: n.Nodes[0].RPC, HTTP: http.DefaultClient}
-	before, err := cosmos.Balance(context.Background(), cl.ABCIQuery, funder.Address, n.Cosmos.Denom)
+	before, err := cosmos.Balance(context.Background(), cl.ABCIQuery, funder.Address, sdknet.Of(n).Denom)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestFundingFanOut(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	after, _ := cosmos.Balance(context.Background(), cl.ABCIQuery, funder.Address, n.Cosmos.Denom)
+	after, _ := cosmos.Balance(context.Background(), cl.ABCIQuery, funder.Address, sdknet.Of(n).Denom)
 	paid := before - after
 	if want := 1000 * sc.Workload.FundAmount; paid < want || paid >= 2*want {
 		t.Errorf("the funder paid %d, want the last 1000 wallets' %d and fees (the first 2000 were funded)", paid, want)
@@ -404,8 +404,8 @@ func TestContractAgainstAnSDKNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wallets := cosmos.DeriveWallets(n.Cosmos.WalletSeed, 30, n.Cosmos.Prefix)
-		codec := cosmos.NewCodec(n.ChainID, n.Cosmos.Denom, nil, 200_000, "contract", wallets, tgt.ABCIQuery)
+		wallets := cosmos.DeriveWallets(sdknet.Of(n).WalletSeed, 30, sdknet.Of(n).Prefix)
+		codec := cosmos.NewCodec(n.ChainID, sdknet.Of(n).Denom, nil, 200_000, "contract", wallets, tgt.ABCIQuery)
 		seqs := make([]uint64, 30)
 		for i := range seqs {
 			if seqs[i], err = codec.Nonce(context.Background(), i); err != nil {

@@ -46,8 +46,8 @@ func hubChain(t *testing.T, validators int, maxBlockUtilization uint64, maxBlock
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Down() })
-	if !n.Cosmos.FeeMarket || !n.Cosmos.Minting {
-		t.Fatalf("net.json: fee market %v, minting %v: want both on", n.Cosmos.FeeMarket, n.Cosmos.Minting)
+	if !sdknet.Of(n).FeeMarket || !sdknet.Of(n).Minting {
+		t.Fatalf("net.json: fee market %v, minting %v: want both on", sdknet.Of(n).FeeMarket, sdknet.Of(n).Minting)
 	}
 	return n
 }
@@ -140,12 +140,12 @@ func TestNetCheckCatchesSupplyBesidesMinting(t *testing.T) {
 	if len(problems) > 0 {
 		t.Fatalf("a minting chain: %v", problems)
 	}
-	genesis, _ := new(big.Int).SetString(n.Cosmos.Supply, 10)
+	genesis, _ := new(big.Int).SetString(sdknet.Of(n).Supply, 10)
 	now, _ := new(big.Int).SetString(audits["node0"].Supply, 10)
 	if genesis == nil || now == nil || now.Cmp(genesis) <= 0 {
-		t.Fatalf("supply %s, genesis %s: nothing minted", audits["node0"].Supply, n.Cosmos.Supply)
+		t.Fatalf("supply %s, genesis %s: nothing minted", audits["node0"].Supply, sdknet.Of(n).Supply)
 	}
-	n.Cosmos.Supply = genesis.Add(genesis, big.NewInt(1)).String()
+	sdknet.Of(n).Supply = genesis.Add(genesis, big.NewInt(1)).String()
 	if _, problems := sdknet.Check(context.Background(), n); len(problems) != 1 || !strings.Contains(problems[0], "plus") {
 		t.Errorf("a supply off by one: problems %q, want one naming genesis plus minted", problems)
 	}

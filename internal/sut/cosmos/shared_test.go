@@ -52,7 +52,7 @@ func sharedChain(t *testing.T) (*testnet.Net, int) {
 // sendersFrom is the address set of count wallets from the off-th.
 func sendersFrom(n *testnet.Net, off, count int) map[string]bool {
 	m := map[string]bool{}
-	ws := cosmos.DeriveWallets(n.Cosmos.WalletSeed, off+count, n.Cosmos.Prefix)
+	ws := cosmos.DeriveWallets(sdknet.Of(n).WalletSeed, off+count, sdknet.Of(n).Prefix)
 	for _, w := range ws[off:] {
 		m[w.Address] = true
 	}

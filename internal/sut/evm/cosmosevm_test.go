@@ -2,6 +2,7 @@ package evm_test
 
 import (
 	"context"
+	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 	"path/filepath"
 	"testing"
 
@@ -28,17 +29,17 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Down() })
-	if n.Kind != "cosmos-evm" || n.Nodes[0].EthRPC == "" || n.EVM == nil || n.EVM.ChainID == "" {
-		t.Fatalf("net.json: kind %q, eth_rpc %q, evm %+v", n.Kind, n.Nodes[0].EthRPC, n.EVM)
+	if n.Kind != "cosmos-evm" || n.Nodes[0].LoadRPC == "" || gethnet.Of(n) == nil || gethnet.Of(n).ChainID == "" {
+		t.Fatalf("net.json: kind %q, eth_rpc %q, evm %+v", n.Kind, n.Nodes[0].LoadRPC, gethnet.Of(n))
 	}
-	if n.RPCEndpoints()[0] != n.Nodes[0].EthRPC {
-		t.Fatalf("the load would go to %v, not the Ethereum JSON-RPC %s", n.RPCEndpoints(), n.Nodes[0].EthRPC)
+	if n.RPCEndpoints()[0] != n.Nodes[0].LoadRPC {
+		t.Fatalf("the load would go to %v, not the Ethereum JSON-RPC %s", n.RPCEndpoints(), n.Nodes[0].LoadRPC)
 	}
 	transfers(t, n)
 	// Cosmos EVM refuses a nonce gap at CheckTx ("tx nonce is higher than
 	// account nonce ... accountNonce: k"): the lost transaction's bytes go
 	// again, so gaps close without waiting for commit_timeout.
-	res, lost := lossyRun(t, n.Nodes[0].EthRPC)
+	res, lost := lossyRun(t, n.Nodes[0].LoadRPC)
 	if s := res.Summary; s.Samples["nonce_too_high"] == "" || s.Resubmitted == 0 || s.Expired >= lost {
 		t.Errorf("%d transactions lost: expected nonce_too_high refusals (samples %v) and resubmissions (%d) to close the gaps before they expire (%d)",
 			lost, s.Samples, s.Resubmitted, s.Expired)

@@ -69,7 +69,7 @@ func startLedger(t *testing.T, o pgnet.Options) *testnet.Net {
 // rows counts the payment table's rows: the independent count.
 func rows(t *testing.T, n *testnet.Net) int64 {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), n.Ledger.DatabaseURL)
+	conn, err := pgx.Connect(context.Background(), pgnet.Of(n).DatabaseURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestMixOfTransfersAndBatchesOnTheLedgerService(t *testing.T) {
 		if n := s.InvalidSent["oversized"]; n == 0 || s.InvalidRefused["oversized: tx_too_large"] != n || len(s.InvalidCommitted) > 0 {
 			t.Errorf("%s: oversized sent %d, refused %v, committed %v", iso, n, s.InvalidRefused, s.InvalidCommitted)
 		}
-		conn, err := pgx.Connect(context.Background(), n.Ledger.DatabaseURL)
+		conn, err := pgx.Connect(context.Background(), pgnet.Of(n).DatabaseURL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +345,7 @@ func TestNetUpLedgerAndFindMax(t *testing.T) {
 	}
 	defer exec.Command(bin, "net", "down", "--home", home).Run()
 	n, err := testnet.Load(home)
-	if err != nil || n.Kind != "ledger" || n.Ledger == nil || n.Ledger.Connections != 8 || len(n.Nodes) != 2 {
+	if err != nil || n.Kind != "ledger" || pgnet.Of(n) == nil || pgnet.Of(n).Connections != 8 || len(n.Nodes) != 2 {
 		t.Fatalf("net.json: %+v %v", n, err)
 	}
 	for _, nd := range n.Nodes {
@@ -353,8 +353,8 @@ func TestNetUpLedgerAndFindMax(t *testing.T) {
 			t.Errorf("%s listens on %s, not loopback", nd.Name, nd.RPC)
 		}
 	}
-	if !strings.Contains(n.Ledger.DatabaseURL, "@127.0.0.1:") {
-		t.Errorf("database on %s, not loopback", n.Ledger.DatabaseURL)
+	if !strings.Contains(pgnet.Of(n).DatabaseURL, "@127.0.0.1:") {
+		t.Errorf("database on %s, not loopback", pgnet.Of(n).DatabaseURL)
 	}
 	if out, err := exec.Command(bin, "net", "status", "--home", home).CombinedOutput(); err != nil || strings.Count(string(out), " running ") != 2 {
 		t.Errorf("net status: %v\n%s", err, out)

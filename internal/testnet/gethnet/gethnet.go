@@ -23,6 +23,25 @@ import (
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
+// EVM describes an EVM network: its node program, chain id, the funder
+// (whose key stays in its file) and the test wallets it funded.
+type EVM struct {
+	Binary     string `json:"binary"`
+	ChainID    string `json:"chain_id"`
+	WalletSeed string `json:"wallet_seed"`
+	Wallets    int    `json:"wallets"`
+	Balance    string `json:"wallet_balance_wei"`
+	FunderKey  string `json:"funder_key_file"`
+	GasLimit   uint64 `json:"block_gas_limit"`
+}
+
+// Section is the name of net.json's section this package writes: an EVM chain's (geth, or a Cosmos EVM chain's JSON-RPC side).
+const Section = "evm"
+
+// Of is the network's evm section (nil when it has none), kept on n: a
+// change to it is saved with n.
+func Of(n *testnet.Net) *EVM { return testnet.Part[EVM](n, Section) }
+
 // Version is the geth release tpslab installs: newer ones need modules the
 // Go module proxy here does not serve.
 const Version = "v1.15.11"
@@ -112,8 +131,8 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		"--authrpc.addr", o.Bind, "--nodiscover", "--maxpeers", "0", "--port", "0", "--nat", "none", "--ipcdisable",
 		"--txpool.globalslots", "100000", "--txpool.accountslots", "64", "--txpool.globalqueue", "100000",
 		"--rpc.txfeecap", "0", "--verbosity", "2"}
-	n := &testnet.Net{Version: 1, Kind: o.Kind, Home: home, Owner: o.Owner, Nodes: []testnet.Node{nd},
-		EVM: &testnet.EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: o.Balance.String(), FunderKey: keyFile, GasLimit: o.GasLimit}}
+	n := &testnet.Net{Version: 1, Kind: o.Kind, Home: home, Owner: o.Owner, Nodes: []testnet.Node{nd}}
+	n.SetSection(Section, &EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: o.Balance.String(), FunderKey: keyFile, GasLimit: o.GasLimit})
 	if err := n.StartAll(); err != nil {
 		return nil, err
 	}
@@ -134,7 +153,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 			return nil, fmt.Errorf("geth did not start; see %s", nd.Log)
 		}
 	}
-	n.ChainID, n.EVM.ChainID = id.String(), id.String()
+	n.ChainID, Of(n).ChainID = id.String(), id.String()
 	tgt, err := evm.New(evm.Options{Endpoints: []string{nd.RPC}, Connections: 1})
 	if err != nil {
 		_ = n.Down()

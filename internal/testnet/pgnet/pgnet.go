@@ -25,6 +25,27 @@ import (
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
+// Ledger describes the reference ledger service: its database and the
+// settings its services run with.
+type Ledger struct {
+	DatabaseURL       string `json:"database_url"`
+	Processes         int    `json:"processes"`
+	Connections       int    `json:"db_connections_per_process"`
+	Batch             int    `json:"batch"`
+	SynchronousCommit string `json:"synchronous_commit"`
+	Partition         string `json:"partition"`
+	Isolation         string `json:"isolation"`
+	MaxQueue          int    `json:"max_queue,omitempty"` // 0: the service's default
+	BatchWait         string `json:"batch_wait"`          // longest wait to fill a batch
+}
+
+// Section is the name of net.json's section this package writes: the ledger service's.
+const Section = "ledger"
+
+// Of is the network's ledger section (nil when it has none), kept on n: a
+// change to it is saved with n.
+func Of(n *testnet.Net) *Ledger { return testnet.Part[Ledger](n, Section) }
+
 // Options describe a ledger network.
 type Options struct {
 	Kind              string // recorded in net.json: the kind that starts it
@@ -208,9 +229,9 @@ track_io_timing = on
 	dbURL := fmt.Sprintf("postgres://tpslab@%s:%d/ledger?sslmode=disable", o.Bind, ports[0])
 	pg := testnet.Node{Name: "postgres", Home: pgHome, RPC: fmt.Sprintf("postgres://%s:%d", o.Bind, ports[0]), Log: filepath.Join(pgHome, "postgres.log"),
 		Command: []string{filepath.Join(bin, "postgres"), "-D", data}, User: "postgres", Role: "database"}
-	n := &testnet.Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Genesis: o.Genesis, Home: home, Owner: o.Owner,
-		Ledger: &testnet.Ledger{DatabaseURL: dbURL, Processes: o.Processes, Connections: o.Connections, Batch: o.Batch,
-			SynchronousCommit: o.SynchronousCommit, Partition: o.Partition, Isolation: o.Isolation, MaxQueue: o.MaxQueue, BatchWait: o.BatchWait.String()}}
+	n := &testnet.Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Genesis: o.Genesis, Home: home, Owner: o.Owner}
+	n.SetSection(Section, &Ledger{DatabaseURL: dbURL, Processes: o.Processes, Connections: o.Connections, Batch: o.Batch,
+		SynchronousCommit: o.SynchronousCommit, Partition: o.Partition, Isolation: o.Isolation, MaxQueue: o.MaxQueue, BatchWait: o.BatchWait.String()})
 	n.Nodes = append(n.Nodes, pg)
 	if err := os.WriteFile(pg.Log, nil, 0o644); err != nil {
 		return nil, err
@@ -266,7 +287,7 @@ track_io_timing = on
 // setup waits for the database to accept connections, creates the ledger
 // database, its schema and the funded accounts.
 func setup(ctx context.Context, n *testnet.Net, o Options) error {
-	admin := strings.Replace(n.Ledger.DatabaseURL, "/ledger?", "/postgres?", 1)
+	admin := strings.Replace(Of(n).DatabaseURL, "/ledger?", "/postgres?", 1)
 	var conn *pgx.Conn
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -282,7 +303,7 @@ func setup(ctx context.Context, n *testnet.Net, o Options) error {
 	if err != nil {
 		return err
 	}
-	if conn, err = pgx.Connect(ctx, n.Ledger.DatabaseURL); err != nil {
+	if conn, err = pgx.Connect(ctx, Of(n).DatabaseURL); err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
@@ -316,7 +337,7 @@ func Check(ctx context.Context, n *testnet.Net) (lines, problems []string) {
 			problems = append(problems, nd.Name+": not running")
 		}
 	}
-	conn, err := pgx.Connect(ctx, n.Ledger.DatabaseURL)
+	conn, err := pgx.Connect(ctx, Of(n).DatabaseURL)
 	if err != nil {
 		return nil, append(problems, "connect to the ledger database: "+err.Error())
 	}
@@ -339,7 +360,7 @@ func Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		if nd.Name == "postgres" {
 			out[i].Err = func() string {
-				conn, err := pgx.Connect(cctx, n.Ledger.DatabaseURL)
+				conn, err := pgx.Connect(cctx, Of(n).DatabaseURL)
 				if err != nil {
 					return err.Error()
 				}

@@ -59,12 +59,12 @@ func Check(ctx context.Context, n *testnet.Net) (map[string]NodeAudit, []string)
 	if minH > 1 {
 		minH--
 	}
-	want, ok := new(big.Int).SetString(n.Cosmos.Supply, 10)
+	want, ok := new(big.Int).SetString(Of(n).Supply, 10)
 	if !ok {
-		return audits, append(problems, fmt.Sprintf("net.json: genesis_supply %q is not an integer", n.Cosmos.Supply))
+		return audits, append(problems, fmt.Sprintf("net.json: genesis_supply %q is not an integer", Of(n).Supply))
 	}
 	var minted *big.Int
-	if n.Cosmos.Minting {
+	if Of(n).Minting {
 		for _, cl := range clients {
 			var err error
 			if minted, err = Minted(ctx, cl, minH); err != nil {
@@ -83,7 +83,7 @@ func Check(ctx context.Context, n *testnet.Net) (map[string]NodeAudit, []string)
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		supply, err := cosmos.Supply(cctx, func(ctx context.Context, path string, data []byte) ([]byte, error) {
 			return cl.ABCIQueryAt(ctx, path, data, minH)
-		}, n.Cosmos.Denom)
+		}, Of(n).Denom)
 		var b cometbft.RawBlock
 		if err == nil {
 			b, err = cl.Block(cctx, minH)
@@ -98,11 +98,11 @@ func Check(ctx context.Context, n *testnet.Net) (map[string]NodeAudit, []string)
 		audits[nd.Name] = a
 		hashes[nd.Name] = b.Header.AppHash
 		if supply != want.String() {
-			why := fmt.Sprintf("genesis supply was %s", n.Cosmos.Supply)
+			why := fmt.Sprintf("genesis supply was %s", Of(n).Supply)
 			if minted != nil {
-				why = fmt.Sprintf("genesis supply %s plus %s minted is %s", n.Cosmos.Supply, minted, want)
+				why = fmt.Sprintf("genesis supply %s plus %s minted is %s", Of(n).Supply, minted, want)
 			}
-			problems = append(problems, fmt.Sprintf("%s: supply of %s at height %d is %s; %s", nd.Name, n.Cosmos.Denom, minH, supply, why))
+			problems = append(problems, fmt.Sprintf("%s: supply of %s at height %d is %s; %s", nd.Name, Of(n).Denom, minH, supply, why))
 		}
 	}
 	var ref, refNode string

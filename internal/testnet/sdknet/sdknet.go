@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 	"io"
 	"math/big"
 	"os"
@@ -31,6 +32,31 @@ import (
 	"github.com/tpslab/tpslab/internal/sut/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
+
+// Cosmos describes a Cosmos SDK network: its daemon, denom and prefix, and
+// the test wallets its genesis funded (derived from WalletSeed; the seed is
+// test-only and derives keys, like the ledger's genesis seed).
+type Cosmos struct {
+	Binary     string `json:"binary"`
+	Denom      string `json:"denom"`
+	Prefix     string `json:"bech32_prefix"`
+	WalletSeed string `json:"wallet_seed"`
+	Wallets    int    `json:"wallets"`
+	Balance    uint64 `json:"wallet_balance"`
+	Supply     string `json:"genesis_supply"`  // of Denom, conserved by bank sends
+	FunderKey  string `json:"funder_key_file"` // a funded key for fan-out funding (a path; the key stays in the file)
+	// What the genesis set of the Hub's economics, where the daemon has
+	// the modules: the fee market on, and minting on (the supply grows).
+	FeeMarket bool `json:"fee_market,omitempty"`
+	Minting   bool `json:"minting,omitempty"`
+}
+
+// Section is the name of net.json's section this package writes: a Cosmos SDK chain's.
+const Section = "cosmos"
+
+// Of is the network's cosmos section (nil when it has none), kept on n: a
+// change to it is saved with n.
+func Of(n *testnet.Net) *Cosmos { return testnet.Part[Cosmos](n, Section) }
 
 // Economics are the Cosmos Hub's fee market and minting, for the genesis of
 // an SDK chain whose daemon has the modules.
@@ -160,11 +186,11 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &testnet.Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Settings: o.Settings, Home: home, Owner: o.Owner,
-		Cosmos: &testnet.Cosmos{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: o.Balance}}
+	n := &testnet.Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Settings: o.Settings, Home: home, Owner: o.Owner}
+	n.SetSection(Section, &Cosmos{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: o.Balance})
 	per := 7
 	if o.EVM {
-		n.EVM = &testnet.EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: strconv.FormatUint(o.Balance, 10)}
+		n.SetSection(gethnet.Section, &gethnet.EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: strconv.FormatUint(o.Balance, 10)})
 		per = 11 // and the JSON-RPC's HTTP, WebSocket and two metrics listeners
 	}
 	var ports []int
@@ -186,7 +212,7 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 			API: "http://" + hp(2), GRPC: hp(3), Metrics: "http://" + hp(4) + "/metrics", Pprof: hp(5),
 			Log: filepath.Join(nh, "node.log"), Command: []string{bin, "start", "--home", nh}})
 		if o.EVM {
-			n.Nodes[i].EthRPC, n.Nodes[i].WS = "http://"+hp(7), "ws://"+hp(8)
+			n.Nodes[i].LoadRPC, n.Nodes[i].WS = "http://"+hp(7), "ws://"+hp(8)
 			evmMetrics = append(evmMetrics, [2]string{hp(9), hp(10)})
 		}
 		initArgs := []string{"init", name, "--chain-id", o.ChainID, "--home", nh}
@@ -217,13 +243,13 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 		n.Nodes[i].ID = strings.TrimSpace(string(id))
 	}
 	g0 := filepath.Join(n.Nodes[0].Home, "config", "genesis.json")
-	if err := readChainFacts(g0, addrs[0], &o, n.Cosmos); err != nil {
+	if err := readChainFacts(g0, addrs[0], &o, Of(n)); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(o.Log, "cosmos network %s: denom %s, bech32 prefix %s, %d validators, %d test wallets\n", o.ChainID, n.Cosmos.Denom, n.Cosmos.Prefix, o.Validators, o.Wallets)
-	stake := strconv.FormatUint(validatorStake, 10) + n.Cosmos.Denom
+	fmt.Fprintf(o.Log, "cosmos network %s: denom %s, bech32 prefix %s, %d validators, %d test wallets\n", o.ChainID, Of(n).Denom, Of(n).Prefix, o.Validators, o.Wallets)
+	stake := strconv.FormatUint(validatorStake, 10) + Of(n).Denom
 	for _, a := range addrs {
-		if _, err := run(ctx, bin, "genesis", "add-genesis-account", a, strconv.FormatUint(10*validatorStake, 10)+n.Cosmos.Denom, "--home", n.Nodes[0].Home); err != nil {
+		if _, err := run(ctx, bin, "genesis", "add-genesis-account", a, strconv.FormatUint(10*validatorStake, 10)+Of(n).Denom, "--home", n.Nodes[0].Home); err != nil {
 			return nil, err
 		}
 	}
@@ -247,8 +273,8 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 			}
 		}
 	}
-	wallets, funder, funderKey := testWallets(o, n.Cosmos.Prefix)
-	if err := fundWallets(g0, o, n.Cosmos, wallets, funder); err != nil {
+	wallets, funder, funderKey := testWallets(o, Of(n).Prefix)
+	if err := fundWallets(g0, o, Of(n), wallets, funder); err != nil {
 		return nil, err
 	}
 	if _, err := run(ctx, bin, "genesis", "collect-gentxs", "--home", n.Nodes[0].Home); err != nil {
@@ -258,14 +284,14 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(funderKey)+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	n.Cosmos.FunderKey = keyFile
-	if n.EVM != nil {
-		n.EVM.FunderKey = keyFile
+	Of(n).FunderKey = keyFile
+	if gethnet.Of(n) != nil {
+		gethnet.Of(n).FunderKey = keyFile
 		chainID, err := evmChainID(n.Nodes[0].Home)
 		if err != nil {
 			return nil, err
 		}
-		n.EVM.ChainID = chainID
+		gethnet.Of(n).ChainID = chainID
 	}
 	for i, nd := range n.Nodes {
 		if i > 0 {
@@ -291,7 +317,7 @@ func firstJSON(out []byte) []byte {
 }
 
 // readChainFacts reads the denom and the bech32 prefix the daemon uses, unless set.
-func readChainFacts(genesis, anAddress string, o *Options, c *testnet.Cosmos) error {
+func readChainFacts(genesis, anAddress string, o *Options, c *Cosmos) error {
 	c.Denom, c.Prefix = o.Denom, o.Prefix
 	if c.Denom == "" {
 		var g struct {
@@ -342,7 +368,7 @@ func testWallets(o Options, prefix string) (wallets []string, funder string, fun
 
 // fundWallets adds the test wallets and the funder to genesis.json, and
 // records the denom's genesis supply.
-func fundWallets(path string, o Options, c *testnet.Cosmos, wallets []string, funder string) error {
+func fundWallets(path string, o Options, c *Cosmos, wallets []string, funder string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -462,7 +488,7 @@ func copyFile(from, to string) error {
 // state, for the modules the daemon's genesis has, and records in c what
 // is on. The fee market collects fees for distribution (distribute_fees)
 // rather than burning them, so only minting changes the supply.
-func economics(app map[string]json.RawMessage, e Economics, c *testnet.Cosmos) error {
+func economics(app map[string]json.RawMessage, e Economics, c *Cosmos) error {
 	var fm map[string]map[string]any
 	// Cosmos EVM's EIP-1559 module has the same name and other parameters:
 	// it keeps its own.
@@ -530,7 +556,7 @@ func configure(n *testnet.Net, i int, o Options, evmMetrics [][2]string) error {
 		return err
 	}
 	if err := editTOML(filepath.Join(nd.Home, "config", "app.toml"), map[string]any{
-		"minimum-gas-prices": "0" + n.Cosmos.Denom,
+		"minimum-gas-prices": "0" + Of(n).Denom,
 		"api.enable":         true, "api.address": "tcp://" + strings.TrimPrefix(nd.API, "http://"), "api.max-open-connections": 2000,
 		"grpc.enable": true, "grpc.address": nd.GRPC,
 	}); err != nil {
@@ -539,7 +565,7 @@ func configure(n *testnet.Net, i int, o Options, evmMetrics [][2]string) error {
 	if o.EVM {
 		p := func(u string) string { _, hp, _ := strings.Cut(u, "://"); return hp }
 		if err := editTOML(filepath.Join(nd.Home, "config", "app.toml"), map[string]any{
-			"json-rpc.enable": true, "json-rpc.address": p(nd.EthRPC), "json-rpc.ws-address": p(nd.WS),
+			"json-rpc.enable": true, "json-rpc.address": p(nd.LoadRPC), "json-rpc.ws-address": p(nd.WS),
 			"json-rpc.api": "eth,net,web3,txpool", "json-rpc.enable-indexer": true, // eth_getBlockByNumber and receipts read it (the CometBFT indexer is off)
 			"json-rpc.metrics-address": evmMetrics[i][0], "evm.geth-metrics-address": evmMetrics[i][1],
 		}); err != nil {

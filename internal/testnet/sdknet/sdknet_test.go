@@ -35,7 +35,7 @@ func TestUpCheckDown(t *testing.T) {
 		if len(problems) > 0 || len(audits) != vals {
 			t.Errorf("check: %v %v", problems, audits)
 		}
-		if _, err := os.Stat(n.Cosmos.FunderKey); err != nil {
+		if _, err := os.Stat(Of(n).FunderKey); err != nil {
 			t.Error(err)
 		}
 		if err := n.Down(); err != nil {
