@@ -33,7 +33,7 @@ func Hints(pass, fail *Step) []string {
 		}
 	}
 	if g := f.Generator; g.MachineCPUPercent > 90 && !hasPrefix(h, "CPU") && !hasPrefix(h, "nodes' CPU") {
-		h = append(h, fmt.Sprintf("CPU: the machine was %.0f%% busy (of %d cores) at %.0f tx/s, the generator using %.0f%% of one core: the nodes are CPU-bound here", g.MachineCPUPercent, g.Cores, fail.Rate, g.CPUPercent))
+		h = append(h, fmt.Sprintf("CPU: the machine was %.0f%% busy (of %d cores) at %.0f tx/s, the generator using %.0f%% of one core: %s", g.MachineCPUPercent, g.Cores, fail.Rate, g.CPUPercent, whoseCPU(&f)))
 	}
 	sent := float64(f.Sent)
 	share := func(n int64) float64 {
@@ -75,6 +75,17 @@ func Hints(pass, fail *Step) []string {
 		return []string{fmt.Sprintf("no clear limit found in the data collected (failed: %s)", strings.Join(fail.Why, "; "))}
 	}
 	return h
+}
+
+// whoseCPU says what a busy machine's CPU went to, as far as the run read
+// it: a kind with no local processes (remote endpoints, a service tpslab
+// did not start) shows nothing of them, and the hint must not guess.
+func whoseCPU(f *report.Summary) string {
+	cpu, by := sumOf(f, ".cpu_percent")
+	if len(by) == 0 {
+		return "tpslab read no process of this system (none runs here, or it started none), so it cannot say whose CPU it was"
+	}
+	return fmt.Sprintf("the system's processes used %.0f%% of one core: they are CPU-bound here", cpu)
 }
 
 // sumOf adds the steady means of every telemetry metric ending in suffix
