@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/fanout"
 	"math"
-	"runtime"
 	"sync"
 
 	abci "github.com/cometbft/cometbft/abci/types"
@@ -338,21 +338,11 @@ func (a *App) verifyAll(txs [][]byte, ps []Payment, codes []uint32, logs []strin
 			todo = append(todo, i)
 		}
 	}
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers && w < len(todo); w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for j := w; j < len(todo); j += workers {
-				i := todo[j]
-				if !ps[i].VerifySignature() {
-					codes[i], logs[i] = badSignature()
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
+	fanout.Each(len(todo), func(_, j int) {
+		if i := todo[j]; !ps[i].VerifySignature() {
+			codes[i], logs[i] = badSignature()
+		}
+	})
 }
 
 func (a *App) Commit(context.Context, *abci.RequestCommit) (*abci.ResponseCommit, error) {

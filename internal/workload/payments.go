@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/fanout"
 	"math"
 	"math/rand"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -267,63 +267,60 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 		p.qkind = make([][]uint8, len(p.lanes))
 	}
 	var done atomic.Int64
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			r := rand.New(rand.NewSource(seed + int64(w)))
-			recip := NewChooser(p.recipCfg, p.codec.Accounts(), r)
-			size := p.codec.TxSize()
-			for s := w; s < len(p.lanes) && ctx.Err() == nil; s += workers {
-				// One backing array per sender keeps the buffer compact.
-				buf := make([]byte, 0, size*counts[s])
-				q := make([]sut.Tx, counts[s])
-				var qk []uint8
+	// One random source and chooser per worker (no locks between them).
+	fanout.Workers(len(p.lanes), func(w int) func(s int) {
+		r := rand.New(rand.NewSource(seed + int64(w)))
+		recip := NewChooser(p.recipCfg, p.codec.Accounts(), r)
+		size := p.codec.TxSize()
+		return func(s int) {
+			if ctx.Err() != nil {
+				return
+			}
+			// One backing array per sender keeps the buffer compact.
+			buf := make([]byte, 0, size*counts[s])
+			q := make([]sut.Tx, counts[s])
+			var qk []uint8
+			if p.mix != nil {
+				qk = make([]uint8, counts[s])
+			}
+			for k := range q {
+				start := len(buf)
+				kind, to, amount := -1, -1, uint64(0)
+				if p.rowsOf != nil && k < len(p.rowsOf[s]) {
+					kind, to, amount = p.rowPayment(p.trace.Rows[p.rowsOf[s][k]])
+				}
+				if to < 0 {
+					to = recip.Pick()
+				}
+				if amount == 0 {
+					amount = p.drawAmount(r)
+				}
 				if p.mix != nil {
-					qk = make([]uint8, counts[s])
+					if kind < 0 {
+						kind = p.drawKind(r)
+					}
+					qk[k] = uint8(kind)
+					buf = p.sign(buf, kind, s, to, amount, recip, p.lanes[s].base+uint64(k))
+				} else {
+					buf = p.codec.Sign(buf, p.offset+s, to, amount, p.lanes[s].base+uint64(k))
 				}
-				for k := range q {
-					start := len(buf)
-					kind, to, amount := -1, -1, uint64(0)
-					if p.rowsOf != nil && k < len(p.rowsOf[s]) {
-						kind, to, amount = p.rowPayment(p.trace.Rows[p.rowsOf[s][k]])
+				tx := buf[start:len(buf):len(buf)]
+				q[k] = sut.Tx{ID: p.codec.ID(tx), Bytes: tx}
+				if d := done.Add(1); d%2000 == 0 {
+					if ctx.Err() != nil {
+						return
 					}
-					if to < 0 {
-						to = recip.Pick()
+					if progress != nil {
+						progress(int(d), total)
 					}
-					if amount == 0 {
-						amount = p.drawAmount(r)
-					}
-					if p.mix != nil {
-						if kind < 0 {
-							kind = p.drawKind(r)
-						}
-						qk[k] = uint8(kind)
-						buf = p.sign(buf, kind, s, to, amount, recip, p.lanes[s].base+uint64(k))
-					} else {
-						buf = p.codec.Sign(buf, p.offset+s, to, amount, p.lanes[s].base+uint64(k))
-					}
-					tx := buf[start:len(buf):len(buf)]
-					q[k] = sut.Tx{ID: p.codec.ID(tx), Bytes: tx}
-					if d := done.Add(1); d%2000 == 0 {
-						if ctx.Err() != nil {
-							return
-						}
-						if progress != nil {
-							progress(int(d), total)
-						}
-					}
-				}
-				p.queue[s] = q
-				if qk != nil {
-					p.qkind[s] = qk
 				}
 			}
-		}(w)
-	}
-	wg.Wait()
+			p.queue[s] = q
+			if qk != nil {
+				p.qkind[s] = qk
+			}
+		}
+	})
 	if err := ctx.Err(); err != nil {
 		p.queue = nil
 		return int(done.Load()), err

@@ -1,15 +1,13 @@
 package cosmos
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/fanout"
+	"github.com/tpslab/tpslab/internal/seedkey"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/btcsuite/btcd/btcutil/bech32"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
@@ -50,33 +48,12 @@ func Bech32(prefix string, raw []byte) string {
 // sha256("tpslab/cosmos-wallet/v1" || uint32be(len(seed)) || seed || uint64be(i)).
 // Anyone who knows the seed can spend: these are test keys.
 func DeriveWallet(seed string, i uint64, prefix string) Wallet {
-	h := sha256.New()
-	h.Write([]byte("tpslab/cosmos-wallet/v1"))
-	var n [8]byte
-	binary.BigEndian.PutUint32(n[:4], uint32(len(seed)))
-	h.Write(n[:4])
-	h.Write([]byte(seed))
-	binary.BigEndian.PutUint64(n[:], i)
-	h.Write(n[:])
-	return newWallet(secp256k1.GenPrivKeySecp256k1(h.Sum(nil)), prefix)
+	return newWallet(secp256k1.GenPrivKeySecp256k1(seedkey.Secret("tpslab/cosmos-wallet/v1", seed, i)), prefix)
 }
 
 // DeriveWallets derives wallets [0, n) on all cores.
 func DeriveWallets(seed string, n int, prefix string) []Wallet {
-	out := make([]Wallet, n)
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				out[i] = DeriveWallet(seed, uint64(i), prefix)
-			}
-		}(w)
-	}
-	wg.Wait()
-	return out
+	return fanout.Map(n, func(i int) Wallet { return DeriveWallet(seed, uint64(i), prefix) })
 }
 
 // HDPath is the Cosmos SDK's default key path, m/44'/118'/0'/0/0.

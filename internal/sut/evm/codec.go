@@ -9,14 +9,13 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/fanout"
+	"github.com/tpslab/tpslab/internal/seedkey"
 	"math/big"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -36,15 +35,7 @@ type Wallet struct {
 // uint64be(i)), hashed again in the (astronomically rare) case it is not a
 // valid key. Anyone who knows the seed can spend: test keys.
 func DeriveWallet(seed string, i uint64) Wallet {
-	h := sha256.New()
-	h.Write([]byte("tpslab/evm-wallet/v1"))
-	var n [8]byte
-	binary.BigEndian.PutUint32(n[:4], uint32(len(seed)))
-	h.Write(n[:4])
-	h.Write([]byte(seed))
-	binary.BigEndian.PutUint64(n[:], i)
-	h.Write(n[:])
-	sum := h.Sum(nil)
+	sum := seedkey.Secret("tpslab/evm-wallet/v1", seed, i)
 	for {
 		if k, err := crypto.ToECDSA(sum); err == nil {
 			return Wallet{Key: k, Address: crypto.PubkeyToAddress(k.PublicKey)}
@@ -56,20 +47,7 @@ func DeriveWallet(seed string, i uint64) Wallet {
 
 // DeriveWallets derives wallets [0, n) on all cores.
 func DeriveWallets(seed string, n int) []Wallet {
-	out := make([]Wallet, n)
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				out[i] = DeriveWallet(seed, uint64(i))
-			}
-		}(w)
-	}
-	wg.Wait()
-	return out
+	return fanout.Map(n, func(i int) Wallet { return DeriveWallet(seed, uint64(i)) })
 }
 
 // Fees are what a transaction offers to pay.
