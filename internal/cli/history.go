@@ -27,6 +27,73 @@ entry is a regression beyond the noise the history itself shows.`,
 	}
 	h.PersistentFlags().StringVar(&store, "store", "runs/history.jsonl", "the history file (JSON lines)")
 
+	v := &historyView{store: &store}
+	h.AddCommand(historyAddCmd(&store), v.cmd(historyShowCmd(v)), v.cmd(historyCheckCmd(v)))
+	return h
+}
+
+// historyView is what show and check share: the store, the figure followed
+// and how the analysis is written.
+type historyView struct {
+	store                   *string
+	metric, htmlOut, format string
+	last                    int
+}
+
+// cmd adds the view's flags to c.
+func (v *historyView) cmd(c *cobra.Command) *cobra.Command {
+	c.Flags().StringVar(&v.metric, "metric", "committed_tps", "the figure to follow (committed_tps, p50_commit, p99_commit, reject_rate, ...)")
+	c.Flags().StringVar(&v.htmlOut, "html", "", "also write the trend, change points marked, to this HTML file")
+	c.Flags().IntVar(&v.last, "last", 20, "markdown: how many of the newest entries the table shows")
+	addFormatFlag(c, &v.format)
+	return c
+}
+
+// analyze reads a series and finds its change points.
+func (v *historyView) analyze(ctx context.Context, name string) (history.Analysis, error) {
+	if err := checkFormat(v.format); err != nil {
+		return history.Analysis{}, err
+	}
+	entries, err := history.Store{Path: *v.store}.Series(name)
+	if err != nil {
+		return history.Analysis{}, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	if len(entries) == 0 {
+		return history.Analysis{}, exitcode.BadInputf("series %q: no entries in %s, expected one of the series `tpslab history show` lists", name, *v.store)
+	}
+	a, err := history.Analyze(ctx, name, entries, v.metric)
+	if err != nil {
+		return a, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	if ctx.Err() != nil {
+		return a, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("history: interrupted while analysing %d entries of %q; nothing judged", len(entries), name))
+	}
+	return a, nil
+}
+
+// print writes an analysis as --format and --html say.
+func (v *historyView) print(a history.Analysis) error {
+	if v.format == "markdown" {
+		a.Markdown(os.Stdout, v.last)
+	} else {
+		a.Print(os.Stdout)
+	}
+	if v.htmlOut == "" {
+		return nil
+	}
+	f, err := os.Create(v.htmlOut)
+	if err != nil {
+		return exitcode.BadInputf("--html: %v", err)
+	}
+	defer f.Close()
+	if err := a.WriteHTML(f); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "html: %s\n", v.htmlOut)
+	return nil
+}
+
+func historyAddCmd(store *string) *cobra.Command {
 	var label, series string
 	add := &cobra.Command{
 		Use: "add RUN_DIR", Short: "Add a finished run to its series", Args: cobra.ExactArgs(1),
@@ -46,67 +113,28 @@ entry is a regression beyond the noise the history itself shows.`,
 			if err != nil {
 				return exitcode.Wrap(exitcode.BadInput, err)
 			}
-			cut, err := history.Store{Path: store}.Add(e)
+			cut, err := history.Store{Path: *store}.Add(e)
 			if err != nil {
 				return err
 			}
 			if cut != "" {
-				fmt.Fprintf(os.Stderr, "history: %s ended in a cut line (%d bytes, a write that did not finish); removed it before adding\n", store, len(cut))
+				fmt.Fprintf(os.Stderr, "history: %s ended in a cut line (%d bytes, a write that did not finish); removed it before adding\n", *store, len(cut))
 			}
-			fmt.Printf("added %s as %q to series %q in %s\n", args[0], e.Label, e.Series, store)
+			fmt.Printf("added %s as %q to series %q in %s\n", args[0], e.Label, e.Series, *store)
 			return nil
 		},
 	}
 	add.Flags().StringVar(&label, "label", "", "the entry's label, e.g. a commit (default: git rev-parse --short HEAD)")
 	add.Flags().StringVar(&series, "series", "", "the series (default: SCENARIO/KIND/MACHINE)")
+	return add
+}
 
-	var metric, htmlOut, format string
-	var last int
-	analyze := func(ctx context.Context, name string) (history.Analysis, error) {
-		if err := checkFormat(format); err != nil {
-			return history.Analysis{}, err
-		}
-		entries, err := history.Store{Path: store}.Series(name)
-		if err != nil {
-			return history.Analysis{}, exitcode.Wrap(exitcode.BadInput, err)
-		}
-		if len(entries) == 0 {
-			return history.Analysis{}, exitcode.BadInputf("series %q: no entries in %s, expected one of the series `tpslab history show` lists", name, store)
-		}
-		a, err := history.Analyze(ctx, name, entries, metric)
-		if err != nil {
-			return a, exitcode.Wrap(exitcode.BadInput, err)
-		}
-		if ctx.Err() != nil {
-			return a, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("history: interrupted while analysing %d entries of %q; nothing judged", len(entries), name))
-		}
-		return a, nil
-	}
-	print := func(a history.Analysis) error {
-		if format == "markdown" {
-			a.Markdown(os.Stdout, last)
-		} else {
-			a.Print(os.Stdout)
-		}
-		if htmlOut == "" {
-			return nil
-		}
-		f, err := os.Create(htmlOut)
-		if err != nil {
-			return exitcode.BadInputf("--html: %v", err)
-		}
-		defer f.Close()
-		if err := a.WriteHTML(f); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "html: %s\n", htmlOut)
-		return nil
-	}
+func historyShowCmd(v *historyView) *cobra.Command {
 	show := &cobra.Command{
 		Use: "show [SERIES]", Short: "Print a series' trend and change points (no SERIES: list the series)", Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				names, err := history.Store{Path: store}.Names()
+				names, err := history.Store{Path: *v.store}.Names()
 				if err != nil {
 					return exitcode.Wrap(exitcode.BadInput, err)
 				}
@@ -120,21 +148,25 @@ entry is a regression beyond the noise the history itself shows.`,
 				}
 				return nil
 			}
-			a, err := analyze(cmd.Context(), args[0])
+			a, err := v.analyze(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			return print(a)
+			return v.print(a)
 		},
 	}
+	return show
+}
+
+func historyCheckCmd(v *historyView) *cobra.Command {
 	check := &cobra.Command{
 		Use: "check SERIES", Short: "Exit 1 when the newest entry is a regression beyond the history's noise", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := analyze(cmd.Context(), args[0])
+			a, err := v.analyze(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			if err := print(a); err != nil {
+			if err := v.print(a); err != nil {
 				return err
 			}
 			if a.Newest == nil {
@@ -146,12 +178,5 @@ entry is a regression beyond the noise the history itself shows.`,
 			return nil
 		},
 	}
-	for _, c := range []*cobra.Command{show, check} {
-		c.Flags().StringVar(&metric, "metric", "committed_tps", "the figure to follow (committed_tps, p50_commit, p99_commit, reject_rate, ...)")
-		c.Flags().StringVar(&htmlOut, "html", "", "also write the trend, change points marked, to this HTML file")
-		c.Flags().IntVar(&last, "last", 20, "markdown: how many of the newest entries the table shows")
-		addFormatFlag(c, &format)
-	}
-	h.AddCommand(add, show, check)
-	return h
+	return check
 }

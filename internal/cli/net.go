@@ -181,6 +181,15 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 			}
 			return cmd.Help()
 		}}
+	for _, s := range []*cobra.Command{netUpCmd(reg), netDownCmd(), netStartCmd(), netStopCmd(), netStatusCmd(reg), netCheckCmd(reg)} {
+		s.Args = wrapArgs(s.Args)
+		s.PreRun = func(*cobra.Command, []string) { warnOrphans() }
+		c.AddCommand(s)
+	}
+	return c
+}
+
+func netUpCmd(reg *kinds.Registry) *cobra.Command {
 	var home string
 	var reset bool
 	var kube kubenet.Options
@@ -236,7 +245,12 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 	up.Flags().StringVar(&kube.Image, "image", "", "with --kubeconfig: tpslab's image (default: the local cluster's)")
 	up.Flags().StringVar(&kube.CPU, "node-cpu", "", "with --kubeconfig: CPU per node, request and limit (e.g. 500m)")
 	up.Flags().StringVar(&kube.Memory, "node-memory", "", "with --kubeconfig: memory per node, request and limit (e.g. 512Mi)")
+	up.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
+	return up
+}
 
+func netDownCmd() *cobra.Command {
+	var home string
 	down := &cobra.Command{
 		Use: "down --home DIR", Short: "Stop every node of a network", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -251,6 +265,12 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 			return nil
 		},
 	}
+	down.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
+	return down
+}
+
+func netStatusCmd(reg *kinds.Registry) *cobra.Command {
+	var home string
 	var asJSON bool
 	status := &cobra.Command{
 		Use: "status --home DIR", Short: "Show height, peers and mempool of each node", Args: cobra.NoArgs,
@@ -281,6 +301,12 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	status.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
+	return status
+}
+
+func netCheckCmd(reg *kinds.Registry) *cobra.Command {
+	var home string
 	check := &cobra.Command{
 		Use: "check --home DIR", Short: "Audit every validator's state: supply, balances, app hashes", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -305,6 +331,12 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 			return nil
 		},
 	}
+	check.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
+	return check
+}
+
+func netStartCmd() *cobra.Command {
+	var home string
 	var nodes []string
 	start := &cobra.Command{
 		Use: "start --home DIR [--node NAME]", Short: "Start stopped or crashed nodes again on their state (all, or --node)", Args: cobra.NoArgs,
@@ -326,6 +358,13 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 		},
 	}
 	start.Flags().StringArrayVar(&nodes, "node", nil, "a node to start, repeatable (default: every node not running)")
+	start.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
+	return start
+}
+
+func netStopCmd() *cobra.Command {
+	var home string
+	var nodes []string
 	stop := &cobra.Command{
 		Use: "stop --home DIR --node NAME", Short: "Stop one node cleanly; `net start` brings it back", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -344,13 +383,8 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 		},
 	}
 	stop.Flags().StringArrayVar(&nodes, "node", nil, "the node to stop, repeatable")
-	for _, s := range []*cobra.Command{up, down, start, stop, status, check} {
-		s.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
-		s.Args = wrapArgs(s.Args)
-		s.PreRun = func(*cobra.Command, []string) { warnOrphans() }
-		c.AddCommand(s)
-	}
-	return c
+	stop.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
+	return stop
 }
 
 // printLinks lists a network's emulated links.
