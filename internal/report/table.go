@@ -27,46 +27,9 @@ func PrintFullSummary(out io.Writer, r *Result) {
 		fmt.Fprintf(tw, "blocks\t%d .. %d (steady %d .. %d)\n", r.Chain.FirstHeight, r.Chain.LastHeight, r.Chain.SteadyFirstHeight, r.Chain.SteadyLastHeight)
 	}
 	fmt.Fprintln(tw, "\t")
-	fmt.Fprintf(tw, "COUNTER\tTOTAL\tSTEADY RATE/s\n")
-	rates := map[string]float64{"offered": s.OfferedTPS, "sent": s.SentTPS, "accepted": s.AcceptedTPS, "committed": s.CommittedTPS}
-	for _, d := range measure.Counters {
-		v := d.Value(&s.Counts)
-		if v == 0 && !d.Always {
-			continue
-		}
-		rate := ""
-		if r, ok := rates[d.Name]; ok {
-			rate = fmt.Sprintf("%.1f", r)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", d.Title, v, rate)
-		if d.Reasons != nil {
-			m := *d.Reasons(&s.Counts)
-			for _, k := range slices.Sorted(maps.Keys(m)) {
-				fmt.Fprintf(tw, "  %s\t%d\t\n", k, m[k])
-			}
-		}
-		if d.Name == "expired" && (len(s.Faults) > 0 || s.Lost > 0) {
-			fmt.Fprintf(tw, "lost (accepted, then neither committed nor expired)\t%d\t\n", s.Lost)
-		}
-	}
+	printCounters(tw, &s)
 	fmt.Fprintln(tw, "\t")
-	fmt.Fprintf(tw, "LATENCY (ms, steady)\tp50\tp90\tp99\tp99.9\tmax\n")
-	for _, l := range []struct {
-		name string
-		p    measure.Percentiles
-	}{
-		{"ack (from intended)", s.LatencyMs.Ack},
-		{"gossiped (from intended)", s.LatencyMs.Gossiped},
-		{"proposed (from intended)", s.LatencyMs.Proposed},
-		{"commit (from intended)", s.LatencyMs.Commit},
-		{"commit (from actual send)", s.LatencyMs.CommitUncorrected},
-		{"schedule lag", s.LatencyMs.ScheduleLag},
-	} {
-		if (l.name == "proposed (from intended)" || l.name == "gossiped (from intended)") && l.p.Count == 0 {
-			continue // the chain does not say
-		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", l.name, l.p.P50, l.p.P90, l.p.P99, l.p.P999, l.p.Max)
-	}
+	printLatencies(tw, &s)
 	if len(s.ByKind) > 0 {
 		fmt.Fprintln(tw, "\t")
 		fmt.Fprintf(tw, "BY KIND (steady)\tsent\tcommitted\tfailed\tcommitted/s\tp50 commit\tp99 commit\n")
@@ -95,67 +58,8 @@ func PrintFullSummary(out io.Writer, r *Result) {
 		}
 	}
 	fmt.Fprintln(out)
-	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
-		fmt.Fprintf(out, "generator: %.0f%% of one core (of %d)", g.CPUPercent, g.Cores)
-		if g.Workers > 0 {
-			what := "connection"
-			if g.Lanes > 0 {
-				what = "lane"
-			}
-			if g.Workers != 1 {
-				what += "s"
-			}
-			fmt.Fprintf(out, "; %d %s busy %.0f%% of the load, %.0f%% of that waiting for answers", g.Workers, what, g.BusyPercent, g.WaitingPercent)
-		}
-		fmt.Fprintln(out)
-		fmt.Fprintf(out, "machine: %.0f%% busy (%d cores); other processes %.0f%% of one core, steal %.0f%%, load average %.1f\n",
-			g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent, g.LoadAverage)
-	}
-	if s.BlocksSummary.Count > 0 {
-		fmt.Fprintf(out, "blocks: %d, every %.0f ms, %.0f txs on average (max %d)", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)
-		if g := s.BlocksSummary.GasPerPayment; g > 1 { // the built-in ledger says 1 for each
-			fmt.Fprintf(out, "; our payments used %.0f gas each", g)
-		}
-		fmt.Fprintln(out)
-	}
-	if c := s.Cost; s.CommittedTPS > 0 {
-		fmt.Fprintf(out, "cost per committed payment:")
-		if c.NodeCPUus > 0 {
-			fmt.Fprintf(out, " system %.0f µs CPU,", c.NodeCPUus)
-		}
-		fmt.Fprintf(out, " generator %.0f µs CPU", c.GeneratorCPUus)
-		if c.WireBytes > 0 {
-			fmt.Fprintf(out, ", %.0f bytes on the wire", c.WireBytes)
-		}
-		if c.GossipOverhead > 0 {
-			fmt.Fprintf(out, " (mempool gossip %.2f× the transactions' bytes)", c.GossipOverhead)
-		}
-		fmt.Fprintln(out)
-	}
-	if p := s.Profiles; p != nil {
-		top := func(what string, fs []TopFunction) {
-			if len(fs) == 0 {
-				return
-			}
-			parts := []string{}
-			for i, f := range fs {
-				if i == 5 {
-					break
-				}
-				parts = append(parts, fmt.Sprintf("%s %.1f%%", f.Function, f.Percent))
-			}
-			fmt.Fprintf(out, "top %s: %s\n", what, strings.Join(parts, ", "))
-		}
-		top("CPU functions", p.CPUTop)
-		top("allocators", p.AllocTop)
-		top("CPU functions of tpslab itself", p.GeneratorCPUTop)
-		if len(p.Files) > 0 {
-			fmt.Fprintf(out, "profiles: %s (go tool pprof)\n", strings.Join(p.Files, " "))
-		}
-		for _, e := range p.Errors {
-			fmt.Fprintf(out, "WARNING: %s\n", e)
-		}
-	}
+	printCosts(out, &s)
+	printProfiles(out, s.Profiles)
 	if s.Generator.Warning != "" {
 		fmt.Fprintf(out, "WARNING: %s\n", s.Generator.Warning)
 	}
@@ -168,25 +72,7 @@ func PrintFullSummary(out io.Writer, r *Result) {
 	for _, e := range r.Events {
 		fmt.Fprintf(out, "event t=%.1fs %s %s: %s\n", e.T, e.Kind, e.Target, e.Detail)
 	}
-	if len(r.Endpoints) > 1 || len(r.Endpoints) == 1 && (r.Endpoints[0].TransportErrors > 0 || r.Endpoints[0].DownS > 0) {
-		fmt.Fprintln(out)
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ENDPOINT\tSENT\tACCEPTED\tREJECTED\tUNACKED\tTRANSPORT ERRORS\tFAILOVERS\tDOWN (s)")
-		for _, e := range r.Endpoints {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", e.URL, e.Sent, e.Accepted, e.Rejected, e.Unacked, e.TransportErrors, e.Failovers, e.DownS)
-		}
-		tw.Flush()
-	}
-	if len(r.Segments) > 0 {
-		fmt.Fprintln(out)
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SEGMENT	WHERE	SENDERS	OFFERED	COMMITTED	P50 COMMIT (ms)	P99 COMMIT (ms)	CLOCK OFFSET BEFORE/AFTER (ms)	ENDED")
-		for _, g := range r.Segments {
-			fmt.Fprintf(tw, "%d/%d	%s	%s	%d	%d	%.1f	%.1f	%+.3f / %+.3f (rtt %.3f)	%s\n", g.Index, g.Count, g.Where, g.Senders,
-				g.Offered, g.Committed, g.CommitP50Ms, g.CommitP99Ms, g.OffsetBeforeMs, g.OffsetAfterMs, g.RTTMs, g.EndedBecause)
-		}
-		tw.Flush()
-	}
+	printEndpointsAndSegments(out, r)
 	printFaults(out, r)
 	for _, t := range r.Thresholds {
 		verdict := "ok  "
@@ -331,5 +217,147 @@ func Markdown(w io.Writer, r *Result) {
 	}
 	if n := r.Network; n != nil {
 		fmt.Fprintf(w, "\n<sub>%s, %d validator(s); tpslab %s</sub>\n", n.Kind, n.Validators, r.Environment.TpslabVersion)
+	}
+}
+
+// printCounters writes every counter of the registry that is not zero (or
+// always shown), with its reasons and steady rate.
+func printCounters(tw io.Writer, s *Summary) {
+	fmt.Fprintf(tw, "COUNTER\tTOTAL\tSTEADY RATE/s\n")
+	rates := map[string]float64{"offered": s.OfferedTPS, "sent": s.SentTPS, "accepted": s.AcceptedTPS, "committed": s.CommittedTPS}
+	for _, d := range measure.Counters {
+		v := d.Value(&s.Counts)
+		if v == 0 && !d.Always {
+			continue
+		}
+		rate := ""
+		if r, ok := rates[d.Name]; ok {
+			rate = fmt.Sprintf("%.1f", r)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", d.Title, v, rate)
+		if d.Reasons != nil {
+			m := *d.Reasons(&s.Counts)
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				fmt.Fprintf(tw, "  %s\t%d\t\n", k, m[k])
+			}
+		}
+		if d.Name == "expired" && (len(s.Faults) > 0 || s.Lost > 0) {
+			fmt.Fprintf(tw, "lost (accepted, then neither committed nor expired)\t%d\t\n", s.Lost)
+		}
+	}
+}
+
+// printLatencies writes each latency's percentiles over the steady window.
+func printLatencies(tw io.Writer, s *Summary) {
+	fmt.Fprintf(tw, "LATENCY (ms, steady)\tp50\tp90\tp99\tp99.9\tmax\n")
+	for _, l := range []struct {
+		name string
+		p    measure.Percentiles
+	}{
+		{"ack (from intended)", s.LatencyMs.Ack},
+		{"gossiped (from intended)", s.LatencyMs.Gossiped},
+		{"proposed (from intended)", s.LatencyMs.Proposed},
+		{"commit (from intended)", s.LatencyMs.Commit},
+		{"commit (from actual send)", s.LatencyMs.CommitUncorrected},
+		{"schedule lag", s.LatencyMs.ScheduleLag},
+	} {
+		if (l.name == "proposed (from intended)" || l.name == "gossiped (from intended)") && l.p.Count == 0 {
+			continue // the chain does not say
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", l.name, l.p.P50, l.p.P90, l.p.P99, l.p.P999, l.p.Max)
+	}
+}
+
+// printCosts writes what the generator, the machine and the chain spent.
+func printCosts(out io.Writer, s *Summary) {
+	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
+		fmt.Fprintf(out, "generator: %.0f%% of one core (of %d)", g.CPUPercent, g.Cores)
+		if g.Workers > 0 {
+			what := "connection"
+			if g.Lanes > 0 {
+				what = "lane"
+			}
+			if g.Workers != 1 {
+				what += "s"
+			}
+			fmt.Fprintf(out, "; %d %s busy %.0f%% of the load, %.0f%% of that waiting for answers", g.Workers, what, g.BusyPercent, g.WaitingPercent)
+		}
+		fmt.Fprintln(out)
+		fmt.Fprintf(out, "machine: %.0f%% busy (%d cores); other processes %.0f%% of one core, steal %.0f%%, load average %.1f\n",
+			g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent, g.LoadAverage)
+	}
+	if s.BlocksSummary.Count > 0 {
+		fmt.Fprintf(out, "blocks: %d, every %.0f ms, %.0f txs on average (max %d)", s.BlocksSummary.Count, s.BlocksSummary.IntervalMsMean, s.BlocksSummary.TxsMean, s.BlocksSummary.TxsMax)
+		if g := s.BlocksSummary.GasPerPayment; g > 1 { // the built-in ledger says 1 for each
+			fmt.Fprintf(out, "; our payments used %.0f gas each", g)
+		}
+		fmt.Fprintln(out)
+	}
+	if c := s.Cost; s.CommittedTPS > 0 {
+		fmt.Fprintf(out, "cost per committed payment:")
+		if c.NodeCPUus > 0 {
+			fmt.Fprintf(out, " system %.0f µs CPU,", c.NodeCPUus)
+		}
+		fmt.Fprintf(out, " generator %.0f µs CPU", c.GeneratorCPUus)
+		if c.WireBytes > 0 {
+			fmt.Fprintf(out, ", %.0f bytes on the wire", c.WireBytes)
+		}
+		if c.GossipOverhead > 0 {
+			fmt.Fprintf(out, " (mempool gossip %.2f× the transactions' bytes)", c.GossipOverhead)
+		}
+		fmt.Fprintln(out)
+	}
+}
+
+// printProfiles writes the top functions of the profiles taken.
+func printProfiles(out io.Writer, p *Profiles) {
+	if p == nil {
+		return
+	}
+	top := func(what string, fs []TopFunction) {
+		if len(fs) == 0 {
+			return
+		}
+		parts := []string{}
+		for i, f := range fs {
+			if i == 5 {
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s %.1f%%", f.Function, f.Percent))
+		}
+		fmt.Fprintf(out, "top %s: %s\n", what, strings.Join(parts, ", "))
+	}
+	top("CPU functions", p.CPUTop)
+	top("allocators", p.AllocTop)
+	top("CPU functions of tpslab itself", p.GeneratorCPUTop)
+	if len(p.Files) > 0 {
+		fmt.Fprintf(out, "profiles: %s (go tool pprof)\n", strings.Join(p.Files, " "))
+	}
+	for _, e := range p.Errors {
+		fmt.Fprintf(out, "WARNING: %s\n", e)
+	}
+}
+
+// printEndpointsAndSegments writes the per-endpoint table (when there is
+// more than one, or one that failed) and the per-segment table.
+func printEndpointsAndSegments(out io.Writer, r *Result) {
+	if len(r.Endpoints) > 1 || len(r.Endpoints) == 1 && (r.Endpoints[0].TransportErrors > 0 || r.Endpoints[0].DownS > 0) {
+		fmt.Fprintln(out)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ENDPOINT\tSENT\tACCEPTED\tREJECTED\tUNACKED\tTRANSPORT ERRORS\tFAILOVERS\tDOWN (s)")
+		for _, e := range r.Endpoints {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", e.URL, e.Sent, e.Accepted, e.Rejected, e.Unacked, e.TransportErrors, e.Failovers, e.DownS)
+		}
+		tw.Flush()
+	}
+	if len(r.Segments) > 0 {
+		fmt.Fprintln(out)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SEGMENT	WHERE	SENDERS	OFFERED	COMMITTED	P50 COMMIT (ms)	P99 COMMIT (ms)	CLOCK OFFSET BEFORE/AFTER (ms)	ENDED")
+		for _, g := range r.Segments {
+			fmt.Fprintf(tw, "%d/%d	%s	%s	%d	%d	%.1f	%.1f	%+.3f / %+.3f (rtt %.3f)	%s\n", g.Index, g.Count, g.Where, g.Senders,
+				g.Offered, g.Committed, g.CommitP50Ms, g.CommitP99Ms, g.OffsetBeforeMs, g.OffsetAfterMs, g.RTTMs, g.EndedBecause)
+		}
+		tw.Flush()
 	}
 }
