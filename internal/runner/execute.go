@@ -89,6 +89,63 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		r.finishEarly(End{Kind: FailedEarly, Detail: "target does not answer: " + err.Error()})
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
+	if err := r.begin(ctx, observe, info, stopOffer); err != nil {
+		return r.res, err
+	}
+	ls := r.ls
+
+	var bg sync.WaitGroup
+	run := func(f func()) {
+		bg.Add(1)
+		go func() { defer bg.Done(); f() }()
+	}
+	if c := tgt.Confirmer(); c != nil {
+		run(func() {
+			if err := c.Run(observe, ls.firstH, ls.trk); err != nil && observe.Err() == nil {
+				stopOffer(fmt.Errorf("target_failed: blocks can no longer be read: %v", err))
+			}
+		})
+	}
+	if p, ok := tgt.(sut.Pooled); ok {
+		run(func() { p.Pool().Watch(observe, 500*time.Millisecond) })
+	}
+	run(func() { r.sampleMempool(observe) })
+	run(func() { r.runTelemetry(observe) })
+	run(func() { r.expire(observe) })
+	loadDone := make(chan struct{})
+	if len(sc.Profile) > 0 {
+		run(func() { r.takeProfiles(observe, loadDone) })
+	}
+	collectorDone := make(chan struct{})
+	go func() { defer close(collectorDone); r.collect(observe) }()
+
+	r.offerLoad(offer, hard, loadDone)
+
+	// Why offering ended, before anything else cancels.
+	ended := End{Kind: Completed}
+	if e, ok := endOf(offer); ok {
+		ended = e
+		if ctx.Err() != nil {
+			ended = End{Kind: Interrupted}
+		}
+	}
+	drained := r.drain(offer, hard, ended)
+	if e, ok := endOf(offer); ended.Kind == Completed && ok && ctx.Err() == nil {
+		ended = e // the chain halted during the drain
+	}
+	if ended.Kind == Interrupted {
+		ended.Detail = fmt.Sprintf("stopped offering at %.1f s; %s", time.Duration(ls.loadEnd.Load()).Seconds(), drained)
+	}
+	stopObserving()
+	<-collectorDone
+	bg.Wait()
+	return r.wrapUp(ended)
+}
+
+// begin sets the load's state up, waits for the agreed start (segments),
+// and starts the engine and the faults; an error has finished the run early.
+func (r *run) begin(ctx, observe context.Context, info sut.Info, stopOffer context.CancelCauseFunc) error {
+	sc, tgt := r.sc, r.conn.Target
 	ls := &loadState{stop: stopOffer, hasBlock: info.Height > 0, firstH: info.Height + 1,
 		intervals: hdrhistogram.New(1, 3_600_000, 2), steadyIv: hdrhistogram.New(1, 3_600_000, 2)}
 	r.ls = ls
@@ -99,13 +156,13 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		at, err := r.o.Gate(observe)
 		if err != nil {
 			r.finishEarly(End{Kind: FailedEarly, Detail: "segments did not start together: " + err.Error()})
-			return r.res, exitcode.Wrap(exitcode.TargetFailed, err)
+			return exitcode.Wrap(exitcode.TargetFailed, err)
 		}
 		select {
 		case <-time.After(time.Until(at)):
 		case <-ctx.Done():
 			r.finishEarly(End{Kind: InterruptedEarly, Detail: context.Cause(ctx).Error()})
-			return r.res, exitcode.Wrap(exitcode.TargetFailed, context.Cause(ctx))
+			return exitcode.Wrap(exitcode.TargetFailed, context.Cause(ctx))
 		}
 		r.start = at
 	}
@@ -134,32 +191,14 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 	ls.machine0[0], ls.machine0[1], ls.machine0[2] = machineCPU()
 	eng.Start(r.start)
 	r.beginFaults()
+	return nil
+}
 
-	var bg sync.WaitGroup
-	run := func(f func()) {
-		bg.Add(1)
-		go func() { defer bg.Done(); f() }()
-	}
-	if c := tgt.Confirmer(); c != nil {
-		run(func() {
-			if err := c.Run(observe, ls.firstH, ls.trk); err != nil && observe.Err() == nil {
-				stopOffer(fmt.Errorf("target_failed: blocks can no longer be read: %v", err))
-			}
-		})
-	}
-	if p, ok := tgt.(sut.Pooled); ok {
-		run(func() { p.Pool().Watch(observe, 500*time.Millisecond) })
-	}
-	run(func() { r.sampleMempool(observe) })
-	run(func() { r.runTelemetry(observe) })
-	run(func() { r.expire(observe) })
-	loadDone := make(chan struct{})
-	if len(sc.Profile) > 0 {
-		run(func() { r.takeProfiles(observe, loadDone) })
-	}
-	collectorDone := make(chan struct{})
-	go func() { defer close(collectorDone); r.collect(observe) }()
-
+// offerLoad offers the load until its end or an interruption, then records
+// what the generator and the machine spent on it; loadDone closes when
+// offering ends.
+func (r *run) offerLoad(offer, hard context.Context, loadDone chan struct{}) {
+	sc, ls, eng := r.sc, r.ls, r.ls.eng
 	fmt.Fprintf(r.o.Log, "load: %s for %s; results in %s\n", describeLoad(sc), r.loadDur, r.o.Out)
 	if sc.Load.Model == scenario.Open {
 		// Grace 0: nothing new is sent after the load's last arrival; what
@@ -190,25 +229,12 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		ls.machineLoad = float64(busy-ls.machine0[0]) / float64(total-ls.machine0[1])
 		ls.machineSteal = float64(steal-ls.machine0[2]) / float64(total-ls.machine0[1])
 	}
+}
 
-	// Why offering ended, before anything else cancels.
-	ended := End{Kind: Completed}
-	if e, ok := endOf(offer); ok {
-		ended = e
-		if ctx.Err() != nil {
-			ended = End{Kind: Interrupted}
-		}
-	}
-	drained := r.drain(offer, hard, ended)
-	if e, ok := endOf(offer); ended.Kind == Completed && ok && ctx.Err() == nil {
-		ended = e // the chain halted during the drain
-	}
-	if ended.Kind == Interrupted {
-		ended.Detail = fmt.Sprintf("stopped offering at %.1f s; %s", time.Duration(ls.loadEnd.Load()).Seconds(), drained)
-	}
-	stopObserving()
-	<-collectorDone
-	bg.Wait()
+// wrapUp audits after faults, takes the system's last notes, expires what
+// is still pending, reads the slowest statements and finishes the result.
+func (r *run) wrapUp(ended End) (*report.Result, error) {
+	ls := r.ls
 	if r.sched != nil {
 		r.sched.Close()
 		r.checkAfterFaults(r.kind)
