@@ -495,29 +495,7 @@ func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals,
 	if lanes > 0 {
 		n = lanes
 	}
-	qs := make([]queue, n)
-	var wg sync.WaitGroup
-	for i := range qs {
-		w := e.newWorker(i, e.Recorder.NewShard())
-		wg.Add(1)
-		if bs, ok := w.conn.(sut.BatchSubmitter); ok && lanes > 0 {
-			l := &lane{kick: make(chan struct{}, 1)}
-			qs[i] = l
-			go func() {
-				defer wg.Done()
-				l.run(io, w, bs)
-			}()
-			continue
-		}
-		ch := make(chanQueue, 8) // small: a busy connection shows as backpressure, not as a hidden queue
-		qs[i] = ch
-		go func() {
-			defer wg.Done()
-			for tk := range ch {
-				w.send(io, tk)
-			}
-		}()
-	}
+	qs, wg := e.startQueues(io, n, lanes)
 	// Lanes are woken once per gathering, when the dispatcher sleeps.
 	sleep := func(until time.Duration) {
 		for _, q := range qs {
@@ -574,18 +552,11 @@ loop:
 			sleep(until)
 			continue
 		}
-		if sender < 0 {
-			if traced != nil {
-				// The trace names the sender: its payments wait for it.
-				if ts := traced.TraceSender(rows[0]); ts < 0 {
-					sender = e.Workload.Reserve()
-				} else if e.Workload.ReserveSender(ts) {
-					sender = ts
-				}
-				index = rows[0]
-			} else {
-				sender = e.Workload.Reserve()
-			}
+		if sender < 0 && traced != nil {
+			index = rows[0]
+			sender = e.reserveTraced(traced, index)
+		} else if sender < 0 {
+			sender = e.Workload.Reserve()
 		}
 		if sender < 0 {
 			// Every sender's window is full: the system confirms slower than
@@ -627,9 +598,60 @@ loop:
 	if sender >= 0 {
 		e.Workload.Release(sender)
 	}
-	// When offering is stopped (an interrupt, a halted chain), what was due
-	// by then counts offered even if the dispatcher was busy elsewhere: a
-	// stalled dispatcher must not shrink offered (docs/metrics.md).
+	e.unsentAtStop(offer, rec, arrivals, next, more)
+	if len(backlog) > 0 {
+		rec.Unsent(int64(len(backlog)))
+	}
+	e.closeQueues(qs, rec, senders, grace)
+	wg.Wait()
+}
+
+// reserveTraced reserves the sender a trace names for its arrival row (its
+// payments wait for it), or any sender when it names none; -1 when the one
+// it needs has no room.
+func (e *Engine) reserveTraced(traced workload.Traced, row uint64) int {
+	if ts := traced.TraceSender(row); ts < 0 {
+		return e.Workload.Reserve()
+	} else if e.Workload.ReserveSender(ts) {
+		return ts
+	}
+	return -1
+}
+
+// startQueues starts one worker per connection, or per lane when the
+// target takes batches, each behind its queue.
+func (e *Engine) startQueues(io context.Context, n, lanes int) ([]queue, *sync.WaitGroup) {
+	var wg sync.WaitGroup
+	qs := make([]queue, n)
+	for i := range qs {
+		w := e.newWorker(i, e.Recorder.NewShard())
+		wg.Add(1)
+		if bs, ok := w.conn.(sut.BatchSubmitter); ok && lanes > 0 {
+			l := &lane{kick: make(chan struct{}, 1)}
+			qs[i] = l
+			go func() {
+				defer wg.Done()
+				l.run(io, w, bs)
+			}()
+			continue
+		}
+		ch := make(chanQueue, 8) // small: a busy connection shows as backpressure, not as a hidden queue
+		qs[i] = ch
+		go func() {
+			defer wg.Done()
+			for tk := range ch {
+				w.send(io, tk)
+			}
+		}()
+	}
+	return qs, &wg
+}
+
+// unsentAtStop counts offered, and unsent, every arrival due by the moment
+// offering was stopped (an interrupt, a halted chain), even if the
+// dispatcher was busy elsewhere: a stalled dispatcher must not shrink
+// offered (docs/metrics.md).
+func (e *Engine) unsentAtStop(offer context.Context, rec *measure.Shard, arrivals *schedule.Arrivals, next time.Duration, more bool) {
 	if offer.Err() != nil {
 		at, ok := e.Stopped()
 		if !ok { // the callback has not run yet: it is about now
@@ -641,9 +663,11 @@ loop:
 			next, more = arrivals.Next()
 		}
 	}
-	if len(backlog) > 0 {
-		rec.Unsent(int64(len(backlog)))
-	}
+}
+
+// closeQueues closes every queue; without grace, what lanes still gather
+// is unsent, and its senders are released.
+func (e *Engine) closeQueues(qs []queue, rec *measure.Shard, senders int, grace time.Duration) {
 	for _, q := range qs {
 		if l, ok := q.(*lane); ok && grace == 0 {
 			for _, tk := range l.drop() {
@@ -655,7 +679,6 @@ loop:
 		}
 		q.close()
 	}
-	wg.Wait()
 }
 
 // queue holds due payments for one worker.
