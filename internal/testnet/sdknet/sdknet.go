@@ -215,32 +215,9 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 			n.Nodes[i].LoadRPC, n.Nodes[i].WS = "http://"+hp(7), "ws://"+hp(8)
 			evmMetrics = append(evmMetrics, [2]string{hp(9), hp(10)})
 		}
-		initArgs := []string{"init", name, "--chain-id", o.ChainID, "--home", nh}
-		if o.Denom != "" {
-			initArgs = append(initArgs, "--default-denom", o.Denom)
-		}
-		if _, err := run(ctx, bin, initArgs...); err != nil {
+		if addrs[i], err = initNode(ctx, bin, o.ChainID, o.Denom, &n.Nodes[i]); err != nil {
 			return nil, err
 		}
-		// The validator key; its mnemonic (in this output) is never printed.
-		out, err := run(ctx, bin, "keys", "add", "validator", "--keyring-backend", "test", "--home", nh, "--output", "json")
-		if err != nil {
-			return nil, err
-		}
-		var key struct {
-			Address string `json:"address"`
-		}
-		if err := json.Unmarshal(firstJSON(out), &key); err != nil || key.Address == "" {
-			return nil, fmt.Errorf("%s keys add: no address in its JSON output", filepath.Base(bin))
-		}
-		addrs[i] = key.Address
-		id, err := run(ctx, bin, "comet", "show-node-id", "--home", nh)
-		if err != nil {
-			if id, err = run(ctx, bin, "tendermint", "show-node-id", "--home", nh); err != nil {
-				return nil, err
-			}
-		}
-		n.Nodes[i].ID = strings.TrimSpace(string(id))
 	}
 	g0 := filepath.Join(n.Nodes[0].Home, "config", "genesis.json")
 	if err := readChainFacts(g0, addrs[0], &o, Of(n)); err != nil {
@@ -253,25 +230,8 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 			return nil, err
 		}
 	}
-	gentxDir := filepath.Join(n.Nodes[0].Home, "config", "gentx")
-	for i, nd := range n.Nodes {
-		if i > 0 {
-			if err := copyFile(g0, filepath.Join(nd.Home, "config", "genesis.json")); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := run(ctx, bin, "genesis", "gentx", "validator", stake, "--chain-id", o.ChainID, "--keyring-backend", "test",
-			"--home", nd.Home, "--moniker", nd.Name, "--ip", gentxIP, "--node-id", nd.ID); err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			files, _ := filepath.Glob(filepath.Join(nd.Home, "config", "gentx", "*.json"))
-			for _, f := range files {
-				if err := copyFile(f, filepath.Join(gentxDir, filepath.Base(f))); err != nil {
-					return nil, err
-				}
-			}
-		}
+	if err := gentxs(ctx, bin, n, g0, stake, o.ChainID, gentxIP); err != nil {
+		return nil, err
 	}
 	wallets, funder, funderKey := testWallets(o, Of(n).Prefix)
 	if err := fundWallets(g0, o, Of(n), wallets, funder); err != nil {
@@ -304,6 +264,63 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 		}
 	}
 	return n, nil
+}
+
+// initNode initialises a validator's home with its key, and fills in its
+// id; it returns its account address (the mnemonic is never printed).
+func initNode(ctx context.Context, bin, chainID, denom string, nd *testnet.Node) (string, error) {
+	initArgs := []string{"init", nd.Name, "--chain-id", chainID, "--home", nd.Home}
+	if denom != "" {
+		initArgs = append(initArgs, "--default-denom", denom)
+	}
+	if _, err := run(ctx, bin, initArgs...); err != nil {
+		return "", err
+	}
+	// The validator key; its mnemonic (in this output) is never printed.
+	out, err := run(ctx, bin, "keys", "add", "validator", "--keyring-backend", "test", "--home", nd.Home, "--output", "json")
+	if err != nil {
+		return "", err
+	}
+	var key struct {
+		Address string `json:"address"`
+	}
+	if err := json.Unmarshal(firstJSON(out), &key); err != nil || key.Address == "" {
+		return "", fmt.Errorf("%s keys add: no address in its JSON output", filepath.Base(bin))
+	}
+	id, err := run(ctx, bin, "comet", "show-node-id", "--home", nd.Home)
+	if err != nil {
+		if id, err = run(ctx, bin, "tendermint", "show-node-id", "--home", nd.Home); err != nil {
+			return "", err
+		}
+	}
+	nd.ID = strings.TrimSpace(string(id))
+	return key.Address, nil
+}
+
+// gentxs has every validator sign its genesis transaction on a copy of
+// node 0's genesis, and gathers them in node 0's home.
+func gentxs(ctx context.Context, bin string, n *testnet.Net, g0, stake, chainID, gentxIP string) error {
+	gentxDir := filepath.Join(n.Nodes[0].Home, "config", "gentx")
+	for i, nd := range n.Nodes {
+		if i > 0 {
+			if err := copyFile(g0, filepath.Join(nd.Home, "config", "genesis.json")); err != nil {
+				return err
+			}
+		}
+		if _, err := run(ctx, bin, "genesis", "gentx", "validator", stake, "--chain-id", chainID, "--keyring-backend", "test",
+			"--home", nd.Home, "--moniker", nd.Name, "--ip", gentxIP, "--node-id", nd.ID); err != nil {
+			return err
+		}
+		if i > 0 {
+			files, _ := filepath.Glob(filepath.Join(nd.Home, "config", "gentx", "*.json"))
+			for _, f := range files {
+				if err := copyFile(f, filepath.Join(gentxDir, filepath.Base(f))); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // firstJSON returns the first JSON object in out (daemons mix logs in).
