@@ -187,43 +187,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	}
 	pgHome := filepath.Join(home, "postgres")
 	data := filepath.Join(pgHome, "data")
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return nil, err
-	}
-	// The postgres user must reach its directory through the home.
-	for d := pgHome; d != "/" && d != "."; d = filepath.Dir(d) {
-		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o011 != 0o011 && os.Geteuid() == 0 {
-			os.Chmod(d, st.Mode().Perm()|0o011)
-		}
-	}
-	if err := chownTree(pgHome); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(o.Log, "initialising a PostgreSQL cluster in %s\n", data)
-	if err := runAs(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "tpslab", "--auth", "trust", "--encoding", "UTF8", "--no-instructions"); err != nil {
-		return nil, err
-	}
-	// TCP only: a Unix socket's path is limited to 107 bytes, which a deep
-	// home (a test's temporary folder) passes.
-	conf := fmt.Sprintf(`
-# tpslab's settings
-listen_addresses = '%s'
-port = %d
-unix_socket_directories = ''
-max_connections = %d
-shared_buffers = 256MB
-synchronous_commit = %s
-shared_preload_libraries = 'pg_stat_statements'
-pg_stat_statements.track = all
-track_io_timing = on
-`, o.Bind, ports[0], o.Processes*o.Connections+20, o.SynchronousCommit)
-	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	_, err = f.WriteString(conf)
-	f.Close()
-	if err != nil {
+	if err := initCluster(ctx, bin, pgHome, data, o, ports[0]); err != nil {
 		return nil, err
 	}
 	dbURL := fmt.Sprintf("postgres://tpslab@%s:%d/ledger?sslmode=disable", o.Bind, ports[0])
@@ -282,6 +246,48 @@ track_io_timing = on
 		}
 	}
 	return n, nil
+}
+
+// initCluster creates the database cluster in data, owned by the postgres
+// user, with tpslab's settings (TCP only, on port).
+func initCluster(ctx context.Context, bin, pgHome, data string, o Options, port int) error {
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return err
+	}
+	// The postgres user must reach its directory through the home.
+	for d := pgHome; d != "/" && d != "."; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o011 != 0o011 && os.Geteuid() == 0 {
+			os.Chmod(d, st.Mode().Perm()|0o011)
+		}
+	}
+	if err := chownTree(pgHome); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "initialising a PostgreSQL cluster in %s\n", data)
+	if err := runAs(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "tpslab", "--auth", "trust", "--encoding", "UTF8", "--no-instructions"); err != nil {
+		return err
+	}
+	// TCP only: a Unix socket's path is limited to 107 bytes, which a deep
+	// home (a test's temporary folder) passes.
+	conf := fmt.Sprintf(`
+# tpslab's settings
+listen_addresses = '%s'
+port = %d
+unix_socket_directories = ''
+max_connections = %d
+shared_buffers = 256MB
+synchronous_commit = %s
+shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track = all
+track_io_timing = on
+`, o.Bind, port, o.Processes*o.Connections+20, o.SynchronousCommit)
+	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(conf)
+	f.Close()
+	return err
 }
 
 // setup waits for the database to accept connections, creates the ledger
