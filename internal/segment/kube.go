@@ -78,33 +78,7 @@ func (k Kube) Run(ctx context.Context) ([]string, []report.SegmentInfo, []error)
 		return fail(fmt.Errorf("secret %s: %v", name, err))
 	}
 	defer secrets.Delete(bg, name, metav1.DeleteOptions{})
-	n32 := int32(k.N)
-	zero := int32(0)
-	no := false
-	indexed := batchv1.IndexedCompletion
-	pull := corev1.PullIfNotPresent
-	if strings.HasPrefix(k.Image, "tpslab.local/") {
-		pull = corev1.PullNever
-	}
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: batchv1.JobSpec{Completions: &n32, Parallelism: &n32, CompletionMode: &indexed, BackoffLimit: &zero,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever, AutomountServiceAccountToken: &no, EnableServiceLinks: &no,
-					Containers: []corev1.Container{{Name: "segment", Image: k.Image, ImagePullPolicy: pull, Args: args,
-						VolumeMounts: []corev1.VolumeMount{{Name: "in", MountPath: "/in", ReadOnly: true}, {Name: "out", MountPath: "/out"}}}},
-					Volumes: []corev1.Volume{
-						{Name: "in", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}},
-						{Name: "out", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-					},
-					// Segments on different machines where the cluster has them.
-					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname",
-						WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tpslab/run": name}}}},
-				},
-			}},
-	}
+	job := k.job(name, labels, args)
 	jobs := cs.BatchV1().Jobs(k.Namespace)
 	if _, err := jobs.Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		return fail(fmt.Errorf("job %s: %v", name, err))
@@ -167,4 +141,36 @@ done:
 		}
 	}
 	return dirs, infos, errs
+}
+
+// job is the Indexed Job of the segments: one pod each, its scenario and
+// net.json from the secret name, spread over the cluster's machines.
+func (k Kube) job(name string, labels map[string]string, args []string) *batchv1.Job {
+	n32 := int32(k.N)
+	zero := int32(0)
+	no := false
+	indexed := batchv1.IndexedCompletion
+	pull := corev1.PullIfNotPresent
+	if strings.HasPrefix(k.Image, "tpslab.local/") {
+		pull = corev1.PullNever
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: batchv1.JobSpec{Completions: &n32, Parallelism: &n32, CompletionMode: &indexed, BackoffLimit: &zero,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever, AutomountServiceAccountToken: &no, EnableServiceLinks: &no,
+					Containers: []corev1.Container{{Name: "segment", Image: k.Image, ImagePullPolicy: pull, Args: args,
+						VolumeMounts: []corev1.VolumeMount{{Name: "in", MountPath: "/in", ReadOnly: true}, {Name: "out", MountPath: "/out"}}}},
+					Volumes: []corev1.Volume{
+						{Name: "in", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}},
+						{Name: "out", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					},
+					// Segments on different machines where the cluster has them.
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname",
+						WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tpslab/run": name}}}},
+				},
+			}},
+	}
 }
