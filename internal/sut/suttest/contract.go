@@ -96,40 +96,7 @@ func Run(t *testing.T, c Case) {
 	if c.Invalid != nil {
 		submissions++
 	}
-	// A target that batches answers each payment of a batch on its own: a
-	// refusal in the middle leaves the others accepted.
-	if b, ok := c.Target.(sut.Batcher); ok && b.BatchLanes() > 0 {
-		bs, ok := c.Target.Submitter(0).(sut.BatchSubmitter)
-		if !ok {
-			t.Fatal("a target with batch lanes whose submitter 0 cannot send batches")
-		}
-		txs := []sut.Tx{c.Valid(9), c.Valid(10), c.Valid(11), c.Valid(12)}
-		bad := -1
-		if c.Invalid != nil {
-			bad = 2
-			txs = append(txs[:bad], append([]sut.Tx{*c.Invalid}, txs[bad:]...)...)
-		}
-		out := make([]sut.Receipt, len(txs))
-		bs.SubmitBatch(ctx, txs, out)
-		submissions += int64(len(txs))
-		for k, r := range out {
-			switch {
-			case k == bad:
-				if r.Status != sut.Rejected || r.Reason == "" {
-					t.Errorf("SubmitBatch: the invalid transaction at %d: %+v, want Rejected with a reason", k, r)
-				}
-			case r.Status != sut.Pending && r.Status != sut.Committed:
-				t.Errorf("SubmitBatch: valid transaction %d of %d: %+v", k, len(txs), r)
-			default:
-				sent[txs[k].ID] = true
-				if r.Status == sut.Committed {
-					answered[txs[k].ID] = true
-				} else if conf != nil {
-					conf.Watch(txs[k].ID)
-				}
-			}
-		}
-	}
+	submissions += checkBatch(ctx, t, c, conf, sent, answered)
 	if c.Commits && conf == nil && len(answered) < len(sent) {
 		t.Fatal("a target whose answers are not final must have a confirmer")
 	}
@@ -190,4 +157,44 @@ func Run(t *testing.T, c Case) {
 	if err := c.Target.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
+}
+
+// checkBatch: a target that batches answers each payment of a batch on its
+// own, a refusal in the middle leaving the others accepted. It returns the
+// submissions it made.
+func checkBatch(ctx context.Context, t *testing.T, c Case, conf sut.Confirmer, sent, answered map[sut.TxID]bool) int64 {
+	b, ok := c.Target.(sut.Batcher)
+	if !ok || b.BatchLanes() == 0 {
+		return 0
+	}
+	bs, ok := c.Target.Submitter(0).(sut.BatchSubmitter)
+	if !ok {
+		t.Fatal("a target with batch lanes whose submitter 0 cannot send batches")
+	}
+	txs := []sut.Tx{c.Valid(9), c.Valid(10), c.Valid(11), c.Valid(12)}
+	bad := -1
+	if c.Invalid != nil {
+		bad = 2
+		txs = append(txs[:bad], append([]sut.Tx{*c.Invalid}, txs[bad:]...)...)
+	}
+	out := make([]sut.Receipt, len(txs))
+	bs.SubmitBatch(ctx, txs, out)
+	for k, r := range out {
+		switch {
+		case k == bad:
+			if r.Status != sut.Rejected || r.Reason == "" {
+				t.Errorf("SubmitBatch: the invalid transaction at %d: %+v, want Rejected with a reason", k, r)
+			}
+		case r.Status != sut.Pending && r.Status != sut.Committed:
+			t.Errorf("SubmitBatch: valid transaction %d of %d: %+v", k, len(txs), r)
+		default:
+			sent[txs[k].ID] = true
+			if r.Status == sut.Committed {
+				answered[txs[k].ID] = true
+			} else if conf != nil {
+				conf.Watch(txs[k].ID)
+			}
+		}
+	}
+	return int64(len(txs))
 }
