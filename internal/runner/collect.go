@@ -22,7 +22,7 @@ const checkpointEvery = 5
 const collectLate = 50 * time.Millisecond
 
 // collect takes a snapshot at every whole second of the run.
-func (r *run) collect(ctx context.Context) {
+func (r collector) collect(ctx context.Context) {
 	for k := 1; ; k++ {
 		// A little after the second ends, so that payments due in it but
 		// recorded late by a busy sender still count in it (ones recorded
@@ -42,7 +42,7 @@ func (r *run) collect(ctx context.Context) {
 
 // phase labels the second ending at now: warm-up, steady, or drain (after
 // the load, including the last partial second of any run).
-func (r *run) phase(t float64, now time.Duration, final bool) string {
+func (r collector) phase(t float64, now time.Duration, final bool) string {
 	loadEnd := time.Duration(r.ls.loadEnd.Load())
 	// A second in which offering was stopped early is partial: drain.
 	stopped, ok := r.ls.eng.Stopped()
@@ -58,7 +58,7 @@ func (r *run) phase(t float64, now time.Duration, final bool) string {
 }
 
 // tick collects one second; final marks the last, partial one.
-func (r *run) tick(final bool) {
+func (r collector) tick(final bool) {
 	ls := r.ls
 	ls.tickMu.Lock()
 	defer ls.tickMu.Unlock()
@@ -121,7 +121,7 @@ func (r *run) tick(final bool) {
 // stop. It ends the run only when nothing can commit any more: no endpoint
 // answers, every node is down, or no block came for commit_timeout. It
 // returns how many nodes and endpoints are up.
-func (r *run) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int) {
+func (r collector) watch(now time.Duration, final bool) (liveNodes, liveEndpoints int) {
 	ls := r.ls
 	if n := r.sys.Net; n != nil {
 		if fresh, err := testnet.Load(n.Home); err == nil && len(fresh.Nodes) == len(n.Nodes) {

@@ -73,7 +73,7 @@ type gap struct{ from, to time.Duration }
 // mistaken for a stopped chain.
 const minGap = 10 * time.Second
 
-func (r *run) execute(ctx context.Context) (*report.Result, error) {
+func (r loop) execute(ctx context.Context) (*report.Result, error) {
 	sc := r.sc
 	tgt := r.conn.Target
 	hard := hardOf(ctx)
@@ -117,7 +117,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 		run(func() { r.takeProfiles(observe, loadDone) })
 	}
 	collectorDone := make(chan struct{})
-	go func() { defer close(collectorDone); r.collect(observe) }()
+	go func() { defer close(collectorDone); collector{r.run}.collect(observe) }()
 
 	r.offerLoad(offer, hard, loadDone)
 
@@ -144,7 +144,7 @@ func (r *run) execute(ctx context.Context) (*report.Result, error) {
 
 // begin sets the load's state up, waits for the agreed start (segments),
 // and starts the engine and the faults; an error has finished the run early.
-func (r *run) begin(ctx, observe context.Context, info sut.Info, stopOffer context.CancelCauseFunc) error {
+func (r loop) begin(ctx, observe context.Context, info sut.Info, stopOffer context.CancelCauseFunc) error {
 	sc, tgt := r.sc, r.conn.Target
 	ls := &loadState{stop: stopOffer, hasBlock: info.Height > 0, firstH: info.Height + 1,
 		intervals: hdrhistogram.New(1, 3_600_000, 2), steadyIv: hdrhistogram.New(1, 3_600_000, 2)}
@@ -197,7 +197,7 @@ func (r *run) begin(ctx, observe context.Context, info sut.Info, stopOffer conte
 // offerLoad offers the load until its end or an interruption, then records
 // what the generator and the machine spent on it; loadDone closes when
 // offering ends.
-func (r *run) offerLoad(offer, hard context.Context, loadDone chan struct{}) {
+func (r loop) offerLoad(offer, hard context.Context, loadDone chan struct{}) {
 	sc, ls, eng := r.sc, r.ls, r.ls.eng
 	fmt.Fprintf(r.o.Log, "load: %s for %s; results in %s\n", describeLoad(sc), r.loadDur, r.o.Out)
 	if sc.Load.Model == scenario.Open {
@@ -233,7 +233,7 @@ func (r *run) offerLoad(offer, hard context.Context, loadDone chan struct{}) {
 
 // wrapUp audits after faults, takes the system's last notes, expires what
 // is still pending, reads the slowest statements and finishes the result.
-func (r *run) wrapUp(ended End) (*report.Result, error) {
+func (r loop) wrapUp(ended End) (*report.Result, error) {
 	ls := r.ls
 	if r.sched != nil {
 		r.sched.Close()
@@ -246,7 +246,7 @@ func (r *run) wrapUp(ended End) (*report.Result, error) {
 	}
 	// Whatever is still pending was not committed within the run.
 	ls.trk.Expire(time.Duration(math.MaxInt64))
-	r.tick(true)
+	collector{r.run}.tick(true)
 	if r.tel != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		var errs []error
@@ -256,14 +256,14 @@ func (r *run) wrapUp(ended End) (*report.Result, error) {
 			r.note("telemetry: %v", err)
 		}
 	}
-	return r.finish(ended)
+	return ending{r.run}.finish(ended)
 }
 
 // drain waits, up to load.drain, for what is in flight to resolve, so that
 // payments are counted as what they became. It does not wait when nothing
 // can commit any more (the chain halted, no endpoint answers), and a second
 // interruption ends it.
-func (r *run) drain(offer, hard context.Context, ended End) string {
+func (r loop) drain(offer, hard context.Context, ended End) string {
 	ls := r.ls
 	start := ls.eng.Since()
 	until := start + r.sc.Load.Drain.D()
@@ -289,7 +289,7 @@ func (r *run) drain(offer, hard context.Context, ended End) string {
 
 // onBlock is told of every block the tracker recorded: it keeps the block
 // range and the gaps between blocks (seen times).
-func (r *run) onBlock(st measure.BlockStat) {
+func (r loop) onBlock(st measure.BlockStat) {
 	ls := r.ls
 	seen := time.Duration(st.Seen * float64(time.Second))
 	ls.mu.Lock()
@@ -305,7 +305,7 @@ func (r *run) onBlock(st measure.BlockStat) {
 	ls.lastH = st.Height
 }
 
-func (r *run) sampleMempool(ctx context.Context) {
+func (r loop) sampleMempool(ctx context.Context) {
 	m, ok := r.conn.Target.(sut.Mempool)
 	if !ok {
 		return
@@ -330,7 +330,7 @@ func (r *run) sampleMempool(ctx context.Context) {
 // target.mempool_wait, waits for it to empty: transactions left there (an
 // earlier run's expired payments) take block space from this run's and
 // commit during it (issue 34). It says what it found.
-func (r *run) mempoolBefore(ctx context.Context) int {
+func (r loop) mempoolBefore(ctx context.Context) int {
 	m, ok := r.conn.Target.(sut.Mempool)
 	if !ok {
 		return -1
@@ -373,7 +373,7 @@ func (r *run) mempoolBefore(ctx context.Context) int {
 	return n
 }
 
-func (r *run) expire(ctx context.Context) {
+func (r loop) expire(ctx context.Context) {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	timeout := r.sc.CommitTimeout.D()
@@ -388,7 +388,7 @@ func (r *run) expire(ctx context.Context) {
 }
 
 // finish writes the final result and decides the exit code.
-func (r *run) finish(ended End) (*report.Result, error) {
+func (r ending) finish(ended End) (*report.Result, error) {
 	end := time.Now().UTC()
 	var failed []string
 	var sum report.Summary
@@ -435,7 +435,7 @@ func (r *run) finish(ended End) (*report.Result, error) {
 }
 
 // fill copies what the run learnt into the result (under the writer's lock).
-func (r *run) fill(res *report.Result) {
+func (r ending) fill(res *report.Result) {
 	res.Chain = r.chain()
 	r.notesMu.Lock()
 	res.Notes = append([]string(nil), r.notes...)
@@ -447,7 +447,7 @@ func (r *run) fill(res *report.Result) {
 }
 
 // chain is the block range the run has read so far.
-func (r *run) chain() report.Chain {
+func (r ending) chain() report.Chain {
 	ls := r.ls
 	ls.mu.Lock()
 	defer ls.mu.Unlock()

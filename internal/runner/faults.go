@@ -52,7 +52,7 @@ func (r *run) probeLinks() {
 }
 
 // linkStats are the links with the traffic telemetry saw through them.
-func (r *run) linkStats(s *report.Summary) []report.LinkStat {
+func (r ending) linkStats(s *report.Summary) []report.LinkStat {
 	out := append([]report.LinkStat(nil), r.links...)
 	for i := range out {
 		if st, ok := s.Telemetry[linkMetric(out[i].Name)]; ok {
@@ -65,7 +65,7 @@ func (r *run) linkStats(s *report.Summary) []report.LinkStat {
 func linkMetric(name string) string { return "link." + name + ".bytes" }
 
 // beginFaults starts the fault schedule at the load's time zero.
-func (r *run) beginFaults() {
+func (r loop) beginFaults() {
 	if r.sched == nil {
 		return
 	}
@@ -80,7 +80,7 @@ func (r *run) beginFaults() {
 
 // checkAfterFaults audits the network after a run with faults, once every
 // node answers again (a restarted one may still be starting).
-func (r *run) checkAfterFaults(k kinds.Kind) {
+func (r loop) checkAfterFaults(k kinds.Kind) {
 	if r.sched == nil || r.sys.Net == nil {
 		return
 	}

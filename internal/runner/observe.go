@@ -59,8 +59,8 @@ func (r *run) snapshot(final bool, update func(res *report.Result)) {
 		if update != nil {
 			update(res)
 		}
-		res.Summary = r.summary()
-		r.fill(res)
+		res.Summary = ending{r}.summary()
+		ending{r}.fill(res)
 		for _, o := range r.obs {
 			o.Result(res, final)
 		}

@@ -215,7 +215,7 @@ func Run(ctx context.Context, sc scenario.Scenario, o Options) (*report.Result, 
 	if r.tel != nil {
 		defer r.tel.Close()
 	}
-	return r.execute(ctx)
+	return loop{r}.execute(ctx)
 }
 
 // prepare finds or starts the system, takes the load lock, connects the
@@ -409,3 +409,14 @@ func sortStrings(s []string) { sort.Strings(s) }
 
 // hardOf is the context a second interruption ends.
 func hardOf(ctx context.Context) context.Context { return interrupt.Hard(ctx) }
+
+// The run's parts: run itself wires the system and the observers up and
+// keeps the notes; loop offers the load and waits for it to resolve;
+// collector reads each second and judges the phase; ending turns what was
+// recorded into the result. Each part reads the run's state through its
+// *run and owns the methods of its step.
+type (
+	loop      struct{ *run }
+	collector struct{ *run }
+	ending    struct{ *run }
+)

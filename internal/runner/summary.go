@@ -34,7 +34,7 @@ type summarizer struct {
 
 // summary is the run's summary so far: the summarizer's figures, and what
 // the run knows besides (profiles, the emulated links, the audit).
-func (r *run) summary() report.Summary {
+func (r ending) summary() report.Summary {
 	s := r.sum.summary()
 	s.Profiles = r.prof.Load().Summary()
 	if len(r.links) > 0 {

@@ -25,7 +25,7 @@ func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 			if nd.Pod == "" { // a pod's process is not on this machine: its metrics say the rest
 				proc := telemetry.NewProcess(nd.Name, role, nd.PID, true)
 				name := nd.Name
-				proc.PIDOf = func() int { return r.pidOf(name, proc.PID) }
+				proc.PIDOf = func() int { return collector{r}.pidOf(name, proc.PID) }
 				srcs = append(srcs, proc)
 			}
 			if k.Info().CometBFTMetrics && nd.Metrics != "" {
@@ -62,7 +62,7 @@ func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 
 // pidOf is a local node's pid as the last watch read it from net.json
 // (restarts change it), or old when it has not been read.
-func (r *run) pidOf(name string, old int) int {
+func (r collector) pidOf(name string, old int) int {
 	r.pidMu.Lock()
 	defer r.pidMu.Unlock()
 	if pid, ok := r.pids[name]; ok {
@@ -72,7 +72,7 @@ func (r *run) pidOf(name string, old int) int {
 }
 
 // runTelemetry samples until ctx ends; a source's error is noted once.
-func (r *run) runTelemetry(ctx context.Context) {
+func (r loop) runTelemetry(ctx context.Context) {
 	if r.tel == nil {
 		return
 	}
@@ -82,7 +82,7 @@ func (r *run) runTelemetry(ctx context.Context) {
 // takeProfiles profiles the local nodes and tpslab itself over the steady
 // window: from the warm-up's end until offering ends (docs/results.md,
 // profiles/).
-func (r *run) takeProfiles(ctx context.Context, loadDone <-chan struct{}) {
+func (r loop) takeProfiles(ctx context.Context, loadDone <-chan struct{}) {
 	var nodes []profiling.Node
 	if n := r.sys.Net; n != nil {
 		for _, nd := range n.Nodes {
