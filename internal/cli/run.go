@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/tpslab/tpslab/internal/dashboard"
+	"github.com/tpslab/tpslab/internal/report"
 	"net"
 	"os"
 	"path/filepath"
@@ -266,7 +267,7 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 				if repeat > 1 {
 					return exitcode.BadInputf("--kubeconfig: with --repeat %d; expected one of them", repeat)
 				}
-				return runOnKubernetes(cmd, reg, sc, args, &seg)
+				return runSegments(cmd, reg, sc, args, &seg)
 			}
 			if seg.segments > 1 {
 				if repeat > 1 {
@@ -340,23 +341,33 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		return err // one line: why (no figures to summarise)
 	}
 	if res != nil {
-		paths := os.Stdout
-		if summaryFormat == "markdown" {
-			paths = os.Stderr // stdout holds the markdown alone
-		}
-		printRunSummary(res, summaryFormat, false)
-		fmt.Fprintf(paths, "\nresult: %s\n", filepath.Join(res.Dir, "result.json"))
-		if path, herr := campaign.WriteReport(res.Dir); herr == nil {
-			fmt.Fprintf(paths, "report: %s", path)
-			if output.summary != "full" && summaryFormat != "markdown" {
-				fmt.Fprintf(paths, "  (every figure: tpslab summary %s --summary full)", res.Dir)
-			}
-			fmt.Fprintln(paths)
-		} else {
-			fmt.Fprintf(os.Stderr, "report: %v\n", herr)
-		}
+		showResult(res, 0)
 	}
 	return err
+}
+
+// showResult is the end of every run, single or merged from segments:
+// the summary, where the result is, and its report written.
+func showResult(res *report.Result, segments int) {
+	paths := os.Stdout
+	if summaryFormat == "markdown" {
+		paths = os.Stderr // stdout holds the markdown alone
+	}
+	printRunSummary(res, summaryFormat, segments > 0)
+	fmt.Fprintf(paths, "\nresult: %s", filepath.Join(res.Dir, "result.json"))
+	if segments > 0 {
+		fmt.Fprintf(paths, " (merged from %d segments)", segments)
+	}
+	fmt.Fprintln(paths)
+	if path, herr := campaign.WriteReport(res.Dir); herr == nil {
+		fmt.Fprintf(paths, "report: %s", path)
+		if output.summary != "full" && summaryFormat != "markdown" {
+			fmt.Fprintf(paths, "  (every figure: tpslab summary %s --summary full)", res.Dir)
+		}
+		fmt.Fprintln(paths)
+	} else {
+		fmt.Fprintf(os.Stderr, "report: %v\n", herr)
+	}
 }
 
 // runRepeated runs sc n times into OUT/rep-i (campaign.Repeat).

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/tpslab/tpslab/internal/dashboard"
 	"os"
@@ -16,14 +15,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tpslab/tpslab/internal/campaign"
-	"github.com/tpslab/tpslab/internal/cluster"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/segment"
-	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 // segmentFlags are run's flags for a load spread over several generators.
@@ -178,66 +175,51 @@ func childArgs(fs *pflag.FlagSet, args []string) ([]string, error) {
 	return out, nil
 }
 
-// runSegments runs sc spread over n local processes and merges them.
+// runSegments spreads sc's load over --segments generators (local
+// processes, or pods with --kubeconfig) through campaign.Segments, then
+// shows the merged result as a single run's.
 func runSegments(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, args []string, f *segmentFlags) error {
 	if f.segment != "" {
 		return exitcode.BadInputf("--segments: a segment (--segment %s) cannot spread its load again", f.segment)
 	}
-	// The same checks a segment makes, before anything starts.
-	if err := checkSegments(sc, f.segments); err != nil {
-		return err
-	}
-	out, err := segmentsOut(sc)
-	if err != nil {
-		return err
-	}
 	ctx := cmd.Context()
-	base := runner.Options{Log: os.Stderr, Version: Version, Kinds: reg, Command: "run --segments"}
-	stop, err := runner.SharedNetwork(ctx, &sc, base)
-	if err != nil {
-		return err
+	seg := campaign.Segments{N: f.segments, Log: os.Stderr,
+		Options: runner.Options{Log: os.Stderr, Version: Version, Kinds: reg, Command: "run --segments"}}
+	fileArgs := args
+	if f.kubeconfig != "" {
+		seg.Kube = &segment.Kube{Kubeconfig: f.kubeconfig, Namespace: f.namespace, Image: f.image}
+		seg.Listen = f.listen
+		fileArgs = nil // the pods read the scenario from their secret
+		if len(args) == 1 {
+			b, err := os.ReadFile(args[0])
+			if err != nil {
+				return exitcode.BadInputf("%v", err)
+			}
+			seg.Scenario = b
+		}
 	}
-	defer stop()
-	release, err := lockSenders(sc)
-	if err != nil {
-		return err
-	}
-	defer release()
-	child, err := childArgs(cmd.Flags(), args)
+	child, err := childArgs(cmd.Flags(), fileArgs)
 	if err != nil {
 		return exitcode.BadInputf("%v", err)
 	}
-	if sc.Target.NetHome != "" {
-		child = append(child, "--net-home="+sc.Target.NetHome)
+	seg.Args = child
+	stopDash := func() {}
+	defer func() { stopDash() }()
+	seg.Live = func(out string) (func(*report.Result), error) {
+		dash, stop, err := liveSegments(ctx, out, f.segments, sc)
+		stopDash = stop
+		return func(res *report.Result) {
+			if dash != nil {
+				dash.Result(res, true)
+			}
+		}, err
 	}
-	coord, err := segment.NewCoordinator("127.0.0.1:0", f.segments)
+	res, failed, err := seg.Run(ctx, sc)
 	if err != nil {
 		return err
 	}
-	defer coord.Close()
-	fl, err := segment.StartFaults(ctx, sc.Faults, sc.Target.NetHome, coord)
-	if err != nil {
-		return exitcode.Wrap(exitcode.BadInput, err)
-	}
-	bin, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	dash, stopDash, err := liveSegments(ctx, out, f.segments, sc)
-	if err != nil {
-		return err
-	}
-	defer stopDash()
-	fmt.Fprintf(os.Stderr, "spreading the load over %d local segments; coordinator %s\n", f.segments, coord.URL())
-	dirs, infos, errs := segment.Local{Binary: bin, Args: child, Out: out, N: f.segments, Log: os.Stderr}.Run(ctx, coord.URL())
-	fl.Stop()
-	var failed []string
-	for i, e := range errs {
-		if e != nil && !isThresholdExit(e) {
-			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
-		}
-	}
-	return finishSegments(cmd, out, dirs, infos, sc, failed, fl, dash)
+	showResult(res, len(res.Segments))
+	return campaign.Verdict(res, failed)
 }
 
 // liveSegments serves --dashboard for a segmented run: the segments'
@@ -250,7 +232,7 @@ func liveSegments(ctx context.Context, out string, n int, sc scenario.Scenario) 
 	}
 	dash, err := startDashboard(filepath.Base(out), sc.Thresholds)
 	if err != nil {
-		return nil, nil, err
+		return nil, func() {}, err
 	}
 	dirs := make([]string, n)
 	for i := range dirs {
@@ -263,173 +245,4 @@ func liveSegments(ctx context.Context, out string, n int, sc scenario.Scenario) 
 		dash.Linger(3 * time.Second)
 		dash.Close()
 	}, nil
-}
-
-// finishSegments merges the segments' directories into out, prints the
-// summary and writes the report.
-func finishSegments(cmd *cobra.Command, out string, dirs []string, infos []report.SegmentInfo, sc scenario.Scenario, failed []string, fl *segment.Faults, dash *dashboard.Dashboard) error {
-	red := sc
-	red.Workload.GenesisSeed, red.Workload.WalletSeed, red.Network.Seed = "", "", ""
-	res, err := segment.Merge(out, dirs, red, sc.Thresholds, infos, fl)
-	if err != nil {
-		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("merging the segments: %v (their own results are in %s)", err, filepath.Join(out, "segments")))
-	}
-	if dash != nil {
-		dash.Result(res, true)
-	}
-	printRunSummary(res, summaryFormat, true)
-	fmt.Fprintf(os.Stderr, "\nresult: %s (merged from %d segments)\n", filepath.Join(out, "result.json"), len(dirs))
-	if path, herr := campaign.WriteReport(out); herr == nil {
-		fmt.Fprintf(os.Stderr, "report: %s\n", path)
-	} else {
-		fmt.Fprintf(os.Stderr, "report: %v\n", herr)
-	}
-	if len(failed) > 0 {
-		return exitcode.Wrap(exitcode.TargetFailed, errors.New(strings.Join(failed, "; ")))
-	}
-	if res.Summary.Lost > 0 {
-		return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%d payments lost: accepted, then neither committed nor expired", res.Summary.Lost))
-	}
-	for _, th := range res.Thresholds {
-		if !th.OK {
-			return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("threshold failed: %s (actual %s)", th.Expr, th.Actually()))
-		}
-	}
-	return nil
-}
-
-func isThresholdExit(err error) bool {
-	var ee interface{ ExitCode() int }
-	return errors.As(err, &ee) && ee.ExitCode() == int(exitcode.ThresholdsFailed)
-}
-
-// lockSenders holds the load lock of the network under test for all the
-// segments' senders (each segment then sends from its part unlocked).
-func lockSenders(sc scenario.Scenario) (func(), error) {
-	if sc.Target.NetHome == "" || sc.Workload.Kind == "raw" {
-		return func() {}, nil
-	}
-	lk, err := testnet.LockSenders(sc.Target.NetHome, sc.Workload.SendersOffset, sc.Workload.Senders)
-	if err != nil {
-		return nil, exitcode.Wrap(exitcode.BadInput, err)
-	}
-	return lk.Release, nil
-}
-
-// runOnKubernetes runs sc's segments as an Indexed Job and merges them.
-func runOnKubernetes(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, args []string, f *segmentFlags) error {
-	if sc.Target.NetHome == "" && len(sc.Target.Endpoints) == 0 {
-		return exitcode.BadInputf("--kubeconfig: the segments run in pods: give them a network they can reach (--net-home of a network from `net up --kubeconfig`, or --endpoint)")
-	}
-	if err := checkSegments(sc, f.segments); err != nil {
-		return err
-	}
-	k := segment.Kube{Kubeconfig: f.kubeconfig, Namespace: f.namespace, Image: f.image, N: f.segments, Log: os.Stderr}
-	if _, err := os.Stat(k.Kubeconfig); err != nil {
-		return exitcode.BadInputf("--kubeconfig: %v", err)
-	}
-	local := cluster.ForKubeconfig(k.Kubeconfig)
-	if k.Image == "" {
-		if local == nil {
-			return exitcode.BadInputf("--image: required for a cluster that is not tpslab's local one (docs/kubernetes.md)")
-		}
-		k.Image = local.Image
-	}
-	listen := f.listen
-	if listen == "" {
-		if local == nil {
-			return exitcode.BadInputf("--coordinator-addr: required for a cluster that is not tpslab's local one: host:port this machine can listen on and the pods can reach")
-		}
-		listen = local.HostIP() + ":0"
-	}
-	if sc.Target.NetHome != "" {
-		n, err := testnet.Load(sc.Target.NetHome)
-		if err != nil {
-			return exitcode.BadInputf("--net-home: %v", err)
-		}
-		if n.Kubernetes == nil {
-			return exitcode.BadInputf("--net-home: %s runs on this machine, not in the cluster; its nodes are not reachable from pods (start it with net up --kubeconfig)", sc.Target.NetHome)
-		}
-		if k.NetJSON, err = os.ReadFile(filepath.Join(sc.Target.NetHome, testnet.NetFile)); err != nil {
-			return err
-		}
-	}
-	if len(args) == 1 {
-		b, err := os.ReadFile(args[0])
-		if err != nil {
-			return exitcode.BadInputf("%v", err)
-		}
-		k.Scenario = b
-	}
-	out, err := segmentsOut(sc)
-	if err != nil {
-		return err
-	}
-	k.Out = out
-	release, err := lockSenders(sc)
-	if err != nil {
-		return err
-	}
-	defer release()
-	child, err := childArgs(cmd.Flags(), nil)
-	if err != nil {
-		return exitcode.BadInputf("%v", err)
-	}
-	k.Args = child
-	coord, err := segment.NewCoordinator(listen, f.segments)
-	if err != nil {
-		return exitcode.BadInputf("--coordinator-addr: %v", err)
-	}
-	coord.Out = out
-	defer coord.Close()
-	k.Coordinator = coord.URL()
-	fl, err := segment.StartFaults(cmd.Context(), sc.Faults, sc.Target.NetHome, coord)
-	if err != nil {
-		return exitcode.Wrap(exitcode.BadInput, err)
-	}
-	dash, stopDash, err := liveSegments(cmd.Context(), out, f.segments, sc)
-	if err != nil {
-		return err
-	}
-	defer stopDash()
-	fmt.Fprintf(os.Stderr, "spreading the load over %d segments on Kubernetes; coordinator %s\n", f.segments, coord.URL())
-	dirs, infos, errs := k.Run(cmd.Context())
-	fl.Stop()
-	var failed []string
-	for i, e := range errs {
-		if e != nil {
-			failed = append(failed, fmt.Sprintf("segment %d: %v", i, e))
-		}
-	}
-	return finishSegments(cmd, out, dirs, infos, sc, failed, fl, dash)
-}
-
-// checkSegments makes, before anything starts, the checks each of n
-// segments will make, and refuses what segments cannot share.
-func checkSegments(sc scenario.Scenario, n int) error {
-	for i := 0; i < n; i++ {
-		c := sc
-		if err := c.ForSegment(i, n); err != nil {
-			return exitcode.Wrap(exitcode.BadInput, fmt.Errorf("--segments %d: %v", n, err))
-		}
-	}
-	if sc.Workload.FunderKey != "" {
-		return exitcode.BadInputf("--segments: %d with funded wallets: the segments would share one funder's sequence; expected genesis senders (no workload.funder_key)", n)
-	}
-	return nil
-}
-
-// segmentsOut is the merged run's directory, made new.
-func segmentsOut(sc scenario.Scenario) (string, error) {
-	out := sc.Out
-	if out == "" {
-		out = runner.DefaultOut()
-	}
-	if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil {
-		return "", exitcode.BadInputf("out: %s already holds a run (result.json); expected a new directory", out)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", exitcode.BadInputf("out: %v", err)
-	}
-	return out, nil
 }
