@@ -43,38 +43,44 @@ type Engine struct {
 	workersMu sync.Mutex
 	workers   []*worker
 	users     []chan bool // closed model: a user's wait for its commit
-	samplesMu sync.Mutex
-	samples   map[string]string
+	samples
+}
+
+// samples keep the system's own words for each reason: the first text
+// given, up to maxSamples reasons.
+type samples struct {
+	mu sync.Mutex
+	m  map[string]string
 }
 
 // maxSamples bounds how many reasons keep a sample of the system's words.
 const maxSamples = 64
 
 // sample keeps the first text the system gave for reason.
-func (e *Engine) sample(reason, detail string) {
+func (e *samples) sample(reason, detail string) {
 	if detail == "" {
 		return
 	}
-	e.samplesMu.Lock()
-	defer e.samplesMu.Unlock()
-	if e.samples == nil {
-		e.samples = map[string]string{}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[string]string{}
 	}
-	if _, ok := e.samples[reason]; !ok && len(e.samples) < maxSamples {
+	if _, ok := e.m[reason]; !ok && len(e.m) < maxSamples {
 		if len(detail) > 300 {
 			detail = detail[:300] + "…"
 		}
-		e.samples[reason] = detail
+		e.m[reason] = detail
 	}
 }
 
 // Samples are the system's own words for each rejection, failure or lost
 // answer, one per reason (the first seen), including mismatches recovered.
-func (e *Engine) Samples() map[string]string {
-	e.samplesMu.Lock()
-	defer e.samplesMu.Unlock()
-	out := make(map[string]string, len(e.samples))
-	for k, v := range e.samples {
+func (e *samples) Samples() map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]string, len(e.m))
+	for k, v := range e.m {
 		out[k] = v
 	}
 	return out
@@ -486,6 +492,14 @@ func (e *Engine) Lanes() int {
 // but not yet sent are unsent too, so nothing new leaves after the load
 // (a hung endpoint costs at most the request in flight).
 func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals, grace time.Duration) {
+	openModel{e}.run(offer, io, arrivals, grace)
+}
+
+// openModel is the open model's dispatcher over the engine: the backlog,
+// the queues to the workers, and what is unsent when offering stops.
+type openModel struct{ *Engine }
+
+func (e openModel) run(offer, io context.Context, arrivals *schedule.Arrivals, grace time.Duration) {
 	n := e.Connections
 	maxBacklog := e.MaxBacklog
 	if maxBacklog <= 0 {
@@ -609,7 +623,7 @@ loop:
 // reserveTraced reserves the sender a trace names for its arrival row (its
 // payments wait for it), or any sender when it names none; -1 when the one
 // it needs has no room.
-func (e *Engine) reserveTraced(traced workload.Traced, row uint64) int {
+func (e openModel) reserveTraced(traced workload.Traced, row uint64) int {
 	if ts := traced.TraceSender(row); ts < 0 {
 		return e.Workload.Reserve()
 	} else if e.Workload.ReserveSender(ts) {
@@ -620,7 +634,7 @@ func (e *Engine) reserveTraced(traced workload.Traced, row uint64) int {
 
 // startQueues starts one worker per connection, or per lane when the
 // target takes batches, each behind its queue.
-func (e *Engine) startQueues(io context.Context, n, lanes int) ([]queue, *sync.WaitGroup) {
+func (e openModel) startQueues(io context.Context, n, lanes int) ([]queue, *sync.WaitGroup) {
 	var wg sync.WaitGroup
 	qs := make([]queue, n)
 	for i := range qs {
@@ -651,7 +665,7 @@ func (e *Engine) startQueues(io context.Context, n, lanes int) ([]queue, *sync.W
 // offering was stopped (an interrupt, a halted chain), even if the
 // dispatcher was busy elsewhere: a stalled dispatcher must not shrink
 // offered (docs/metrics.md).
-func (e *Engine) unsentAtStop(offer context.Context, rec *measure.Shard, arrivals *schedule.Arrivals, next time.Duration, more bool) {
+func (e openModel) unsentAtStop(offer context.Context, rec *measure.Shard, arrivals *schedule.Arrivals, next time.Duration, more bool) {
 	if offer.Err() != nil {
 		at, ok := e.Stopped()
 		if !ok { // the callback has not run yet: it is about now
@@ -667,7 +681,7 @@ func (e *Engine) unsentAtStop(offer context.Context, rec *measure.Shard, arrival
 
 // closeQueues closes every queue; without grace, what lanes still gather
 // is unsent, and its senders are released.
-func (e *Engine) closeQueues(qs []queue, rec *measure.Shard, senders int, grace time.Duration) {
+func (e openModel) closeQueues(qs []queue, rec *measure.Shard, senders int, grace time.Duration) {
 	for _, q := range qs {
 		if l, ok := q.(*lane); ok && grace == 0 {
 			for _, tk := range l.drop() {
@@ -790,7 +804,7 @@ const maxBatch = 1024
 
 // pauseUntil is a brief wait for room, but not past the next arrival; when
 // payments gather, a gathering interval.
-func (e *Engine) pauseUntil(next time.Duration, more bool) time.Duration {
+func (e openModel) pauseUntil(next time.Duration, more bool) time.Duration {
 	now := e.Since()
 	if e.SendEvery != nil {
 		return now + max(200*time.Microsecond, e.SendEvery(now))
