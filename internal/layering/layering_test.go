@@ -205,3 +205,55 @@ func TestScenarioImportsNoReport(t *testing.T) {
 		}
 	}
 }
+
+// No function is over 120 lines, and no type of the packages that
+// orchestrate a run (runner, campaign, segment, dispatch, cli) has more
+// than 15 methods: past that, a step hides inside another step.
+func TestFunctionAndTypeSizes(t *testing.T) {
+	orchestration := map[string]bool{"runner": true, "campaign": true, "segment": true, "dispatch": true, "cli": true}
+	methods := map[string]int{}
+	err := filepath.WalkDir("../../", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "chains" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.Base(filepath.Dir(path))
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > 120 {
+				t.Errorf("%s: %s is %d lines, expected at most 120", path, fd.Name.Name, n)
+			}
+			if fd.Recv != nil && orchestration[pkg] {
+				typ := fd.Recv.List[0].Type
+				if s, ok := typ.(*ast.StarExpr); ok {
+					typ = s.X
+				}
+				if id, ok := typ.(*ast.Ident); ok {
+					methods[pkg+"."+id.Name]++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for typ, n := range methods {
+		if n > 15 {
+			t.Errorf("%s has %d methods, expected at most 15", typ, n)
+		}
+	}
+}
