@@ -137,7 +137,7 @@ step "vet" go vet ./...
 
 # Packages that start external programs run last, so their builds have the
 # most time; the Kubernetes test is a step of its own after everything.
-late="internal/testnet/sdknet internal/sut/cosmos internal/sut/evm internal/cli"
+late="internal/testnet/sdknet internal/targets/cosmos internal/targets/evm internal/cli"
 pkgs=()
 for p in $(go list ./...); do
   rel=${p#github.com/tpslab/tpslab/}

@@ -19,7 +19,7 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/schedule"
-	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
 )
 
 // recordCmd writes a finished open-model run's arrivals as a trace. The

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/chain"
-	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
 
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sink"

@@ -80,13 +80,13 @@ func TestFaultImportsNoOutput(t *testing.T) {
 // a kind's name by coincidence (a URL scheme, a directory, a binary).
 func TestKindNamesOnlyInTheirFolders(t *testing.T) {
 	allowed := map[string]string{
-		"testnet/node.go:ledger":            "the ledger application's database directory",
-		"testnet/net.go:http":               "a URL scheme",
-		"scenario/validate.go:http":         "a URL scheme",
-		"sut/httpclient/httpclient.go:http": "a URL scheme",
-		"sut/httpapi/target.go:http":        "a URL scheme",
-		"ledgersvc/service.go:http":         "a URL scheme",
-		"testbin/testbin.go:cometbft":       "CometBFT's own binary",
+		"testnet/node.go:ledger":                "the ledger application's database directory",
+		"testnet/net.go:http":                   "a URL scheme",
+		"scenario/validate.go:http":             "a URL scheme",
+		"targets/httpclient/httpclient.go:http": "a URL scheme",
+		"targets/httpapi/target.go:http":        "a URL scheme",
+		"ledgersvc/service.go:http":             "a URL scheme",
+		"testbin/testbin.go:cometbft":           "CometBFT's own binary",
 		// A kind's network package, beside its folder, names the section of
 		// net.json it reads and writes.
 		"testnet/sdknet/sdknet.go:cosmos": "its net.json section",

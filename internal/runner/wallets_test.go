@@ -12,7 +12,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/sut/ledgerclient"
+	"github.com/tpslab/tpslab/internal/targets/ledgerclient"
 	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
 )

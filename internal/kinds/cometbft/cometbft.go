@@ -14,8 +14,8 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
-	cmt "github.com/tpslab/tpslab/internal/sut/cometbft"
-	"github.com/tpslab/tpslab/internal/sut/ledgerclient"
+	cmt "github.com/tpslab/tpslab/internal/targets/cometbft"
+	"github.com/tpslab/tpslab/internal/targets/ledgerclient"
 	"github.com/tpslab/tpslab/internal/workload"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/schedule"
-	"github.com/tpslab/tpslab/internal/sut/cometbft"
-	sdk "github.com/tpslab/tpslab/internal/sut/cosmos"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
+	sdk "github.com/tpslab/tpslab/internal/targets/cosmos"
 )
 
 // BlockSpace says, before the load, whether the chain's blocks can hold

@@ -18,7 +18,7 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
-	sdk "github.com/tpslab/tpslab/internal/sut/cosmos"
+	sdk "github.com/tpslab/tpslab/internal/targets/cosmos"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 	"github.com/tpslab/tpslab/internal/workload"

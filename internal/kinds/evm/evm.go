@@ -19,7 +19,7 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
-	eth "github.com/tpslab/tpslab/internal/sut/evm"
+	eth "github.com/tpslab/tpslab/internal/targets/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 	"github.com/tpslab/tpslab/internal/workload"

@@ -17,8 +17,8 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/httpapi"
-	"github.com/tpslab/tpslab/internal/sut/ledgerclient"
+	"github.com/tpslab/tpslab/internal/targets/httpapi"
+	"github.com/tpslab/tpslab/internal/targets/ledgerclient"
 	"github.com/tpslab/tpslab/internal/workload"
 )
 

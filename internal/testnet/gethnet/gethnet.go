@@ -19,7 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tpslab/tpslab/internal/buildcache"
-	"github.com/tpslab/tpslab/internal/sut/evm"
+	"github.com/tpslab/tpslab/internal/targets/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 

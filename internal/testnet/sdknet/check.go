@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tpslab/tpslab/internal/sut/cometbft"
-	"github.com/tpslab/tpslab/internal/sut/cosmos"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
+	"github.com/tpslab/tpslab/internal/targets/cosmos"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 

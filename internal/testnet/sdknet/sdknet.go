@@ -28,8 +28,8 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/tpslab/tpslab/internal/buildcache"
-	"github.com/tpslab/tpslab/internal/sut/cosmos"
-	"github.com/tpslab/tpslab/internal/sut/evm"
+	"github.com/tpslab/tpslab/internal/targets/cosmos"
+	"github.com/tpslab/tpslab/internal/targets/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 

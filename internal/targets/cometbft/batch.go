@@ -2,7 +2,7 @@ package cometbft
 
 import (
 	"context"
-	"github.com/tpslab/tpslab/internal/sut/jsonrpc"
+	"github.com/tpslab/tpslab/internal/targets/jsonrpc"
 	"regexp"
 	"strconv"
 

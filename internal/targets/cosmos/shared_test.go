@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tpslab/tpslab/internal/sut/cosmos"
+	"github.com/tpslab/tpslab/internal/targets/cosmos"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/nettest"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/httpclient"
-	"github.com/tpslab/tpslab/internal/sut/jsonrpc"
+	"github.com/tpslab/tpslab/internal/targets/httpclient"
+	"github.com/tpslab/tpslab/internal/targets/jsonrpc"
 )
 
 // batchSize is the most eth_sendRawTransaction calls one JSON-RPC batch

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/httpclient"
+	"github.com/tpslab/tpslab/internal/targets/httpclient"
 )
 
 // Options configure the target.

@@ -12,7 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/jsonrpc"
+	"github.com/tpslab/tpslab/internal/targets/jsonrpc"
 )
 
 // confirmer follows the chain's head: each new block's header and receipts

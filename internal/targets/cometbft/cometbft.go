@@ -10,7 +10,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/tpslab/tpslab/internal/sut/httpclient"
+	"github.com/tpslab/tpslab/internal/targets/httpclient"
 	"net"
 	"net/http"
 	"strconv"

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
 )
 
 // Options configure the target.

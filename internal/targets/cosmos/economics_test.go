@@ -14,8 +14,8 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	kindcosmos "github.com/tpslab/tpslab/internal/kinds/cosmos"
 	"github.com/tpslab/tpslab/internal/scenario"
-	"github.com/tpslab/tpslab/internal/sut/cometbft"
-	"github.com/tpslab/tpslab/internal/sut/cosmos"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
+	"github.com/tpslab/tpslab/internal/targets/cosmos"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 )

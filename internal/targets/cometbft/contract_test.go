@@ -11,9 +11,9 @@ import (
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/cometbft"
-	"github.com/tpslab/tpslab/internal/sut/ledgerclient"
-	"github.com/tpslab/tpslab/internal/sut/suttest"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
+	"github.com/tpslab/tpslab/internal/targets/ledgerclient"
+	"github.com/tpslab/tpslab/internal/targets/suttest"
 	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
 )

@@ -5,7 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/tpslab/tpslab/internal/sut/jsonrpc"
+	"github.com/tpslab/tpslab/internal/targets/jsonrpc"
 	"slices"
 	"strconv"
 	"time"

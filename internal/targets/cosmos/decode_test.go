@@ -3,7 +3,7 @@ package cosmos_test
 import (
 	"testing"
 
-	"github.com/tpslab/tpslab/internal/sut/cosmos"
+	"github.com/tpslab/tpslab/internal/targets/cosmos"
 )
 
 // A signed send and multi-send read back as payments: kind, sender, first

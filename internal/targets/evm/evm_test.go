@@ -22,8 +22,8 @@ import (
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/evm"
-	"github.com/tpslab/tpslab/internal/sut/suttest"
+	"github.com/tpslab/tpslab/internal/targets/evm"
+	"github.com/tpslab/tpslab/internal/targets/suttest"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/evm/erc20"
+	"github.com/tpslab/tpslab/internal/targets/evm/erc20"
 )
 
 // ReadKey reads a funder's private key: from a file holding it in hex, or,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/sut"
-	"github.com/tpslab/tpslab/internal/sut/cometbft"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
 )
 
 // SimulateGas asks the chain how much gas one bank send from wallet from

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpslab/tpslab/internal/sut/jsonrpc"
+	"github.com/tpslab/tpslab/internal/targets/jsonrpc"
 )
 
 // Client is a JSON-RPC client for one Ethereum endpoint. Answers are read
