@@ -29,19 +29,32 @@ type loadState struct {
 	trk     *confirm.Tracker
 	stop    context.CancelCauseFunc // stops offering, with the reason
 	loadEnd atomic.Int64            // ns since start when offering ended; 0 while offering
-	mempool atomic.Int64
+	mempool atomic.Int64            // the target's mempool, as the sampler last read it
 	// mempoolBefore is the target's mempool when the load began (-1: unknown).
 	mempoolBefore int
-	hasBlock      bool // the system has blocks (a chain)
+	slowest       []telemetry.Statement // read at the end
+	blockState
+	steadyState
+	cpuState
+}
 
-	mu        sync.Mutex // guards the block fields below
+// blockState is what the blocks said, written by the tracker's block
+// callback (onBlock) under mu and read by the collector and the summary.
+type blockState struct {
+	hasBlock  bool       // the system has blocks (a chain)
+	mu        sync.Mutex // guards the fields below
 	firstH    int64
 	lastH     int64
 	lastSeen  time.Duration // when the last block was seen; 0 before the first
 	gaps      []gap         // block-less gaps of 3 s or more
 	intervals *hdrhistogram.Histogram
+}
 
-	// Owned by the collector (tick).
+// steadyState is the steady window as the collector (tick) reads it, one
+// second at a time under tickMu: its blocks, seconds, generator CPU,
+// telemetry, and the nodes' and endpoints' health.
+type steadyState struct {
+	tickMu       sync.Mutex
 	steadyH      [2]int64
 	steadyB      [2]float64 // when the steady window's first and last blocks were seen
 	steadyB0     int64      // our committed payments in the steady window's first block
@@ -49,6 +62,15 @@ type loadState struct {
 	steadyIv     *hdrhistogram.Histogram // seen-intervals between steady blocks, ms
 	steadyN      int
 	steadyGenCPU float64 // sum of the generator's CPU % over steady seconds
+	lastCPU      time.Duration
+	nodeUp       []bool
+	telWin       telemetry.Window // steady seconds of telemetry
+	downSince    time.Duration    // all endpoints down since (0: not all down)
+}
+
+// cpuState is what the load cost the generator and the machine, taken by
+// the loop when offering starts and ends.
+type cpuState struct {
 	cpuStart     time.Duration
 	cpuLoad      time.Duration
 	busy         dispatch.Busy // how the workers spent the load
@@ -56,12 +78,6 @@ type loadState struct {
 	machineLoad  float64       // busy share of the machine over the load, 0..1
 	machineSteal float64       // stolen share of the machine over the load, 0..1
 	loadAvg      float64       // the 1-minute load average when the load ended
-	lastCPU      time.Duration
-	nodeUp       []bool
-	telWin       telemetry.Window // steady seconds of telemetry
-	slowest      []telemetry.Statement
-	downSince    time.Duration // all endpoints down since (0: not all down)
-	tickMu       sync.Mutex
 }
 
 // gap is a stretch without blocks.
@@ -146,8 +162,9 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 // and starts the engine and the faults; an error has finished the run early.
 func (r loop) begin(ctx, observe context.Context, info sut.Info, stopOffer context.CancelCauseFunc) error {
 	sc, tgt := r.sc, r.conn.Target
-	ls := &loadState{stop: stopOffer, hasBlock: info.Height > 0, firstH: info.Height + 1,
-		intervals: hdrhistogram.New(1, 3_600_000, 2), steadyIv: hdrhistogram.New(1, 3_600_000, 2)}
+	ls := &loadState{stop: stopOffer,
+		blockState:  blockState{hasBlock: info.Height > 0, firstH: info.Height + 1, intervals: hdrhistogram.New(1, 3_600_000, 2)},
+		steadyState: steadyState{steadyIv: hdrhistogram.New(1, 3_600_000, 2)}}
 	r.ls = ls
 	r.sum = &summarizer{sc: &r.sc, profile: r.profile, rec: r.rec, ls: ls, tel: r.tel, loadDur: r.loadDur}
 	ls.mempoolBefore = r.mempoolBefore(observe) // before the start: a wait must not eat the schedule

@@ -70,7 +70,7 @@ func TestFewBlocksInTheSteadyWindow(t *testing.T) {
 // 70 s, and a 52 s gap covering the whole window read stall_s 0, longest
 // gap 0, no warning).
 func TestLongGapAmongSlowBlocksIsReported(t *testing.T) {
-	ls := &loadState{hasBlock: true, intervals: hdrhistogram.New(1, 3_600_000, 2)}
+	ls := &loadState{blockState: blockState{hasBlock: true, intervals: hdrhistogram.New(1, 3_600_000, 2)}}
 	for range 20 {
 		ls.intervals.RecordValue(14_000) // blocks 14 s apart
 	}
