@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -30,7 +31,7 @@ func nodeCmd() *cobra.Command {
 			if home == "" {
 				return exitcode.BadInputf("node: --home is required")
 			}
-			return exitcode.Wrap(exitcode.TargetFailed, testnet.RunNodeWith(cmd.Context(), home, from, peersFlag(cmd, peers)))
+			return exitcode.Wrap(exitcode.TargetFailed, chainnet.RunNodeWith(cmd.Context(), home, from, peersFlag(cmd, peers)))
 		},
 	}
 	c.Flags().StringVar(&home, "home", "", "node home directory (config/, data/)")

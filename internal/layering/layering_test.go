@@ -80,7 +80,7 @@ func TestFaultImportsNoOutput(t *testing.T) {
 // a kind's name by coincidence (a URL scheme, a directory, a binary).
 func TestKindNamesOnlyInTheirFolders(t *testing.T) {
 	allowed := map[string]string{
-		"testnet/node.go:ledger":                "the ledger application's database directory",
+		"testnet/chainnet/node.go:ledger":       "the ledger application's database directory",
 		"testnet/net.go:http":                   "a URL scheme",
 		"scenario/validate.go:http":             "a URL scheme",
 		"targets/httpclient/httpclient.go:http": "a URL scheme",

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"context"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal("chromium not installed (test.sh installs Debian's chromium package)")
 	}
-	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 4, Home: filepath.Join(t.TempDir(), "net"), ChainID: "report",
+	n, err := chainnet.Up(context.Background(), chainnet.Options{Validators: 4, Home: filepath.Join(t.TempDir(), "net"), ChainID: "report",
 		Genesis: chain.Genesis{Seed: "report", Accounts: 1000, Balance: 1 << 40}, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)

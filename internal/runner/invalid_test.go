@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,7 @@ func TestInvalidShareCountedApart(t *testing.T) {
 		t.Skip("starts a network")
 	}
 	g := chain.Genesis{Seed: "invalid", Accounts: 1000, Balance: 1_000_000_000}
-	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 1, Home: filepath.Join(t.TempDir(), "net"),
+	n, err := chainnet.Up(context.Background(), chainnet.Options{Validators: 1, Home: filepath.Join(t.TempDir(), "net"),
 		ChainID: "invalid-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)

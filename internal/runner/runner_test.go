@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"net"
 	"net/http"
 	"os"
@@ -45,7 +46,7 @@ func startNet(t *testing.T, g chain.Genesis) *testnet.Net { return startLinkedNe
 // direct).
 func startLinkedNet(t *testing.T, g chain.Genesis, topology string) *testnet.Net {
 	t.Helper()
-	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 4, Home: filepath.Join(t.TempDir(), "net"),
+	n, err := chainnet.Up(context.Background(), chainnet.Options{Validators: 4, Home: filepath.Join(t.TempDir(), "net"),
 		ChainID: "count-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t), Topology: topology})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 func sharedNet(t *testing.T) (*testnet.Net, int) {
 	t.Helper()
 	return shared.Get(t, func(dir string) (*testnet.Net, error) {
-		return testnet.Up(context.Background(), testnet.Options{Validators: 4, Home: filepath.Join(dir, "net"),
+		return chainnet.Up(context.Background(), chainnet.Options{Validators: 4, Home: filepath.Join(dir, "net"),
 			ChainID: "shared-chain", Genesis: sharedGenesis, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)})
 	})
 }

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func TestWalletsFundedByTreeThenMix(t *testing.T) {
 		t.Skip("starts a network")
 	}
 	g := chain.Genesis{Seed: "roots", Accounts: 3, Balance: 1 << 50}
-	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 1, Home: filepath.Join(t.TempDir(), "net"),
+	n, err := chainnet.Up(context.Background(), chainnet.Options{Validators: 1, Home: filepath.Join(t.TempDir(), "net"),
 		ChainID: "wallets-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)

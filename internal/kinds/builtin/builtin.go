@@ -7,6 +7,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"sort"
 	"strings"
 
@@ -63,7 +64,7 @@ func (Kind) Validate(sc *scenario.Scenario) error {
 // it: node names, and links (tpslab adds them when a fault needs them).
 func planned(sc *scenario.Scenario) *testnet.Net {
 	n := &testnet.Net{Home: "the network tpslab starts", Links: &testnet.Proxies{}}
-	for _, name := range testnet.PlannedNames(sc.Network.Validators, sc.Network.RPCNodes) {
+	for _, name := range chainnet.PlannedNames(sc.Network.Validators, sc.Network.RPCNodes) {
 		n.Nodes = append(n.Nodes, testnet.Node{Name: name})
 	}
 	return n
@@ -88,7 +89,7 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 	if o.ChainID == "" {
 		o.ChainID = "tpslab"
 	}
-	opts := testnet.Options{Kind: o.Kind, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID,
+	opts := chainnet.Options{Kind: o.Kind, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID,
 		Genesis:  chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance},
 		Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Binary: o.Binary, Owner: o.Owner,
 		Topology: o.Topology, RPCNodes: o.RPCNodes, ClientLinks: o.ClientLinks}
@@ -114,7 +115,7 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 	if o.ClientLinks {
 		fmt.Fprintln(o.Log, "and the load generator's connections to the nodes too")
 	}
-	return testnet.Up(ctx, opts)
+	return chainnet.Up(ctx, opts)
 }
 
 // Status reads each node's CometBFT status.

@@ -3,6 +3,7 @@ package cometbft_test
 import (
 	"context"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"net"
 	"net/http/httptest"
 	"path/filepath"
@@ -55,7 +56,7 @@ func TestContractAgainstTheLedger(t *testing.T) {
 		t.Skip("starts a validator")
 	}
 	g := chain.Genesis{Seed: "contract", Accounts: 100, Balance: 1_000_000}
-	n, err := testnet.Up(context.Background(), testnet.Options{Validators: 1, Home: filepath.Join(t.TempDir(), "net"), ChainID: "contract",
+	n, err := chainnet.Up(context.Background(), chainnet.Options{Validators: 1, Home: filepath.Join(t.TempDir(), "net"), ChainID: "contract",
 		Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)

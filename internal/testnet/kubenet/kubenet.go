@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"io"
 	"net/http"
 	"os"
@@ -78,7 +79,7 @@ func (o *Options) Check() error {
 }
 
 // Up generates the network in o.Home and starts its nodes as pods.
-func Up(ctx context.Context, to testnet.Options, k Options) (*testnet.Net, error) {
+func Up(ctx context.Context, to chainnet.Options, k Options) (*testnet.Net, error) {
 	if k.Log == nil {
 		k.Log = io.Discard
 	}
@@ -97,7 +98,7 @@ func Up(ctx context.Context, to testnet.Options, k Options) (*testnet.Net, error
 		return nil, err
 	}
 	to.PodPorts = true
-	n, err := testnet.Generate(home, to)
+	n, err := chainnet.Generate(home, to)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,9 @@
-package testnet
+package chainnet
 
 import (
 	"context"
 	"crypto/sha256"
+	"github.com/tpslab/tpslab/internal/testnet"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func TestNetworkLifecycle(t *testing.T) {
 	ctx := context.Background()
 	home := filepath.Join(t.TempDir(), "net")
 	g := chain.Genesis{Seed: "it", Accounts: 500, Balance: 1_000_000}
-	o := Options{Validators: 4, Home: home, ChainID: "it-chain", Genesis: g, Settings: DefaultSettings(), Binary: testbin.Path(t)}
+	o := Options{Validators: 4, Home: home, ChainID: "it-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)}
 	start := time.Now()
 	n, err := Up(ctx, o)
 	if err != nil {
@@ -66,15 +67,15 @@ func TestNetworkLifecycle(t *testing.T) {
 	if err := n.Kill(3); err != nil {
 		t.Fatal(err)
 	}
-	h0, _ := Height(ctx, n.Nodes[0].RPC)
-	if err := (&Net{Nodes: n.Nodes[:3], Home: home}).WaitForBlocks(ctx, h0+3, 20*time.Second); err != nil {
+	h0, _ := testnet.Height(ctx, n.Nodes[0].RPC)
+	if err := (&testnet.Net{Nodes: n.Nodes[:3], Home: home}).WaitForBlocks(ctx, h0+3, 20*time.Second); err != nil {
 		t.Fatalf("three validators stopped committing: %v", err)
 	}
 	// Restart it: it catches up from its peers and its own stored state.
 	if err := n.Restart(3, testbin.Path(t)); err != nil {
 		t.Fatal(err)
 	}
-	h1, _ := Height(ctx, n.Nodes[0].RPC)
+	h1, _ := testnet.Height(ctx, n.Nodes[0].RPC)
 	if err := n.WaitForBlocks(ctx, h1+2, 30*time.Second); err != nil {
 		t.Fatalf("restarted validator did not catch up: %v", err)
 	}

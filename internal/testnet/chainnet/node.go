@@ -1,6 +1,4 @@
-// Package testnet creates, starts, stops and inspects local networks of the
-// reference ledger, one OS process per validator.
-package testnet
+package chainnet
 
 import (
 	"context"

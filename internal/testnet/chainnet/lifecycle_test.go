@@ -1,7 +1,8 @@
-package testnet
+package chainnet
 
 import (
 	"context"
+	"github.com/tpslab/tpslab/internal/testnet"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 	"github.com/tpslab/tpslab/internal/testbin"
 )
 
-func states(n *Net) map[string]string {
+func states(n *testnet.Net) map[string]string {
 	out := map[string]string{}
 	for _, s := range n.Status(context.Background()) {
 		out[s.Name] = s.State
@@ -29,7 +30,7 @@ func TestStopStartAndRPCNodes(t *testing.T) {
 	}
 	ctx := context.Background()
 	n, err := Up(ctx, Options{Validators: 4, RPCNodes: 1, Topology: "region", ClientLinks: true, Home: filepath.Join(t.TempDir(), "net"), ChainID: "life",
-		Genesis: chain.Genesis{Seed: "life", Accounts: 10, Balance: 1000}, Settings: DefaultSettings(), Binary: testbin.Path(t)})
+		Genesis: chain.Genesis{Seed: "life", Accounts: 10, Balance: 1000}, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestStopStartAndRPCNodes(t *testing.T) {
 	if st["node1"] != "stopped" || st["node2"] != "crashed" || st["node0"] != "running" || st["rpc0"] != "running" {
 		t.Fatalf("states %v", st)
 	}
-	h0, _ := Height(ctx, n.Nodes[0].RPC)
+	h0, _ := testnet.Height(ctx, n.Nodes[0].RPC)
 	started, err := n.Start(nil)
 	if err != nil || len(started) != 2 {
 		t.Fatalf("started %v: %v", started, err)
