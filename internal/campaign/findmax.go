@@ -12,6 +12,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/findmax"
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -20,10 +21,16 @@ import (
 
 // FindMax is a find-max search: its objective and steps.
 type FindMax struct {
-	Objective   findmax.Objective
-	Describe    string // the objective in words, for the outputs
-	Search      findmax.Options
-	Step, Warm  time.Duration
+	Objective  findmax.Objective
+	Describe   string // the objective in words, for the outputs
+	Search     findmax.Options
+	Step, Warm time.Duration
+	// MissAfter ends a step early once what is accepted and not yet
+	// committed holds more than this many seconds of the offered load for
+	// two seconds running, past the warm-up: the step has clearly missed
+	// (a p99 commit under a few seconds cannot hold), and waiting out its
+	// length only grows the backlog the next step must wait for. 0: never.
+	MissAfter   float64
 	Run         runner.Options // how each step runs (kinds, version, command)
 	Log, Output io.Writer      // progress lines; the knee, the verdict and the hints
 }
@@ -57,12 +64,19 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 		rc := sc
 		rc.Load.Rate, rc.Load.Stages, rc.Load.Steps = rate, nil, nil
 		rc.Load.Duration, rc.Load.Warmup = scenario.Duration(f.Step), scenario.Duration(f.Warm)
+		// What is still pending a few seconds after a step is its backlog:
+		// the next step waits for the mempool to empty instead.
+		rc.Load.Drain = min(rc.Load.Drain, scenario.Duration(5*time.Second))
 		rc.Thresholds = nil
 		rc.Out = filepath.Join(base, fmt.Sprintf("step-%02d-%.0f", n, rate))
 		fmt.Fprintf(f.Log, "step %d: %.0f tx/s for %s\n", n, rate, f.Step)
 		ro := f.Run
 		ro.Log = io.Discard
-		res, err := runner.Run(ctx, rc, ro)
+		stepCtx, endStep := context.WithCancelCause(ctx)
+		miss := &earlyMiss{rate: rate, after: f.MissAfter, warm: f.Warm.Seconds(), end: endStep}
+		ro.Observers = append(append([]runner.Observer{}, ro.Observers...), miss)
+		res, err := runner.Run(stepCtx, rc, ro)
+		endStep(nil)
 		if res == nil {
 			return findmax.Step{}, err
 		}
@@ -71,6 +85,9 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 			res = onDisk
 		}
 		st := f.Objective.Judge(rate, res)
+		if miss.why != "" && ctx.Err() == nil {
+			st.OK, st.Why = false, append([]string{miss.why}, st.Why...)
+		}
 		verdict := "met"
 		if !st.OK {
 			verdict = "missed: " + strings.Join(st.Why, "; ")
@@ -135,3 +152,30 @@ func waitForEmptyMempool(ctx context.Context, tgt sut.Target) {
 		time.Sleep(500 * time.Millisecond)
 	}
 }
+
+// earlyMiss ends a find-max step once it has clearly missed: more than
+// after seconds of the offered load accepted and not yet committed, two
+// seconds running, past the warm-up.
+type earlyMiss struct {
+	rate, after, warm float64
+	end               context.CancelCauseFunc
+	over              int
+	why               string
+}
+
+func (m *earlyMiss) Second(s *report.Second, _ *measure.Interval, _ bool) {
+	if m.after <= 0 || m.why != "" || s.T <= m.warm {
+		return
+	}
+	if float64(s.InFlight) > m.after*m.rate {
+		m.over++
+	} else {
+		m.over = 0
+	}
+	if m.over >= 2 {
+		m.why = fmt.Sprintf("ended early at %.0f s: %d payments accepted and not committed, more than %.0f s of the offered load", s.T, s.InFlight, m.after)
+		m.end(errors.New(m.why))
+	}
+}
+
+func (m *earlyMiss) Result(*report.Result, bool) {}
