@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,7 @@ func kindsCmd(reg *kinds.Registry) *cobra.Command {
 		Use: "kinds", Short: "List the kinds of system tpslab measures and what each can do", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KIND\tSTARTS\tNET\tLINKS\tFAULTS\tABOUT")
+			fmt.Fprintln(tw, "KIND\tSTARTS\tNET\tLINKS\tFAULTS\tSETTINGS\tABOUT")
 			yes := func(b bool) string {
 				if b {
 					return "yes"
@@ -26,7 +27,11 @@ func kindsCmd(reg *kinds.Registry) *cobra.Command {
 			for _, k := range reg.All() {
 				in := k.Info()
 				_, starts := k.(kinds.Starter)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, yes(starts), yes(kinds.IsNetwork(k)), yes(in.Links), yes(in.Faults), in.About)
+				settings := "-"
+				if s := kinds.Sections(k); len(s) > 0 {
+					settings = strings.Join(s, ":, ") + ":"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, yes(starts), yes(kinds.IsNetwork(k)), yes(in.Links), yes(in.Faults), settings, in.About)
 			}
 			return tw.Flush()
 		},

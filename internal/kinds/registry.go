@@ -129,6 +129,10 @@ func (r *Registry) Validate(sc *scenario.Scenario) error {
 	return k.Validate(sc)
 }
 
+// Sections lists the scenario sections a kind reads: its own, then the
+// others it reads.
+func Sections(k Kind) []string { return reads(k) }
+
 // reads lists the sections a kind reads.
 func reads(k Kind) []string {
 	var out []string
