@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,12 @@ type FindMax struct {
 	// two seconds running, past the warm-up: the step has clearly missed
 	// (a p99 commit under a few seconds cannot hold), and waiting out its
 	// length only grows the backlog the next step must wait for. 0: never.
-	MissAfter   float64
+	MissAfter float64
+	// Probe estimates the capacity first with one ramp of live payments
+	// (doubling every 2 s from Search.Start up to Search.MaxRate), ended
+	// once more than a second of the offered load is pending; the steps
+	// then start near it (findmax.Options.Probe).
+	Probe       bool
 	Run         runner.Options // how each step runs (kinds, version, command)
 	Log, Output io.Writer      // progress lines; the knee, the verdict and the hints
 }
@@ -95,7 +101,11 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 		fmt.Fprintf(f.Log, "  committed %.1f tx/s, p99 commit %.0f ms: %s\n", st.Committed, st.P99, verdict)
 		return st, nil
 	}
-	out, err := findmax.Search(ctx, f.Search, measure)
+	opts := f.Search
+	if f.Probe {
+		opts.Probe = func(ctx context.Context) (float64, error) { return f.probe(ctx, sc, base, probe) }
+	}
+	out, err := findmax.Search(ctx, opts, measure)
 	took := time.Since(start).Round(time.Second)
 	if err != nil && len(out.Steps) == 0 {
 		return err
@@ -179,3 +189,70 @@ func (m *earlyMiss) Second(s *report.Second, _ *measure.Interval, _ bool) {
 }
 
 func (m *earlyMiss) Result(*report.Result, bool) {}
+
+// probe runs one ramp of live payments, doubling every 2 s from the search's
+// start, and returns the highest committed rate seen over two seconds
+// (0 when it learnt nothing). It ends once the system falls behind.
+func (f FindMax) probe(ctx context.Context, sc scenario.Scenario, base string, tgt sut.Target) (float64, error) {
+	waitForEmptyMempool(ctx, tgt)
+	rc := sc
+	rc.Load.Rate, rc.Load.Steps, rc.Load.Stages = f.Search.Start/2, nil, nil
+	for r := f.Search.Start; ; r *= 2 {
+		r = math.Min(r, f.Search.MaxRate)
+		rc.Load.Stages = append(rc.Load.Stages, scenario.Stage{Duration: scenario.Duration(2 * time.Second), Target: r, Ramp: "linear"})
+		if r >= f.Search.MaxRate || len(rc.Load.Stages) == 12 {
+			break
+		}
+	}
+	rc.Load.Warmup, rc.Load.Drain = 0, scenario.Duration(2*time.Second)
+	rc.Workload.Mode = scenario.Live // a plan this large is not worth presigning
+	rc.Thresholds = nil
+	rc.Out = filepath.Join(base, "probe")
+	fmt.Fprintf(f.Log, "probe: a ramp from %.0f tx/s, doubling every 2 s, until the system falls behind\n", f.Search.Start)
+	ro := f.Run
+	ro.Log = io.Discard
+	probeCtx, end := context.WithCancelCause(ctx)
+	w := &capacityWatch{end: end}
+	ro.Observers = append(append([]runner.Observer{}, ro.Observers...), w)
+	_, err := runner.Run(probeCtx, rc, ro)
+	end(nil)
+	if ctx.Err() != nil {
+		return 0, err
+	}
+	fmt.Fprintf(f.Log, "  committed up to %.0f tx/s (%s)\n", w.best, w.why)
+	return w.best, nil
+}
+
+// capacityWatch follows a probe: the best committed rate over two seconds,
+// and the end of the ramp once more than a second of the offered load is
+// pending, two seconds running.
+type capacityWatch struct {
+	end        context.CancelCauseFunc
+	prev, best float64
+	over       int
+	why        string
+}
+
+func (w *capacityWatch) Second(s *report.Second, _ *measure.Interval, final bool) {
+	if w.why != "" || final {
+		return
+	}
+	c := float64(s.Committed)
+	w.best = math.Max(w.best, (c+w.prev)/2)
+	w.prev = c
+	if offered := float64(s.Offered); s.T > 2 && float64(s.InFlight) > math.Max(offered, 100) {
+		w.over++
+	} else {
+		w.over = 0
+	}
+	if w.over >= 2 {
+		w.why = fmt.Sprintf("fell behind at %.0f s, offered %d/s", s.T, s.Offered)
+		w.end(errors.New(w.why))
+	}
+}
+
+func (w *capacityWatch) Result(res *report.Result, final bool) {
+	if final && w.why == "" {
+		w.why = "the ramp ended"
+	}
+}

@@ -58,7 +58,7 @@ load over the step. Each step's warm-up is excluded.`,
 			}
 			fm := campaign.FindMax{Objective: findmax.Objective{Thresholds: ths, MinRatio: minRatio, MaxGrowth: maxGrowth},
 				Describe: strings.Join(slos, ", ") + fmt.Sprintf(", committed/offered >= %.2f, mempool growth <= %.1f s", minRatio, maxGrowth),
-				Search:   opt, Step: step, Warm: warm, MissAfter: missAfter, Log: os.Stderr, Output: os.Stdout,
+				Search:   opt, Step: step, Warm: warm, MissAfter: missAfter, Probe: !cmd.Flags().Changed("start"), Log: os.Stderr, Output: os.Stdout,
 				Run: runner.Options{Version: Version, Kinds: reg, Command: "find-max"}}
 			return fm.Do(cmd.Context(), sc)
 		},
@@ -68,13 +68,13 @@ load over the step. Each step's warm-up is excluded.`,
 	f.StringArrayVar(&slos, "slo", []string{"p99_commit<=2s"}, "objective a step must meet, repeatable (threshold syntax)")
 	f.Float64Var(&minRatio, "min-ratio", 0.99, "committed/offered a step must reach")
 	f.Float64Var(&maxGrowth, "max-growth", 1, "largest mempool growth over a step, in seconds of offered load")
-	f.Float64Var(&opt.Start, "start", 500, "first offered rate")
+	f.Float64Var(&opt.Start, "start", 500, "first offered rate; not given, a probe ramp (live payments, doubling every 2 s from this rate until the system falls behind) estimates the capacity and the steps start at 90% of it, moving by --tolerance")
 	f.Float64Var(&opt.Factor, "factor", 2, "coarse ramp: multiply the rate by this until a step fails")
 	f.Float64Var(&opt.Tolerance, "tolerance", 0.1, "stop when the bracket is this narrow (relative)")
 	f.Float64Var(&opt.MaxRate, "max-rate", 100000, "never offer more than this")
 	f.IntVar(&opt.MaxSteps, "max-steps", 12, "at most this many steps")
-	f.DurationVar(&step, "step", 10*time.Second, "length of each step")
-	f.DurationVar(&warm, "step-warmup", 3*time.Second, "start of each step excluded from its figures")
+	f.DurationVar(&step, "step", 8*time.Second, "length of each step")
+	f.DurationVar(&warm, "step-warmup", 2*time.Second, "start of each step excluded from its figures")
 	f.Float64Var(&missAfter, "miss-after", 3, "end a step early once more than this many seconds of its offered load are accepted and not committed, two seconds running (0: never)")
 	return c
 }

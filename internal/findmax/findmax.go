@@ -97,11 +97,17 @@ type Options struct {
 	Tolerance float64 // stop bisecting when (hi-lo)/lo is below this
 	MaxRate   float64
 	MaxSteps  int
+	// Probe, when set, estimates the system's capacity before the steps
+	// (one ramp that ends once the system falls behind); the steps then
+	// start at 90% of it and move by the tolerance. 0: no estimate, the
+	// plain ramp from Start.
+	Probe func(ctx context.Context) (capacity float64, err error)
 }
 
 // Outcome is the search's answer.
 type Outcome struct {
 	Sustainable float64    `json:"sustainable_rate"` // the highest rate that met the objective
+	Probed      float64    `json:"probed_capacity,omitempty"` // the probe's estimate, when one ran
 	Bracket     [2]float64 `json:"bracket"`          // [highest passing, lowest failing]
 	Steps       []Step     `json:"steps"`
 	Stopped     string     `json:"stopped"` // why the search ended
@@ -114,7 +120,17 @@ func Search(ctx context.Context, o Options, measure func(ctx context.Context, ra
 	var out Outcome
 	lo, hi := 0.0, math.Inf(1)
 	var loStep, hiStep *Step
-	rate := o.Start
+	rate, factor := o.Start, o.Factor
+	if o.Probe != nil {
+		c, err := o.Probe(ctx)
+		if err != nil {
+			return out, err
+		}
+		if c > 0 {
+			out.Probed = c
+			rate, factor = math.Max(1, math.Min(o.MaxRate, math.Round(0.9*c))), 1+o.Tolerance
+		}
+	}
 	for len(out.Steps) < o.MaxSteps {
 		if ctx.Err() != nil {
 			out.Stopped = "interrupted"
@@ -138,7 +154,7 @@ func Search(ctx context.Context, o Options, measure func(ctx context.Context, ra
 		}
 		switch {
 		case math.IsInf(hi, 1):
-			rate *= o.Factor
+			rate = math.Floor(rate * factor) // at most factor apart: a bracket within the tolerance
 			if rate > o.MaxRate {
 				if lo >= o.MaxRate {
 					out.Stopped = fmt.Sprintf("every rate up to the limit %.0f tx/s was sustained", o.MaxRate)
@@ -147,13 +163,13 @@ func Search(ctx context.Context, o Options, measure func(ctx context.Context, ra
 				rate = o.MaxRate
 			}
 		case lo == 0:
-			rate = hi / o.Factor
+			rate = math.Ceil(hi / factor)
 			if rate < 1 {
 				out.Stopped = "even the lowest rate failed the objective"
 				goto done
 			}
 		default:
-			if (hi-lo)/lo <= o.Tolerance {
+			if (hi-lo)/lo <= o.Tolerance+1e-9 {
 				out.Stopped = fmt.Sprintf("knee bracketed within %.0f%%", 100*o.Tolerance)
 				goto done
 			}

@@ -61,6 +61,35 @@ func TestSearchBracketsTheKnee(t *testing.T) {
 	}
 }
 
+// With a probe's estimate the steps start at 90% of it and move by the
+// tolerance: two or three steps bracket the knee, whether the estimate was
+// high or low.
+func TestSearchFromAProbe(t *testing.T) {
+	for _, c := range []struct{ capacity, probed float64 }{{1700, 1750}, {1700, 2100}, {1700, 1500}} {
+		o := Options{Start: 250, Factor: 2, Tolerance: 0.1, MaxRate: 1e6, MaxSteps: 20,
+			Probe: func(context.Context) (float64, error) { return c.probed, nil }}
+		out, err := Search(context.Background(), o, system(c.capacity, 1e9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := out.Bracket[0], out.Bracket[1]
+		if !(lo <= c.capacity && hi > c.capacity && (hi-lo)/lo <= 0.1+1e-9) || out.Probed != c.probed {
+			t.Errorf("probe %g: bracket %v, probed %g (stopped: %s)", c.probed, out.Bracket, out.Probed, out.Stopped)
+		}
+		if out.Steps[0].Rate != math.Round(0.9*c.probed) || len(out.Steps) > 4 {
+			t.Errorf("probe %g: steps %v, want the first at 90%% of the estimate and at most 4", c.probed, rates(out.Steps))
+		}
+	}
+}
+
+func rates(steps []Step) []float64 {
+	var out []float64
+	for _, s := range steps {
+		out = append(out, s.Rate)
+	}
+	return out
+}
+
 func TestSearchStopsAtTheGeneratorLimit(t *testing.T) {
 	out, _ := Search(context.Background(), Options{Start: 250, Factor: 2, Tolerance: 0.1, MaxRate: 1e6, MaxSteps: 20}, system(1e9, 3000))
 	if !strings.Contains(out.Stopped, "load generator limited") {
