@@ -106,9 +106,9 @@ type Options struct {
 
 // Outcome is the search's answer.
 type Outcome struct {
-	Sustainable float64    `json:"sustainable_rate"` // the highest rate that met the objective
+	Sustainable float64    `json:"sustainable_rate"`          // the highest rate that met the objective
 	Probed      float64    `json:"probed_capacity,omitempty"` // the probe's estimate, when one ran
-	Bracket     [2]float64 `json:"bracket"`          // [highest passing, lowest failing]
+	Bracket     [2]float64 `json:"bracket"`                   // [highest passing, lowest failing]
 	Steps       []Step     `json:"steps"`
 	Stopped     string     `json:"stopped"` // why the search ended
 	Hints       []string   `json:"hints"`
