@@ -293,7 +293,7 @@ type Invalid struct {
 // Default is `tpslab run` with no arguments: a 4-validator built-in network,
 // 30 s of presigned payments at 1000/s.
 func Default() Scenario {
-	return Scenario{
+	s := Scenario{
 		Version: Version,
 		Name:    "default",
 		Target:  Target{Broadcast: "sync", Confirm: "websocket"},
@@ -309,6 +309,7 @@ func Default() Scenario {
 			Amount: Amount{Min: 1, Max: 100}, FundAmount: 10_000_000},
 		CommitTimeout: Duration(30 * time.Second),
 		Seed:          1,
-		Kinds:         defaultSections(),
 	}
+	s.all() // every registered kind's section, at its defaults
+	return s
 }

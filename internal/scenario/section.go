@@ -39,17 +39,6 @@ func RegisterSection(name string, defaults func() any) {
 // a flag sets them.
 type Sections map[string]any
 
-// defaultSections is a fresh copy of every registered section's defaults.
-func defaultSections() Sections {
-	sections.Lock()
-	defer sections.Unlock()
-	out := make(Sections, len(sections.defaults))
-	for name, f := range sections.defaults {
-		out[name] = f()
-	}
-	return out
-}
-
 // names lists the sections, sorted.
 func (s Sections) names() []string {
 	out := make([]string, 0, len(s))
@@ -63,23 +52,22 @@ func (s Sections) names() []string {
 // Section is the kind's section of sc, as its registered defaults made it
 // and the file and flags set it; nil when no kind registered the name.
 // Kinds read theirs with kinds.SectionOf.
-func (s *Scenario) Section(name string) any {
-	if s.Kinds == nil {
-		s.Kinds = defaultSections()
-	}
-	if v, ok := s.Kinds[name]; ok {
-		return v
-	}
-	// Registered after this scenario was made (a test's throw-away kind).
+func (s *Scenario) Section(name string) any { return s.all()[name] }
+
+// all is s's sections with every registered one present: a kind registered
+// after s was made (a test's throw-away kind) gets its defaults now.
+func (s *Scenario) all() Sections {
 	sections.Lock()
-	f, ok := sections.defaults[name]
-	sections.Unlock()
-	if !ok {
-		return nil
+	defer sections.Unlock()
+	if s.Kinds == nil {
+		s.Kinds = make(Sections, len(sections.defaults))
 	}
-	v := f()
-	s.Kinds[name] = v
-	return v
+	for name, f := range sections.defaults {
+		if _, ok := s.Kinds[name]; !ok {
+			s.Kinds[name] = f()
+		}
+	}
+	return s.Kinds
 }
 
 // MarshalJSON writes the sections at the top level after the scenario's
@@ -107,24 +95,7 @@ func sectionsOf(v reflect.Value) (Sections, bool) {
 	if v.Type() != reflect.TypeOf(Scenario{}) {
 		return nil, false
 	}
-	sc := v.Addr().Interface().(*Scenario)
-	if sc.Kinds == nil {
-		sc.Kinds = defaultSections()
-	}
-	for name := range defaultSectionNames() {
-		sc.Section(name) // registered since it was made
-	}
-	return sc.Kinds, true
-}
-
-func defaultSectionNames() map[string]bool {
-	sections.Lock()
-	defer sections.Unlock()
-	out := make(map[string]bool, len(sections.defaults))
-	for k := range sections.defaults {
-		out[k] = true
-	}
-	return out
+	return v.Addr().Interface().(*Scenario).all(), true
 }
 
 // Clone is s with sections of its own (a plain copy shares them).
@@ -169,15 +140,7 @@ func movedError(path string) error {
 }
 
 // SectionNames lists the scenario's sections, sorted.
-func (s *Scenario) SectionNames() []string {
-	if s.Kinds == nil {
-		return nil
-	}
-	for name := range defaultSectionNames() {
-		s.Section(name)
-	}
-	return s.Kinds.names()
-}
+func (s *Scenario) SectionNames() []string { return s.all().names() }
 
 // SectionChanged names the first field of section name (its yaml name, in
 // the struct's order; nested structs by their dotted path) whose value is

@@ -107,10 +107,8 @@ func (s *Settings) validate() error {
 		return fmt.Errorf("cosmos.memo: %d characters, expected at most 256", len(s.Memo))
 	case s.Fee != "" && s.Fee != "auto" && !feeFormat.MatchString(s.Fee):
 		return fmt.Errorf("cosmos.fee: %q, expected an amount and a denom such as 500uatom, or auto", s.Fee)
-	case s.Denom != "" && !denomFormat.MatchString(s.Denom):
-		return fmt.Errorf("cosmos.denom: %q, expected a denom such as uatom (3..128 letters, digits, /:._-)", s.Denom)
 	}
-	return s.validateNet()
+	return s.validateNet() // the denom, and the network's settings
 }
 
 // validateNet checks what a network tpslab starts is created with.
