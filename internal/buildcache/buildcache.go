@@ -220,3 +220,52 @@ func tail(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Installed builds a program that installs a tree (bin, lib, share) into a
+// prefix, once per stamp: build(prefix) must install into prefix, which is
+// DIR/name-VERSION/name, its final place (autotools programs find their
+// libraries and data by the prefix they were configured with). A build
+// that failed half-way is removed and made again.
+func Installed(name, stamp string, log io.Writer, build func(prefix string) *exec.Cmd) (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "."+name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	vdir := filepath.Join(dir, name+"-"+version(stamp))
+	prefix := filepath.Join(vdir, name)
+	if _, err := os.Stat(filepath.Join(vdir, "STAMP")); err == nil {
+		return prefix, nil
+	}
+	if err := os.RemoveAll(vdir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(prefix, 0o755); err != nil {
+		return "", err
+	}
+	if log != nil {
+		fmt.Fprintf(log, "building %s into %s (once; this takes a few minutes the first time)\n", name, vdir)
+	}
+	start := time.Now()
+	if o, err := build(prefix).CombinedOutput(); err != nil {
+		os.RemoveAll(vdir)
+		return "", fmt.Errorf("build %s: %v\n%s", name, err, tail(string(o), 25))
+	}
+	// The stamp is written last: it marks a finished build.
+	if err := os.WriteFile(filepath.Join(vdir, "STAMP"), []byte(stamp+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	if log != nil {
+		fmt.Fprintf(log, "built %s in %s\n", name, time.Since(start).Round(time.Second))
+	}
+	return prefix, nil
+}

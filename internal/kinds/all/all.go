@@ -12,9 +12,10 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds/evm"
 	"github.com/tpslab/tpslab/internal/kinds/http"
 	"github.com/tpslab/tpslab/internal/kinds/ledger"
+	"github.com/tpslab/tpslab/internal/kinds/taler"
 )
 
 // Registry is every kind; the first is the default.
 func Registry() *kinds.Registry {
-	return kinds.NewRegistry(builtin.Kind{}, cometbft.Kind{}, cosmos.Kind{}, evm.Kind{}, cosmosevm.Kind{}, ledger.Kind{}, http.Kind{})
+	return kinds.NewRegistry(builtin.Kind{}, cometbft.Kind{}, cosmos.Kind{}, evm.Kind{}, cosmosevm.Kind{}, ledger.Kind{}, http.Kind{}, taler.Kind{})
 }

@@ -154,6 +154,49 @@ func chownTree(dir string) error {
 	})
 }
 
+// Cluster creates a private PostgreSQL cluster in home/postgres (settings
+// as the ledger's: TCP only on bind:port, pg_stat_statements), starts it
+// and creates database db; it returns the running node and the database's
+// URL. Other kinds' networks keep their database in it (the Taler exchange's).
+func Cluster(ctx context.Context, home, bind string, port, maxConns int, syncCommit, db string, log io.Writer) (testnet.Node, string, error) {
+	bin, err := PostgresBin()
+	if err != nil {
+		return testnet.Node{}, "", err
+	}
+	pgHome := filepath.Join(home, "postgres")
+	data := filepath.Join(pgHome, "data")
+	o := Options{Bind: bind, Processes: 1, Connections: maxConns, SynchronousCommit: syncCommit, Log: log}
+	if err := initCluster(ctx, bin, pgHome, data, o, port); err != nil {
+		return testnet.Node{}, "", err
+	}
+	pg := testnet.Node{Name: "postgres", Home: pgHome, RPC: fmt.Sprintf("postgres://%s:%d", bind, port), Log: filepath.Join(pgHome, "postgres.log"),
+		Command: []string{filepath.Join(bin, "postgres"), "-D", data}, User: "postgres", Role: "database"}
+	if err := os.WriteFile(pg.Log, nil, 0o644); err != nil {
+		return pg, "", err
+	}
+	if err := chownTree(pg.Log); err != nil {
+		return pg, "", err
+	}
+	if pg.PID, err = testnet.StartProcess(pg); err != nil {
+		return pg, "", err
+	}
+	admin := fmt.Sprintf("postgres://tpslab@%s:%d/postgres?sslmode=disable", bind, port)
+	var conn *pgx.Conn
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if conn, err = pgx.Connect(ctx, admin); err == nil {
+			break
+		}
+		if time.Now().After(deadline) || !pg.Alive() {
+			return pg, "", fmt.Errorf("PostgreSQL did not start (%v); see %s", err, pg.Log)
+		}
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{db}.Sanitize()); err != nil {
+		return pg, "", err
+	}
+	return pg, fmt.Sprintf("postgres://tpslab@%s:%d/%s?sslmode=disable", bind, port, db), nil
+}
+
 // Up creates the cluster and the ledger, and starts the services.
 func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	if err := o.Validate(); err != nil {
@@ -165,8 +208,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	bin, err := PostgresBin()
-	if err != nil {
+	if _, err := PostgresBin(); err != nil {
 		return nil, err
 	}
 	home, err := filepath.Abs(o.Home)
@@ -185,29 +227,17 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	pgHome := filepath.Join(home, "postgres")
-	data := filepath.Join(pgHome, "data")
-	if err := initCluster(ctx, bin, pgHome, data, o, ports[0]); err != nil {
+	n := &testnet.Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Genesis: o.Genesis, Home: home, Owner: o.Owner}
+	pg, dbURL, err := Cluster(ctx, home, o.Bind, ports[0], o.Processes*o.Connections, o.SynchronousCommit, "ledger", o.Log)
+	if pg.PID != 0 {
+		n.Nodes = append(n.Nodes, pg)
+	}
+	if err != nil {
+		_ = n.Down()
 		return nil, err
 	}
-	dbURL := fmt.Sprintf("postgres://tpslab@%s:%d/ledger?sslmode=disable", o.Bind, ports[0])
-	pg := testnet.Node{Name: "postgres", Home: pgHome, RPC: fmt.Sprintf("postgres://%s:%d", o.Bind, ports[0]), Log: filepath.Join(pgHome, "postgres.log"),
-		Command: []string{filepath.Join(bin, "postgres"), "-D", data}, User: "postgres", Role: "database"}
-	n := &testnet.Net{Version: 1, Kind: o.Kind, ChainID: o.ChainID, Genesis: o.Genesis, Home: home, Owner: o.Owner}
 	n.SetSection(Section, &Ledger{DatabaseURL: dbURL, Processes: o.Processes, Connections: o.Connections, Batch: o.Batch,
 		SynchronousCommit: o.SynchronousCommit, Partition: o.Partition, Isolation: o.Isolation, MaxQueue: o.MaxQueue, BatchWait: o.BatchWait.String()})
-	n.Nodes = append(n.Nodes, pg)
-	if err := os.WriteFile(pg.Log, nil, 0o644); err != nil {
-		return nil, err
-	}
-	if err := chownTree(pg.Log); err != nil {
-		return nil, err
-	}
-	pid, err := testnet.StartProcess(pg)
-	if err != nil {
-		return nil, err
-	}
-	n.Nodes[0].PID = pid
 	if err := n.Save(); err != nil {
 		_ = n.Down()
 		return nil, err
@@ -290,26 +320,10 @@ track_io_timing = on
 	return err
 }
 
-// setup waits for the database to accept connections, creates the ledger
-// database, its schema and the funded accounts.
+// setup creates the ledger's schema and the funded accounts.
 func setup(ctx context.Context, n *testnet.Net, o Options) error {
-	admin := strings.Replace(Of(n).DatabaseURL, "/ledger?", "/postgres?", 1)
-	var conn *pgx.Conn
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if conn, err = pgx.Connect(ctx, admin); err == nil {
-			break
-		}
-		if time.Now().After(deadline) || !n.Nodes[0].Alive() {
-			return fmt.Errorf("PostgreSQL did not start (%v); see %s", err, n.Nodes[0].Log)
-		}
-	}
-	_, err = conn.Exec(ctx, `CREATE DATABASE ledger`)
-	conn.Close(ctx)
+	conn, err := pgx.Connect(ctx, Of(n).DatabaseURL)
 	if err != nil {
-		return err
-	}
-	if conn, err = pgx.Connect(ctx, Of(n).DatabaseURL); err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
