@@ -235,7 +235,9 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 }
 
 // Status: deposits in the database as HEIGHT.
-func (Kind) Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus { return talernet.Status(ctx, n) }
+func (Kind) Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
+	return talernet.Status(ctx, n)
+}
 
 // Check audits the exchange's books.
 func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
