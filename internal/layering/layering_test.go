@@ -89,9 +89,10 @@ func TestKindNamesOnlyInTheirFolders(t *testing.T) {
 		"testbin/testbin.go:cometbft":           "CometBFT's own binary",
 		// A kind's network package, beside its folder, names the section of
 		// net.json it reads and writes.
-		"testnet/sdknet/sdknet.go:cosmos": "its net.json section",
-		"testnet/gethnet/gethnet.go:evm":  "its net.json section",
-		"testnet/pgnet/pgnet.go:ledger":   "its net.json section",
+		"testnet/sdknet/sdknet.go:cosmos":    "its net.json section",
+		"testnet/gethnet/gethnet.go:evm":     "its net.json section",
+		"testnet/pgnet/pgnet.go:ledger":      "its net.json section",
+		"testnet/talernet/talernet.go:taler": "its net.json section, and the exchange database's name",
 	}
 	names := map[string]bool{}
 	for _, n := range all.Registry().Names() {

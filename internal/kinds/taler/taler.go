@@ -72,7 +72,7 @@ func (Kind) Flags() []kinds.Flag {
 		{Name: "taler-prefix", Path: "taler.prefix", Help: "taler: an installed exchange (empty: built once from its source into the cache)", NetUp: true},
 		{Name: "exchange-processes", Path: "taler.processes", Help: "taler: taler-exchange-httpd processes", NetUp: true},
 		{Name: "coins", Path: "taler.coins", Help: "taler: coins withdrawn before the load, each a lane of deposits"},
-		{Name: "merchants", Path: "taler.merchants", Help: "taler: merchants paid (drawn by --recipient-choice)"},
+		{Name: "merchants", Path: "taler.merchants", Help: "taler: merchants paid (drawn by --recipient-dist: zipf is the thesis's skew)"},
 		{Name: "taler-db", Path: "taler.database_url", Help: "taler: the exchange's PostgreSQL URL, to count deposits (an exchange tpslab did not start)"},
 	}
 }

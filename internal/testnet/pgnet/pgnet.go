@@ -194,7 +194,17 @@ func Cluster(ctx context.Context, home, bind string, port, maxConns int, syncCom
 	if _, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{db}.Sanitize()); err != nil {
 		return pg, "", err
 	}
-	return pg, fmt.Sprintf("postgres://tpslab@%s:%d/%s?sslmode=disable", bind, port, db), nil
+	url := fmt.Sprintf("postgres://tpslab@%s:%d/%s?sslmode=disable", bind, port, db)
+	// The statistics telemetry reads (the slowest statements).
+	dbc, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return pg, "", err
+	}
+	defer dbc.Close(ctx)
+	if _, err := dbc.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		return pg, "", fmt.Errorf("create extension pg_stat_statements: %w", err)
+	}
+	return pg, url, nil
 }
 
 // Up creates the cluster and the ledger, and starts the services.

@@ -1,0 +1,186 @@
+package taler_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tpslab/tpslab/internal/cli"
+	"github.com/tpslab/tpslab/internal/kinds/all"
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
+	"github.com/tpslab/tpslab/internal/sut"
+	talerapi "github.com/tpslab/tpslab/internal/targets/taler"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/talernet"
+)
+
+func tpslab(args ...string) (string, error) {
+	root := cli.Root(all.Registry())
+	root.SetArgs(args)
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// prefix is the exchange: $TPSLAB_TALER_PREFIX, or built once into the
+// cache from its source archive.
+func prefix(t *testing.T) string {
+	if p := os.Getenv("TPSLAB_TALER_PREFIX"); p != "" {
+		return p
+	}
+	p, err := talernet.Exchange(os.Stderr)
+	if err != nil {
+		t.Fatalf("build the exchange: %v", err)
+	}
+	return p
+}
+
+// TestExchangeDeposits starts a real exchange with two httpd processes,
+// measures deposits, and checks the count against the exchange's own
+// deposits table, the books with net check, and that net down stops all.
+func TestExchangeDeposits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the Taler exchange")
+	}
+	home := filepath.Join(t.TempDir(), "net")
+	if out, err := tpslab("net", "up", "--kind", "taler", "--home", home, "--taler-prefix", prefix(t), "--exchange-processes", "2"); err != nil {
+		t.Fatalf("net up: %v\n%s", err, out)
+	}
+	n, err := testnet.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Down()
+	ex := talernet.Of(n)
+	if ex == nil || len(ex.URLs) != 2 || ex.MasterPub == "" {
+		t.Fatalf("net.json's taler section: %+v, expected two exchange URLs and a master key", ex)
+	}
+	t.Run("replay", func(t *testing.T) { replayCountsOnce(t, ex) })
+
+	out := filepath.Join(t.TempDir(), "run")
+	if log, err := tpslab("run", "--net-home", home, "--rate", "120", "--duration", "5s", "--warmup", "1s", "--drain", "5s",
+		"--coins", "60", "--merchants", "20", "--recipient-dist", "zipf", "--out", out); err != nil {
+		t.Fatalf("run: %v\n%s", err, log)
+	}
+	var res struct {
+		Summary measure.Counts
+		Notes   []string
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	measuretest.Identities(t, res.Summary)
+	deposits := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`)
+	// The replay test's one deposit is in the table too.
+	if res.Summary.Committed != deposits-1 || res.Summary.Committed < 500 {
+		t.Errorf("run committed %d, the exchange's deposits table holds %d besides the replay test's: expected equal, about 600", res.Summary.Committed, deposits-1)
+	}
+	if len(res.Summary.Rejected) != 0 {
+		t.Errorf("deposits rejected: %v, expected none", res.Summary.Rejected)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	for _, want := range []string{"60 coins withdrawn", "signature checked on"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "0 did not verify") == false {
+		t.Errorf("an exchange signature did not verify:\n%s", notes)
+	}
+	if out, err := tpslab("net", "check", "--home", home); err != nil {
+		t.Errorf("net check: %v\n%s", err, out)
+	}
+	if _, err := tpslab("net", "down", "--home", home); err != nil {
+		t.Fatalf("net down: %v", err)
+	}
+	for _, nd := range n.Nodes {
+		if nd.Alive() {
+			t.Errorf("net down left %s (pid %d) running", nd.Name, nd.PID)
+		}
+	}
+}
+
+func count(t *testing.T, url, q string) int64 {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var c int64
+	if err := conn.QueryRow(context.Background(), q).Scan(&c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// replayCountsOnce: the exchange answers a replayed deposit 200 as it did
+// the first, and its table holds it once: the confirmer, which reads the
+// table, settles it once.
+func replayCountsOnce(t *testing.T, ex *talernet.ExchangeNet) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt := talerapi.NewTarget(append([]string(nil), ex.URLs...), ex.DatabaseURL, 2)
+	keys, err := tgt.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value, _ := talerapi.ParseAmount(ex.Currency + ":" + strings.TrimPrefix(ex.Coins[0], ex.Currency+":"))
+	d, ok := keys.Withdrawable(value, time.Now())
+	if !ok {
+		t.Fatalf("no denomination of %s: %s", value, keys.Values(time.Now()))
+	}
+	coins, _, err := talerapi.WithdrawCoins(ctx, tgt, talerapi.Bank{Gateway: ex.Gateway, Debit: ex.Debit}, d, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	amount, _ := talerapi.ParseAmount(ex.Currency + ":0.5")
+	codec := &talerapi.Codec{Coins: coins, Merchants: []*talerapi.Merchant{talerapi.NewMerchant([]byte("t"), 0, ex.BankHost)}, Amount: amount, Seed: []byte("replay")}
+	tx := codec.Sign(nil, 0, 0, 0, 0)
+	ev := &resolved{}
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- tgt.Confirmer().Run(cctx, 0, ev) }()
+	time.Sleep(200 * time.Millisecond) // the confirmer reads from where the table was
+	sub := tgt.Submitter(0)
+	for i := 0; i < 2; i++ {
+		if r := sub.Submit(ctx, sut.Tx{ID: codec.ID(tx), Bytes: tx}); r.Status != sut.Pending {
+			t.Fatalf("deposit %d: %+v, expected accepted (200)", i, r)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`); n != 1 {
+		t.Errorf("deposits table: %d rows after a deposit and its replay, expected 1", n)
+	}
+	if len(ev.ids) != 1 || ev.ids[0] != codec.ID(tx) {
+		t.Errorf("confirmer settled %d deposits, expected the one", len(ev.ids))
+	}
+	if tgt.Checked.Load() != 2 || tgt.BadSigs.Load() != 0 {
+		t.Errorf("exchange signatures: %d checked, %d bad; expected 2 and 0", tgt.Checked.Load(), tgt.BadSigs.Load())
+	}
+}
+
+type resolved struct{ ids []sut.TxID }
+
+func (r *resolved) Block(*sut.Block)                                     { panic("no blocks") }
+func (r *resolved) Final(int64, time.Time)                               {}
+func (r *resolved) Reorg(int64, time.Time)                               {}
+func (r *resolved) Resolved(id sut.TxID, ok bool, _ string, _ time.Time) { r.ids = append(r.ids, id) }
