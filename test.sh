@@ -9,9 +9,10 @@
 #
 # Extra arguments go to every `go test`. The full tier installs, when
 # missing, Debian's chromium (the report's browser test), postgresql (the
-# ledger service), prometheus (a real server scrapes a run), and containerd,
-# runc, the CNI plugins and iptables (the local cluster's nodes). External
-# programs (tpsd, tpsevmd, geth, Kubernetes) are built once into the shared
+# ledger service), prometheus (a real server scrapes a run), containerd,
+# runc, the CNI plugins and iptables (the local cluster's nodes), and the
+# GNU Taler exchange's build dependencies. External programs (tpsd,
+# tpsevmd, geth, the Taler exchange, Kubernetes) are built once into the shared
 # cache (`tpslab cache`, ${XDG_CACHE_HOME:-~/.cache}/tpslab), in the
 # background while the first packages run; tpslab itself is built once and
 # handed to every package (TPSLAB_TEST_BIN). Tests write only under a
@@ -97,6 +98,12 @@ packages() {
   command -v runc >/dev/null 2>&1 || need+=(runc)
   [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
   command -v iptables >/dev/null 2>&1 || need+=(iptables)
+  # The GNU Taler exchange's build (internal/testnet/talernet: Packages).
+  local p
+  for p in libgnunet-dev libmicrohttpd-dev libjansson-dev libsodium-dev libgcrypt20-dev libcurl4-gnutls-dev libpq-dev \
+    autoconf automake libtool autopoint gettext pkg-config recutils libunistring-dev zlib1g-dev libltdl-dev make gcc; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' || need+=("$p")
+  done
   [ ${#need[@]} -eq 0 ] && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null) || echo "test.sh: could not install ${need[*]}; their tests will fail" >&2
@@ -137,7 +144,7 @@ step "vet" go vet ./...
 
 # Packages that start external programs run last, so their builds have the
 # most time; the Kubernetes test is a step of its own after everything.
-late="internal/testnet/sdknet internal/targets/cosmos internal/targets/evm internal/cli"
+late="internal/kinds/taler internal/targets/taler internal/testnet/sdknet internal/targets/cosmos internal/targets/evm internal/cli"
 pkgs=()
 for p in $(go list ./...); do
   rel=${p#github.com/tpslab/tpslab/}

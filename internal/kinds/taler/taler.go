@@ -190,6 +190,9 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
+	if sys.Net == nil && s.DatabaseURL == "" && sys.Warn != nil {
+		sys.Warn("taler: no taler.database_url: a deposit counts as committed on the exchange's 200 answer, not found in its deposits table (a replayed deposit is answered 200 too)")
+	}
 	if sys.AtEnd != nil {
 		sys.AtEnd(func() []string {
 			return []string{fmt.Sprintf("taler: the exchange's signature checked on %d deposit confirmations, %d did not verify", tgt.Checked.Load(), tgt.BadSigs.Load())}

@@ -10,12 +10,15 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tpslab/tpslab/internal/testnet/talernet"
 )
 
 // vectors are testdata/vectors.json, printed by testdata/vectors.c with the
 // exchange's libtalerutil and GNUnet's libgnunetutil. With the exchange
-// installed (TPSLAB_TALER_PREFIX), TestVectorsFromTheExchange prints them
-// anew and checks the Go code against the fresh ones (a new RSA key each time).
+// built (into the cache, or TPSLAB_TALER_PREFIX), TestVectorsFromTheExchange
+// prints them anew and checks the Go code against the fresh ones (a new
+// RSA key each time).
 func vectors(t *testing.T, raw []byte) map[string][]byte {
 	t.Helper()
 	var v map[string]string
@@ -90,9 +93,15 @@ func TestVectors(t *testing.T) {
 // TestVectorsFromTheExchange compiles vectors.c against an installed
 // exchange and checks fresh vectors (a new RSA key).
 func TestVectorsFromTheExchange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the exchange (once, into the cache) and a C program")
+	}
 	prefix := os.Getenv("TPSLAB_TALER_PREFIX")
 	if prefix == "" {
-		t.Skip("TPSLAB_TALER_PREFIX is not set (the kind's network tests set it once the exchange is built)")
+		var err error
+		if prefix, err = talernet.Exchange(os.Stderr); err != nil {
+			t.Fatal(err)
+		}
 	}
 	bin := filepath.Join(t.TempDir(), "vectors")
 	cc := exec.Command("cc", "-o", bin, "testdata/vectors.c", "-I"+prefix+"/include", "-I"+prefix+"/include/taler",
