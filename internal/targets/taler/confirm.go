@@ -3,6 +3,7 @@ package taler
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,7 +18,22 @@ import (
 // transactions commit, so each poll reads again from a little before the
 // last one seen and skips the rows it reported.
 type confirmer struct {
-	url string
+	url  string
+	from *atomic.Int64 // the highest serial id before the load, plus one (0: not read)
+}
+
+// highestDeposit is the highest deposit serial id in the table.
+func highestDeposit(ctx context.Context, url string) (int64, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return 0, fmt.Errorf("the exchange's database: %w", err)
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(deposit_serial_id), 0) FROM exchange.deposits`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("the exchange's deposits: %w", err)
+	}
+	return n, nil
 }
 
 // lookback is how many serial ids before the highest seen each poll reads
@@ -34,9 +50,13 @@ func (c *confirmer) Run(ctx context.Context, _ int64, ev sut.Events) error {
 		return fmt.Errorf("the exchange's database: %w", err)
 	}
 	defer conn.Close(context.Background())
-	var start int64
-	if err := conn.QueryRow(ctx, `SELECT coalesce(max(deposit_serial_id), 0) FROM exchange.deposits`).Scan(&start); err != nil {
-		return fmt.Errorf("the exchange's deposits: %w", err)
+	// Rows from before the load are not ours; without a probe first, the
+	// table's end now (a deposit that committed before is then missed).
+	start := c.from.Load() - 1
+	if start < 0 {
+		if start, err = highestDeposit(ctx, c.url); err != nil {
+			return err
+		}
 	}
 	seen := map[int64]bool{}
 	high := start

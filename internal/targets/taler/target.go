@@ -26,6 +26,9 @@ type Target struct {
 	dbURL string
 	mu    sync.Mutex
 	keys  *Keys
+	// from is the highest deposit serial id before the load (read by the
+	// first Probe): the confirmer reads the rows after it.
+	from atomic.Int64
 	// Checked and BadSigs count the deposit confirmations whose exchange
 	// signature was checked, and those that did not verify.
 	Checked, BadSigs atomic.Int64
@@ -74,6 +77,13 @@ func (t *Target) Probe(ctx context.Context) (sut.Info, error) {
 	if err != nil {
 		return sut.Info{}, err
 	}
+	if t.dbURL != "" && t.from.Load() == 0 {
+		n, err := highestDeposit(ctx, t.dbURL)
+		if err != nil {
+			return sut.Info{}, err
+		}
+		t.from.Store(n + 1) // +1: 0 means not read yet
+	}
 	return sut.Info{ChainID: "taler-" + k.Currency, Version: "taler protocol " + k.Version}, nil
 }
 
@@ -97,7 +107,7 @@ func (t *Target) Confirmer() sut.Confirmer {
 	if t.dbURL == "" {
 		return nil
 	}
-	return &confirmer{url: t.dbURL}
+	return &confirmer{url: t.dbURL, from: &t.from}
 }
 
 // Close closes idle connections.
