@@ -269,3 +269,36 @@ func Installed(name, stamp string, log io.Writer, build func(prefix string) *exe
 	}
 	return prefix, nil
 }
+
+// SharedSource finds a source archive of a system no registry serves:
+// $env, else archive in a shared/sources folder beside the tpslab tree or
+// above it (../shared/sources for a checkout beside it).
+func SharedSource(archive, env string) (string, error) {
+	if s := os.Getenv(env); s != "" {
+		return s, nil
+	}
+	root, err := Root()
+	if err != nil {
+		return "", fmt.Errorf("%s (set %s to its path): %v", archive, env, err)
+	}
+	for d := root; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, "shared", "sources", archive)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%s is not in a shared/sources folder above %s: set %s to its path", archive, root, env)
+		}
+	}
+}
+
+// ArchiveStamp is a stamp for a build from an archive by a script: both
+// hashed, with the release named first.
+func ArchiveStamp(release, archive, script string) (string, error) {
+	f, err := os.ReadFile(archive)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(append(f, script...))
+	return release + " " + hex.EncodeToString(sum[:]), nil
+}

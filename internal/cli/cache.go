@@ -27,6 +27,7 @@ var cachePrograms = []struct {
 }{
 	{"tpsd", "the Cosmos SDK chain (chains/cosmos)", func(w io.Writer) error { _, err := sdknet.Tpsd(w); return err }},
 	{"tpsevmd", "the Cosmos EVM chain (chains/cosmosevm)", func(w io.Writer) error { _, err := sdknet.Tpsevmd(w); return err }},
+	{"evmd", "Cosmos EVM's own evmd (from its source archive, TPSLAB_EVMD_SOURCE)", func(w io.Writer) error { _, err := sdknet.Evmd(w); return err }},
 	{"geth", "go-ethereum " + gethnet.Version, func(w io.Writer) error { _, err := gethnet.Geth(w); return err }},
 	{"taler-exchange", "the GNU Taler exchange " + talernet.Version + " (from its source archive, TPSLAB_TALER_SOURCE)", func(w io.Writer) error { _, err := talernet.Exchange(w); return err }},
 	{"kubernetes", "Kubernetes " + cluster.KubeVersion + ", etcd and the images of a local cluster", cluster.Build},

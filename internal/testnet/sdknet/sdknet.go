@@ -93,6 +93,8 @@ type Options struct {
 	// PodPorts: every node listens on all its addresses at the standard
 	// ports, as a pod of its own does (Generate, for Kubernetes).
 	PodPorts bool
+	// aligned: tpslab aligned the daemon's genesis for x/vm (evmd's).
+	aligned bool
 }
 
 // PodPorts of an SDK node in a pod: RPC, P2P, REST, gRPC, metrics, pprof.
@@ -220,13 +222,25 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 		}
 	}
 	g0 := filepath.Join(n.Nodes[0].Home, "config", "genesis.json")
+	stakeAmount := new(big.Int).SetUint64(validatorStake)
+	if o.EVM {
+		aligned, err := alignEVMGenesis(g0, o.Denom)
+		if err != nil {
+			return nil, err
+		}
+		if aligned {
+			stakeAmount.SetString(alignedStake, 10)
+			o.aligned = true
+			fmt.Fprintf(o.Log, "aligned %s's genesis for x/vm: one denom for staking, minting and x/vm, its 18-decimal metadata, block gas limit, %s staked per validator\n", filepath.Base(bin), alignedStake)
+		}
+	}
 	if err := readChainFacts(g0, addrs[0], &o, Of(n)); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "cosmos network %s: denom %s, bech32 prefix %s, %d validators, %d test wallets\n", o.ChainID, Of(n).Denom, Of(n).Prefix, o.Validators, o.Wallets)
-	stake := strconv.FormatUint(validatorStake, 10) + Of(n).Denom
+	stake := stakeAmount.String() + Of(n).Denom
 	for _, a := range addrs {
-		if _, err := run(ctx, bin, "genesis", "add-genesis-account", a, strconv.FormatUint(10*validatorStake, 10)+Of(n).Denom, "--home", n.Nodes[0].Home); err != nil {
+		if _, err := run(ctx, bin, "genesis", "add-genesis-account", a, new(big.Int).Mul(stakeAmount, big.NewInt(10)).String()+Of(n).Denom, "--home", n.Nodes[0].Home); err != nil {
 			return nil, err
 		}
 	}
@@ -469,6 +483,9 @@ func fundWallets(path string, o Options, c *Cosmos, wallets []string, funder str
 		// proposers fill blocks past its maximum and the excess fails
 		// inside the block (the Hub's own genesis has this mismatch).
 		maxGas = int64(o.Economics.MaxBlockUtilization)
+	}
+	if o.aligned && maxGas == -1 {
+		maxGas = 100_000_000 // cosmos/evm's chains want a finite block gas limit (its local-node script sets one)
 	}
 	g["app_state"], _ = json.Marshal(app)
 	if o.Settings.MaxBlockBytes > 0 || maxGas != 0 {

@@ -7,8 +7,6 @@
 package talernet
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -51,23 +49,11 @@ make install
 // Source finds the exchange's source archive: $TPSLAB_TALER_SOURCE, or
 // Archive in a shared/sources folder beside the tpslab tree or above it.
 func Source() (string, error) {
-	if s := os.Getenv("TPSLAB_TALER_SOURCE"); s != "" {
-		return s, nil
-	}
-	root, err := buildcache.Root()
+	p, err := buildcache.SharedSource(Archive, "TPSLAB_TALER_SOURCE")
 	if err != nil {
-		return "", fmt.Errorf("the Taler exchange's source (set TPSLAB_TALER_SOURCE to %s): %v", Archive, err)
+		return "", fmt.Errorf("the Taler exchange's source: %v (or give an installed exchange: --taler-prefix)", err)
 	}
-	for d := root; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "sources", Archive)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	return "", fmt.Errorf("the Taler exchange's source %s is not in a shared/sources folder above %s: set TPSLAB_TALER_SOURCE, or give an installed exchange (--taler-prefix)", Archive, root)
+	return p, nil
 }
 
 // Missing lists the Debian packages the build needs that are not installed.
@@ -94,12 +80,10 @@ func Exchange(log io.Writer) (string, error) {
 			return "", fmt.Errorf("building the Taler exchange needs Debian packages that are not installed: apt-get install %s", strings.Join(m, " "))
 		}
 	}
-	f, err := os.ReadFile(src)
+	stamp, err := buildcache.ArchiveStamp("taler-exchange "+Version, src, buildScript)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(append(f, buildScript...))
-	stamp := "taler-exchange " + Version + " " + hex.EncodeToString(sum[:])
 	return buildcache.Installed("taler-exchange", stamp, log, func(prefix string) *exec.Cmd {
 		cmd := exec.Command("bash", "-c", buildScript)
 		cmd.Env = append(os.Environ(), "SRC="+src, "PREFIX="+prefix)
