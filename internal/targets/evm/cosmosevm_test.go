@@ -2,13 +2,16 @@ package evm_test
 
 import (
 	"context"
-	"github.com/tpslab/tpslab/internal/testnet/gethnet"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/gethnet"
+	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 )
 
 // Native and ERC20 transfers, presigned and live, on tpslab's Cosmos EVM
@@ -46,5 +49,63 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 	}
 	if a, err := all.Registry().Check(ctx, n); err != nil || len(a.Problems) > 0 {
 		t.Errorf("net check: %v %v", err, a.Problems)
+	}
+}
+
+// Cosmos EVM's own evmd, built from its source archive: net up aligns its
+// genesis (it starts with x/vm's denom aatom, bank metadata for it and a
+// stake worth voting power), and ERC20 transfers, live, and native ones,
+// presigned, commit exactly as many as the blocks' successful receipts.
+func TestTransfersOnEvmd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts evmd")
+	}
+	bin, err := sdknet.Evmd(testLog{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n, err := all.Registry().Up(ctx, kinds.NetOptions{Kind: "cosmos-evm", Home: filepath.Join(t.TempDir(), "evmd"), Validators: 1, Binary: bin,
+		Seed: "it", Accounts: 300, Settings: testnet.DefaultSettings(), Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Down() })
+	if d := sdknet.Of(n).Denom; d != "aatom" {
+		t.Errorf("denom %q, expected evmd's x/vm denom aatom", d)
+	}
+	var g struct {
+		AppState struct {
+			Staking struct {
+				Params struct {
+					BondDenom string `json:"bond_denom"`
+				} `json:"params"`
+			} `json:"staking"`
+			Bank struct {
+				Metadata []struct {
+					Base string `json:"base"`
+				} `json:"denom_metadata"`
+			} `json:"bank"`
+		} `json:"app_state"`
+	}
+	b, err := os.ReadFile(filepath.Join(n.Nodes[0].Home, "config", "genesis.json"))
+	if err != nil || json.Unmarshal(b, &g) != nil {
+		t.Fatalf("genesis: %v", err)
+	}
+	if g.AppState.Staking.Params.BondDenom != "aatom" || len(g.AppState.Bank.Metadata) == 0 || g.AppState.Bank.Metadata[0].Base != "aatom" {
+		t.Errorf("genesis not aligned: bond denom %q, metadata %+v", g.AppState.Staking.Params.BondDenom, g.AppState.Bank.Metadata)
+	}
+	ours, rpc := senders(300), n.RPCEndpoints()[0]
+	for _, c := range []struct{ kind, mode string }{{"erc20", "live"}, {"payment", "presigned"}} {
+		res, err := run(t, evmScenario(t, n.Home, c.kind, c.mode))
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.kind, c.mode, err)
+		}
+		s := res.Summary
+		ok, reverted := count(t, rpc, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
+		t.Logf("evmd %s %s: %.1f committed tx/s, p99 commit %.0f ms, %d committed, blocks hold %d", c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Commit.P99, s.Committed, ok)
+		if s.Committed < 600 || ok != s.Committed || reverted != s.FailedTotal {
+			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
+		}
 	}
 }
