@@ -56,7 +56,7 @@ finish() {
   # A test that failed half-way may leave a small disk mounted or a file.
   grep -o " $TMPDIR/[^ ]*" /proc/mounts 2>/dev/null | while read -r m; do umount "$m" 2>/dev/null; done
   local left
-  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' ! -name networks.log 2>/dev/null)
+  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' ! -name 'beside.*' ! -name networks.log 2>/dev/null)
   [ -n "$left" ] && echo "test.sh: tests left $(echo "$left" | wc -l) entries in $TMPDIR (removed now):" && echo "$left" | head -5
   rm -rf "$TMPDIR"
 }

@@ -92,6 +92,7 @@ func TestKindNamesOnlyInTheirFolders(t *testing.T) {
 		"testnet/sdknet/sdknet.go:cosmos":    "its net.json section",
 		"testnet/gethnet/gethnet.go:evm":     "its net.json section",
 		"testnet/pgnet/pgnet.go:ledger":      "its net.json section",
+		"testnet/sdknet/evmgenesis.go:evm":   "x/vm's module name in a Cosmos EVM genesis",
 		"testnet/talernet/talernet.go:taler": "its net.json section, and the exchange database's name",
 	}
 	names := map[string]bool{}

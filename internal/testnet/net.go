@@ -88,6 +88,9 @@ type Net struct {
 	Home     string        `json:"home"`
 	Started  time.Time     `json:"started"`
 	Owner    *Owner        `json:"owner,omitempty"`
+	// Scratch are folders outside the home the network uses (short Unix
+	// socket paths), removed by Down.
+	Scratch []string `json:"scratch,omitempty"`
 	// Kubernetes is set for a network whose nodes are pods.
 	Kubernetes *Kube `json:"kubernetes,omitempty"`
 	// sections are the kinds' own parts of net.json (section.go), as read;
@@ -487,6 +490,11 @@ func (n *Net) Down() error {
 	}
 	if n.Links != nil {
 		if err := stopProcess(n.Links.PID, n.Home, 5*time.Second); err != nil && first == nil {
+			first = err
+		}
+	}
+	for _, d := range n.Scratch {
+		if err := os.RemoveAll(d); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -119,6 +119,7 @@ func runtimeDir(home string) string {
 func setUp(ctx context.Context, n *testnet.Net, ex *ExchangeNet, o Options, ports []int) error {
 	rt := runtimeDir(n.Home)
 	os.RemoveAll(rt)
+	n.Scratch = append(n.Scratch, rt)
 	if err := os.WriteFile(ex.Config, []byte(config(n.Home, rt, ex, o, ports, "")), 0o600); err != nil {
 		return err
 	}
