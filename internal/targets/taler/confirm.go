@@ -14,9 +14,12 @@ import (
 // confirmer finds deposits in the exchange's database: a deposit counts
 // as committed when its row (coin, contract) is in exchange.deposits, not
 // when the exchange answered 200 (an idempotent replay is answered 200
-// too). Rows are read by serial id; ids are handed out before their
-// transactions commit, so each poll reads again from a little before the
-// last one seen and skips the rows it reported.
+// too). Rows are read by serial id above a watermark below which every id
+// was read; ids are handed out before their transactions commit, so a
+// missing id holds the watermark until it appears, or for gapWait (an
+// insert that rolled back leaves its id unused for good). Reading only
+// above the watermark keeps each poll to the rows in flight: re-reading a
+// fixed window made the confirmer the database's costliest statement.
 type confirmer struct {
 	url  string
 	from *atomic.Int64 // the highest serial id before the load, plus one (0: not read)
@@ -36,9 +39,9 @@ func highestDeposit(ctx context.Context, url string) (int64, error) {
 	return n, nil
 }
 
-// lookback is how many serial ids before the highest seen each poll reads
-// again: more than the deposits in flight at once.
-const lookback = 20_000
+// gapWait is how long a missing serial id holds the watermark: far longer
+// than a deposit's transaction takes to commit.
+const gapWait = 3 * time.Second
 
 // Watch: every row is read; the tracker ignores rows not its own.
 func (c *confirmer) Watch(sut.TxID) {}
@@ -58,8 +61,8 @@ func (c *confirmer) Run(ctx context.Context, _ int64, ev sut.Events) error {
 			return err
 		}
 	}
-	seen := map[int64]bool{}
-	high := start
+	var w watermark
+	w.at = start
 	for {
 		select {
 		case <-ctx.Done():
@@ -67,7 +70,7 @@ func (c *confirmer) Run(ctx context.Context, _ int64, ev sut.Events) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 		rows, err := conn.Query(ctx, `SELECT deposit_serial_id, coin_pub, h_contract_terms FROM exchange.deposits
-			WHERE deposit_serial_id > $1 ORDER BY deposit_serial_id`, max(start, high-lookback))
+			WHERE deposit_serial_id > $1 ORDER BY deposit_serial_id`, w.at)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -78,20 +81,55 @@ func (c *confirmer) Run(ctx context.Context, _ int64, ev sut.Events) error {
 		var serial int64
 		var coin, contract []byte
 		_, err = pgx.ForEachRow(rows, []any{&serial, &coin, &contract}, func() error {
-			if !seen[serial] {
-				seen[serial] = true
+			if w.add(serial) {
 				ev.Resolved(DepositID(coin, contract), true, "", now)
 			}
-			high = max(high, serial)
 			return nil
 		})
 		if err != nil && ctx.Err() == nil {
 			return fmt.Errorf("the exchange's deposits: %w", err)
 		}
-		for s := range seen {
-			if s <= high-lookback {
-				delete(seen, s)
-			}
+		w.advance(now)
+	}
+}
+
+// watermark is the highest serial id at and below which every id was read
+// (or given up on), and the ids read above it.
+type watermark struct {
+	at      int64
+	above   map[int64]bool
+	missing time.Time // since when id at+1 has been missing while higher ones were read
+}
+
+// add records id; false when it was read before.
+func (w *watermark) add(id int64) bool {
+	if id <= w.at || w.above[id] {
+		return false
+	}
+	if w.above == nil {
+		w.above = map[int64]bool{}
+	}
+	w.above[id] = true
+	return true
+}
+
+// advance moves the watermark over the ids read, and over an id missing
+// for longer than gapWait.
+func (w *watermark) advance(now time.Time) {
+	for len(w.above) > 0 {
+		if w.above[w.at+1] {
+			delete(w.above, w.at+1)
+			w.at++
+			w.missing = time.Time{}
+			continue
 		}
+		if w.missing.IsZero() {
+			w.missing = now
+		}
+		if now.Sub(w.missing) < gapWait {
+			return
+		}
+		w.at++ // an id no transaction will commit
+		w.missing = time.Time{}
 	}
 }

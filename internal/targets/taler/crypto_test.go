@@ -166,3 +166,37 @@ func FuzzParseRSAPublicKey(f *testing.F) {
 		}
 	})
 }
+
+// The confirmer's watermark reads each id once, waits for an id handed out
+// before a later one commits, and gives up on an id no one commits.
+func TestWatermark(t *testing.T) {
+	var w watermark
+	w.at = 10
+	t0 := time.Unix(0, 0)
+	for _, id := range []int64{11, 13, 14} {
+		if !w.add(id) {
+			t.Fatalf("id %d: read as seen before", id)
+		}
+	}
+	if w.add(13) || w.add(9) {
+		t.Fatal("an id read twice, or below the watermark, counted again")
+	}
+	w.advance(t0)
+	if w.at != 11 {
+		t.Fatalf("watermark %d, expected 11 (12 is in flight)", w.at)
+	}
+	w.advance(t0.Add(gapWait / 2))
+	if !w.add(12) || w.at != 11 {
+		t.Fatalf("12 committing late: not counted, or watermark %d moved", w.at)
+	}
+	w.advance(t0.Add(gapWait / 2))
+	if w.at != 14 || len(w.above) != 0 {
+		t.Fatalf("watermark %d (%d above), expected 14", w.at, len(w.above))
+	}
+	w.add(16)
+	w.advance(t0)
+	w.advance(t0.Add(gapWait))
+	if w.at != 16 {
+		t.Fatalf("watermark %d, expected 16 once 15 was given up", w.at)
+	}
+}
