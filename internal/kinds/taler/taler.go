@@ -71,6 +71,7 @@ func (Kind) Flags() []kinds.Flag {
 	return []kinds.Flag{
 		{Name: "taler-prefix", Path: "taler.prefix", Help: "taler: an installed exchange (empty: built once from its source into the cache)", NetUp: true},
 		{Name: "exchange-processes", Path: "taler.processes", Help: "taler: taler-exchange-httpd processes", NetUp: true},
+		{Name: "taler-synchronous-commit", Path: "taler.synchronous_commit", Help: "taler: the exchange database's synchronous_commit: on | off | local | remote_write | remote_apply", NetUp: true},
 		{Name: "coins", Path: "taler.coins", Help: "taler: coins withdrawn before the load, each a lane of deposits"},
 		{Name: "merchants", Path: "taler.merchants", Help: "taler: merchants paid (drawn by --recipient-dist: zipf is the thesis's skew)"},
 		{Name: "taler-db", Path: "taler.database_url", Help: "taler: the exchange's PostgreSQL URL, to count deposits (an exchange tpslab did not start)"},
@@ -195,7 +196,12 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	}
 	if sys.AtEnd != nil {
 		sys.AtEnd(func() []string {
-			return []string{fmt.Sprintf("taler: the exchange's signature checked on %d deposit confirmations, %d did not verify", tgt.Checked.Load(), tgt.BadSigs.Load())}
+			var per []string
+			for _, st := range tgt.Pool().EndpointStats() {
+				per = append(per, fmt.Sprint(st.Accepted))
+			}
+			return []string{fmt.Sprintf("taler: the exchange's signature checked on %d deposit confirmations, %d did not verify", tgt.Checked.Load(), tgt.BadSigs.Load()),
+				fmt.Sprintf("taler: deposits taken per exchange process: %s; each taler-exchange-httpd serves one request at a time (one thread, one database connection), so more processes (taler.processes) scale it until the database or the cores limit (docs/taler.md)", strings.Join(per, ", "))}
 		})
 	}
 	return p, nil
