@@ -49,7 +49,14 @@ const shardCount = 64
 type shard struct {
 	mu sync.Mutex
 	m  map[sut.TxID]Pending
+	// oldest is at most the earliest Sent in m (noExpiry when m was empty
+	// at the last scan): Expire skips a shard with nothing old enough
+	// rather than walk every payment in flight each time.
+	oldest time.Duration
 }
+
+// noExpiry is an oldest for a shard that holds nothing.
+const noExpiry = time.Duration(1<<63 - 1)
 
 // included is a payment in a block that is not final yet (depth-k chains).
 type included struct {
@@ -93,6 +100,7 @@ func New(resolve func(Resolution), start time.Time, rec *measure.Shard) *Tracker
 		resolve: resolve, start: start, rec: rec}
 	for i := range t.shards {
 		t.shards[i].m = map[sut.TxID]Pending{}
+		t.shards[i].oldest = noExpiry
 	}
 	return t
 }
@@ -110,6 +118,7 @@ func (t *Tracker) Track(id sut.TxID, p Pending) bool {
 		return false // the same bytes are another payment's, still in flight
 	}
 	s.m[id] = p
+	s.oldest = min(s.oldest, p.Sent)
 	return true
 }
 
@@ -380,12 +389,20 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 		s := &t.shards[i]
 		var gone []Resolution
 		s.mu.Lock()
+		if s.oldest >= cutoff {
+			s.mu.Unlock()
+			continue
+		}
+		oldest := noExpiry
 		for id, p := range s.m {
 			if p.Sent < cutoff {
 				gone = append(gone, Resolution{Pending: p, ID: id, Outcome: Expired})
 				delete(s.m, id)
+			} else {
+				oldest = min(oldest, p.Sent)
 			}
 		}
+		s.oldest = oldest
 		s.mu.Unlock()
 		if len(gone) == 0 {
 			continue

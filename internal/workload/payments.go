@@ -55,7 +55,7 @@ type lane struct {
 	base   uint64 // the sequence read at start: presigned index 0
 	next   uint64 // the sequence of the sender's next new payment
 	mu     sync.Mutex
-	held   map[uint64]sut.Tx // sent, not yet final: kept for resubmission
+	held   held // sent, not yet final: kept for resubmission
 	resync atomic.Bool
 	// floor is one past the highest sequence seen committed in a block: a
 	// node that expects less has not caught up (a restarted validator), so
@@ -140,7 +140,7 @@ func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments,
 				return
 			}
 			l := &p.lanes[i]
-			l.base, l.next, l.held = n, n, map[uint64]sut.Tx{}
+			l.base, l.next = n, n
 		}(i)
 	}
 	wg.Wait()
@@ -376,7 +376,7 @@ func (p *Payments) Release(s int) { p.inflight[s].Add(-1) }
 func (p *Payments) Resolved(s int, nonce uint64, o Outcome, reason string) {
 	l := &p.lanes[s]
 	l.mu.Lock()
-	delete(l.held, nonce)
+	l.held.del(nonce)
 	if o == Committed || o == Failed { // a failed payment's sequence is used too
 		l.floor = max(l.floor, nonce+1)
 	}
@@ -504,7 +504,7 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, i uint64) (Built, erro
 		e = max(e, l.floor) // a node behind the blocks we read answered
 		switch {
 		case e < l.next:
-			if _, held := l.held[e]; !held {
+			if _, held := l.held.get(e); !held {
 				l.next = e
 			}
 		case e > l.next:
@@ -569,7 +569,7 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uin
 			held.Bytes = append([]byte(nil), tx.Bytes...)
 		}
 		l.mu.Lock()
-		l.held[nonce] = held
+		l.held.put(nonce, held)
 		l.mu.Unlock()
 		return Recovery{}
 	case sut.Committed, sut.Failed:
@@ -616,7 +616,7 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uin
 		l.mu.Lock()
 		all := true
 		for k := e; k < nonce; k++ {
-			h, ok := l.held[k]
+			h, ok := l.held.get(k)
 			if !ok {
 				all = false
 				break
