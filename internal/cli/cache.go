@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,15 +84,23 @@ lists what the cache holds.`,
 				}
 				want[a] = true
 			}
+			// A program that fails to build does not keep the others from
+			// building; every failure is reported at the end.
+			var failed []error
 			for _, p := range cachePrograms {
 				if len(want) > 0 && !want[p.name] {
 					continue
 				}
 				start := time.Now()
 				if err := p.build(os.Stderr); err != nil {
-					return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s: %w", p.name, err))
+					fmt.Fprintf(os.Stderr, "cache: %s failed: %v\n", p.name, err)
+					failed = append(failed, fmt.Errorf("%s: %w", p.name, err))
+					continue
 				}
 				fmt.Fprintf(os.Stderr, "cache: %s (%s) ready in %s\n", p.name, p.about, time.Since(start).Round(time.Second))
+			}
+			if len(failed) > 0 {
+				return exitcode.Wrap(exitcode.TargetFailed, errors.Join(failed...))
 			}
 			return nil
 		}}
