@@ -121,20 +121,11 @@ func GoInstall(name, pkgAtVersion string, log io.Writer) (string, error) {
 // (parallel test packages, two clones) from building at once; a build is
 // renamed into place only when it succeeded.
 func cached(name, stamp string, log io.Writer, build func(out string) *exec.Cmd) (string, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	dir, err := Dir()
+	dir, unlock, err := lockBuild(name)
 	if err != nil {
 		return "", err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "."+name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
+	defer unlock()
 	vdir := filepath.Join(dir, name+"-"+version(stamp))
 	out := filepath.Join(vdir, name)
 	if _, err := os.Stat(out); err == nil {
@@ -227,20 +218,11 @@ func tail(s string, n int) string {
 // libraries and data by the prefix they were configured with). A build
 // that failed half-way is removed and made again.
 func Installed(name, stamp string, log io.Writer, build func(prefix string) *exec.Cmd) (string, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	dir, err := Dir()
+	dir, unlock, err := lockBuild(name)
 	if err != nil {
 		return "", err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "."+name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
+	defer unlock()
 	vdir := filepath.Join(dir, name+"-"+version(stamp))
 	prefix := filepath.Join(vdir, name)
 	if _, err := os.Stat(filepath.Join(vdir, "STAMP")); err == nil {
@@ -301,4 +283,26 @@ func ArchiveStamp(release, archive, script string) (string, error) {
 	}
 	sum := sha256.Sum256(append(f, script...))
 	return release + " " + hex.EncodeToString(sum[:]), nil
+}
+
+// lockBuild takes the cache's lock for building name, in this process and
+// across processes (parallel test packages, two clones); it returns the
+// cache's folder and the unlock.
+func lockBuild(name string) (dir string, unlock func(), err error) {
+	mu.Lock()
+	if dir, err = Dir(); err != nil {
+		mu.Unlock()
+		return "", nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "."+name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		mu.Unlock()
+		return "", nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		mu.Unlock()
+		return "", nil, err
+	}
+	return dir, func() { lock.Close(); mu.Unlock() }, nil
 }
