@@ -225,13 +225,18 @@ func (f FindMax) probe(ctx context.Context, sc scenario.Scenario, base string, t
 
 // capacityWatch follows a probe: the best committed rate over two seconds,
 // and the end of the ramp once more than a second of the offered load is
-// pending, two seconds running.
+// pending, two seconds running, or heldFor seconds after the system first
+// held the sends back (the in-flight window full: the pending count can no
+// longer grow, and the ramp's later seconds taught nothing in past runs).
 type capacityWatch struct {
 	end        context.CancelCauseFunc
 	prev, best float64
 	over       int
+	heldAt     float64
 	why        string
 }
+
+const heldFor = 3
 
 func (w *capacityWatch) Second(s *report.Second, _ *measure.Interval, final bool) {
 	if w.why != "" || final {
@@ -245,10 +250,18 @@ func (w *capacityWatch) Second(s *report.Second, _ *measure.Interval, final bool
 	} else {
 		w.over = 0
 	}
-	if w.over >= 2 {
-		w.why = fmt.Sprintf("fell behind at %.0f s, offered %d/s", s.T, s.Offered)
-		w.end(errors.New(w.why))
+	if s.T > 2 && w.heldAt == 0 && float64(s.Sent) < 0.9*float64(s.Offered) {
+		w.heldAt = s.T
 	}
+	switch {
+	case w.over >= 2:
+		w.why = fmt.Sprintf("fell behind at %.0f s, offered %d/s", s.T, s.Offered)
+	case w.heldAt > 0 && s.T >= w.heldAt+heldFor:
+		w.why = fmt.Sprintf("held back from %.0f s: %d of %d offered/s sent", w.heldAt, s.Sent, s.Offered)
+	default:
+		return
+	}
+	w.end(errors.New(w.why))
 }
 
 func (w *capacityWatch) Result(res *report.Result, final bool) {

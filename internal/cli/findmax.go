@@ -68,7 +68,7 @@ load over the step. Each step's warm-up is excluded.`,
 	f.StringArrayVar(&slos, "slo", []string{"p99_commit<=2s"}, "objective a step must meet, repeatable (threshold syntax)")
 	f.Float64Var(&minRatio, "min-ratio", 0.99, "committed/offered a step must reach")
 	f.Float64Var(&maxGrowth, "max-growth", 1, "largest mempool growth over a step, in seconds of offered load")
-	f.Float64Var(&opt.Start, "start", 500, "first offered rate; not given, a probe ramp (live payments, doubling every 2 s from this rate until the system falls behind) estimates the capacity and the steps start at 90% of it, moving by --tolerance")
+	f.Float64Var(&opt.Start, "start", 500, "first offered rate; not given, a probe ramp (live payments, doubling every 2 s from this rate until the system falls behind) estimates the capacity and the steps start at 110% of it, moving by --tolerance")
 	f.Float64Var(&opt.Factor, "factor", 2, "coarse ramp: multiply the rate by this until a step fails")
 	f.Float64Var(&opt.Tolerance, "tolerance", 0.1, "stop when the bracket is this narrow (relative)")
 	f.Float64Var(&opt.MaxRate, "max-rate", 100000, "never offer more than this")

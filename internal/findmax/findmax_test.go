@@ -61,7 +61,7 @@ func TestSearchBracketsTheKnee(t *testing.T) {
 	}
 }
 
-// With a probe's estimate the steps start at 90% of it and move by the
+// With a probe's estimate the steps start at 110% of it and move by the
 // tolerance: two or three steps bracket the knee, whether the estimate was
 // high or low.
 func TestSearchFromAProbe(t *testing.T) {
@@ -76,8 +76,8 @@ func TestSearchFromAProbe(t *testing.T) {
 		if !(lo <= c.capacity && hi > c.capacity && (hi-lo)/lo <= 0.1+1e-9) || out.Probed != c.probed {
 			t.Errorf("probe %g: bracket %v, probed %g (stopped: %s)", c.probed, out.Bracket, out.Probed, out.Stopped)
 		}
-		if out.Steps[0].Rate != math.Round(0.9*c.probed) || len(out.Steps) > 4 {
-			t.Errorf("probe %g: steps %v, want the first at 90%% of the estimate and at most 4", c.probed, rates(out.Steps))
+		if out.Steps[0].Rate != math.Round(1.1*c.probed) || len(out.Steps) > 4 {
+			t.Errorf("probe %g: steps %v, want the first at 110%% of the estimate and at most 4", c.probed, rates(out.Steps))
 		}
 	}
 }
