@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sysmon"
 )
 
 // scenarioFlags maps named flags onto scenario fields; `--set path=value`
@@ -306,6 +308,12 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 	if seg != nil {
 		if err := seg.asSegment(&sc, &opts); err != nil {
 			return err
+		}
+	}
+	if l := sc.Load; l.Model == scenario.Open && l.Trace == "" && !testing.Testing() {
+		// A test process hosts its networks' nodes itself: they keep every core.
+		if n := sysmon.FitProcs(l.Profile().Peak() * l.Segment.Share()); n > 0 && n < runtime.NumCPU() {
+			fmt.Fprintf(os.Stderr, "tpslab runs on %d of %d cores (GOMAXPROCS): a peak of %.0f tx/s needs no more; set GOMAXPROCS to choose\n", n, runtime.NumCPU(), l.Profile().Peak()*l.Segment.Share())
 		}
 	}
 	opts.Progress, opts.ProgressEvery, opts.ProgressInPlace = output.progressTo()

@@ -263,6 +263,9 @@ func (l Latency) Stages() []Stage {
 type Generator struct {
 	CPUPercent float64 `json:"cpu_percent"` // of one core, mean over the load
 	Cores      int     `json:"cores"`
+	// Procs is how many cores tpslab's Go code could run on at once
+	// (GOMAXPROCS; below Cores when a low rate needs fewer, see sysmon.Procs).
+	Procs int `json:"procs,omitempty"`
 	// MachineCPUPercent is how busy the whole machine was over the load, in
 	// percent of all its cores (the nodes, when they share it, included).
 	MachineCPUPercent float64 `json:"machine_cpu_percent"`

@@ -94,7 +94,7 @@ func (r *summarizer) summary() report.Summary {
 		cpu = cpuTime() - ls.cpuStart
 		loadSecs = ls.eng.Since().Seconds()
 	}
-	s.Generator = report.Generator{Cores: runtime.NumCPU(), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10, Lanes: ls.eng.Lanes(),
+	s.Generator = report.Generator{Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10, Lanes: ls.eng.Lanes(),
 		StealPercent: math.Round(1000*ls.machineSteal) / 10, LoadAverage: ls.loadAvg}
 	if loadSecs > 0 {
 		s.Generator.CPUPercent = math.Round(1000*cpu.Seconds()/loadSecs) / 10
@@ -354,9 +354,13 @@ func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 	if why == "" && lagP99 > 100 && !backpressure { // late because it waited: the warnings below say for what
 		why = fmt.Sprintf("schedule lag p99 was %.0f ms", lagP99)
 	}
-	cpuBound := g.CPUPercent > 90*float64(g.Cores)
+	usable := g.Cores
+	if g.Procs > 0 && g.Procs < usable {
+		usable = g.Procs
+	}
+	cpuBound := g.CPUPercent > 90*float64(usable)
 	if why == "" && cpuBound {
-		why = fmt.Sprintf("it used %.0f%% CPU on %d cores", g.CPUPercent, g.Cores)
+		why = fmt.Sprintf("it used %.0f%% CPU on %d cores", g.CPUPercent, usable)
 	}
 	workers := fmt.Sprintf("%d connection(s)", g.Workers)
 	if g.Lanes > 0 {

@@ -78,6 +78,15 @@ func (p Profile) Duration() time.Duration {
 	return seconds(p.segs[len(p.segs)-1].end)
 }
 
+// Peak is the highest rate the profile reaches.
+func (p Profile) Peak() float64 {
+	peak := 0.0
+	for _, s := range p.segs {
+		peak = max(peak, s.r0, s.r1)
+	}
+	return peak
+}
+
 // Total is the expected number of arrivals over the whole profile.
 func (p Profile) Total() float64 { return p.Cumulative(p.Duration()) }
 
