@@ -2,19 +2,24 @@
 # The generator alone: tpslab and Debian's wrk (and wrk2 when installed)
 # send the same JSON-RPC broadcast_tx_sync POST to `tpslab sink`. The sink
 # runs on core 1, the tool on core 0 (GOMAXPROCS=1 for tpslab). Prints each
-# tool's requests per CPU-second (CPU from /usr/bin/time) and the ratio.
+# tool's requests per CPU-second and the ratio (wrk's CPU from /usr/bin/time;
+# tpslab's over the load, from result.json: not its start or presigning).
 # tpslab runs open-loop at each RATE; wrk is closed-loop (as fast as it
 # can), wrk2 open-loop at the same RATE. tpslab runs at each of
 # SEND_INTERVALS: 0 sends one request per payment (the like-for-like
 # figure against wrk); auto gathers due payments into JSON-RPC batches
 # (docs/metrics.md, Gathering), so its figure is payments per CPU-second.
+# WORKLOADS: raw (one fixed-size unsigned body, like wrk's) and payment
+# (signed presigned payments of the built-in ledger, gathered: issue 37's
+# figure, only with send interval auto).
 #
-#   bench/vs-wrk.sh                 # RATES="10000 20000" DURATION=10 SEND_INTERVALS="0 auto"
+#   bench/vs-wrk.sh     # RATES="10000 20000" DURATION=10 SEND_INTERVALS="0 auto" WORKLOADS="raw payment"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATES=${RATES:-10000 20000}
 DURATION=${DURATION:-10}
 SEND_INTERVALS=${SEND_INTERVALS:-0 auto}
+WORKLOADS=${WORKLOADS:-raw payment}
 command -v wrk >/dev/null || { echo "wrk missing: apt-get install wrk" >&2; exit 2; }
 bin=$(pwd)/.cache/bin
 mkdir -p "$bin"
@@ -33,16 +38,20 @@ wrk.body = '{"jsonrpc":"2.0","id":1,"method":"broadcast_tx_sync","params":{"tx":
 EOF
 cpu() { awk '{printf "%.3f", $1+$2}' "$work/time"; }
 
+for wl in $WORKLOADS; do
 for iv in $SEND_INTERVALS; do
+[ "$wl" = payment ] && [ "$iv" != auto ] && continue
 for rate in $RATES; do
-  GOMAXPROCS=1 /usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 "$bin/tpslab-bench" run --endpoint http://127.0.0.1:$port \
-    --workload raw --rate "$rate" --duration "${DURATION}s" --warmup 2s --drain 0s --window 1000000 --send-interval "$iv" \
-    --out "$work/t-$rate-$iv" >/dev/null 2>&1 || true
-  tcpu=$(cpu)
-  read -r sent lag < <(python3 -c "
-import json; s=json.load(open('$work/t-$rate-$iv/result.json'))['summary']; print(s['sent'], s['latency_ms']['schedule_lag']['p99'])")
-  echo "tpslab  rate $rate/s, send interval $iv: sent $sent in ${DURATION}s using $tcpu CPU s: $(python3 -c "print(round($sent/$tcpu))") payments per CPU-second; schedule lag p99 $lag ms"
-  echo "$rate $iv $sent $tcpu" >>"$work/tpslab"
+  mode=(); [ "$wl" = payment ] && mode=(--mode presigned)
+  # CPU over the load alone (result.json), not the presigning before it.
+  GOMAXPROCS=1 taskset -c 0 "$bin/tpslab-bench" run --endpoint http://127.0.0.1:$port \
+    --workload "$wl" "${mode[@]}" --rate "$rate" --duration "${DURATION}s" --warmup 2s --drain 0s --window 1000000 --send-interval "$iv" \
+    --out "$work/t-$wl-$rate-$iv" >/dev/null 2>&1 || true
+  read -r sent lag tcpu < <(python3 -c "
+import json; s=json.load(open('$work/t-$wl-$rate-$iv/result.json'))['summary']; print(s['sent'], s['latency_ms']['schedule_lag']['p99'], s['generator']['cpu_percent']/100*$DURATION)")
+  echo "tpslab  $wl, rate $rate/s, send interval $iv: sent $sent in ${DURATION}s using $tcpu CPU s: $(python3 -c "print(round($sent/$tcpu))") payments per CPU-second; schedule lag p99 $lag ms"
+  echo "$wl $rate $iv $sent $tcpu" >>"$work/tpslab"
+done
 done
 done
 
@@ -59,6 +68,6 @@ if command -v wrk2 >/dev/null; then
 else
   echo "wrk2 not installed (not packaged in Debian): skipped"
 fi
-while read -r rate iv sent tcpu; do
-  python3 -c "print(f'ratio tpslab (send interval $iv)/wrk payments per CPU-second at $rate/s: {($sent/$tcpu)/($wreq/$wcpu):.2f}')"
+while read -r wl rate iv sent tcpu; do
+  python3 -c "print(f'ratio tpslab $wl (send interval $iv)/wrk per CPU-second at $rate/s: {($sent/$tcpu)/($wreq/$wcpu):.2f}')"
 done <"$work/tpslab"

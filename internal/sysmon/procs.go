@@ -14,7 +14,7 @@ const PerProc = 5000
 // Procs is the GOMAXPROCS a run at peak offered payments/s needs: one per
 // PerProc, at least 1, at most the machine's cores. With more Ps than work
 // the scheduler spins idle threads at every wake-up: at 1000 tx/s on a
-// kvstore node, one P instead of two cost 15% less CPU per payment at the
+// kvstore node, one P instead of two cost 12-15% less CPU per payment at the
 // same latencies (2 runs each, this project's 2-core VM).
 func Procs(peak float64) int {
 	if !(peak > 0) {
