@@ -3,7 +3,6 @@ package taler_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,14 +75,7 @@ func TestExchangeDeposits(t *testing.T) {
 		Summary measure.Counts
 		Notes   []string
 	}
-	b, err := os.ReadFile(filepath.Join(out, "result.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	measuretest.Identities(t, res.Summary)
+	measuretest.Result(t, out, &res)
 	deposits := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`)
 	// The replay test's one deposit is in the table too.
 	if res.Summary.Committed != deposits-1 || res.Summary.Committed < 500 {

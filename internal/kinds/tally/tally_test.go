@@ -299,14 +299,7 @@ func TestThrowAwayKind(t *testing.T) {
 		Network struct{ Kind string }
 		Summary measure.Counts
 	}
-	b, err := os.ReadFile(filepath.Join(out, "result.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	measuretest.Identities(t, res.Summary)
+	measuretest.Result(t, out, &res)
 	if res.Network.Kind != "tally" {
 		t.Errorf("result network.kind %q, want tally", res.Network.Kind)
 	}
@@ -391,13 +384,7 @@ func TestThrowAwayKindSettingsAndNetwork(t *testing.T) {
 		Scenario struct{ Tally settings }
 		Summary  measure.Counts
 	}
-	if b, err = os.ReadFile(filepath.Join(out, "result.json")); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	measuretest.Identities(t, res.Summary)
+	measuretest.Result(t, out, &res)
 	got, err := (&target{base: nj.Nodes[0].RPC}).count(context.Background())
 	if err != nil || res.Summary.Committed != int64(got) || got < 500 {
 		t.Errorf("run committed %d, the tally ledger process recorded %d (%v): expected equal, about 600", res.Summary.Committed, got, err)

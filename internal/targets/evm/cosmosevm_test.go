@@ -95,17 +95,5 @@ func TestTransfersOnEvmd(t *testing.T) {
 	if g.AppState.Staking.Params.BondDenom != "aatom" || len(g.AppState.Bank.Metadata) == 0 || g.AppState.Bank.Metadata[0].Base != "aatom" {
 		t.Errorf("genesis not aligned: bond denom %q, metadata %+v", g.AppState.Staking.Params.BondDenom, g.AppState.Bank.Metadata)
 	}
-	ours, rpc := senders(300), n.RPCEndpoints()[0]
-	for _, c := range []struct{ kind, mode string }{{"erc20", "live"}, {"payment", "presigned"}} {
-		res, err := run(t, evmScenario(t, n.Home, c.kind, c.mode))
-		if err != nil {
-			t.Fatalf("%s %s: %v", c.kind, c.mode, err)
-		}
-		s := res.Summary
-		ok, reverted := count(t, rpc, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
-		t.Logf("evmd %s %s: %.1f committed tx/s, p99 commit %.0f ms, %d committed, blocks hold %d", c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Commit.P99, s.Committed, ok)
-		if s.Committed < 600 || ok != s.Committed || reverted != s.FailedTotal {
-			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
-		}
-	}
+	transfers(t, n, transfer{"erc20", "live"}, transfer{"payment", "presigned"})
 }

@@ -146,11 +146,19 @@ func TestTransfersOnGeth(t *testing.T) {
 // transfers runs native and ERC20 loads, live and presigned, on network n
 // and checks each count against the blocks its load endpoint serves, and
 // that the result names the network and that endpoint.
-func transfers(t *testing.T, n *testnet.Net) {
+// transfer is one workload transfers runs: a kind in a mode.
+type transfer struct{ kind, mode string }
+
+// transfers runs each case (all four without any) on n and checks the
+// committed count against the blocks' successful receipts of our senders.
+func transfers(t *testing.T, n *testnet.Net, cases ...transfer) {
 	t.Helper()
+	if len(cases) == 0 {
+		cases = []transfer{{"payment", "live"}, {"payment", "presigned"}, {"erc20", "live"}, {"erc20", "presigned"}}
+	}
 	ours := senders(300)
 	rpc := n.RPCEndpoints()[0]
-	for _, c := range []struct{ kind, mode string }{{"payment", "live"}, {"payment", "presigned"}, {"erc20", "live"}, {"erc20", "presigned"}} {
+	for _, c := range cases {
 		sc := evmScenario(t, n.Home, c.kind, c.mode)
 		res, err := run(t, sc)
 		if err != nil {
@@ -158,7 +166,7 @@ func transfers(t *testing.T, n *testnet.Net) {
 		}
 		s := res.Summary
 		ok, reverted := count(t, rpc, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
-		t.Logf("%s %s: %.1f committed tx/s, p99 inclusion %.0f ms, %d committed, blocks hold %d", c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Inclusion.P99, s.Committed, ok)
+		t.Logf("%s %s %s: %.1f committed tx/s, p99 inclusion %.0f ms, p99 commit %.0f ms, %d committed, blocks hold %d", n.Kind, c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Inclusion.P99, s.LatencyMs.Commit.P99, s.Committed, ok)
 		if s.Committed < 600 || ok != s.Committed || reverted != s.FailedTotal {
 			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
 		}

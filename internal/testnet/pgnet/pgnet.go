@@ -362,18 +362,39 @@ func waitHealthy(ctx context.Context, nd testnet.Node) error {
 
 // Check audits the ledger database (docs/ledger-service.md).
 func Check(ctx context.Context, n *testnet.Net) (lines, problems []string) {
+	return Audit(ctx, n, Of(n).DatabaseURL, "the ledger database", func(ctx context.Context, conn *pgx.Conn) ([]string, []string) {
+		return ledgersvc.Check(ctx, conn)
+	})
+}
+
+// Audit is `net check` for a network whose state lives in a PostgreSQL
+// database: every process must run, then audit reads the database at url
+// (what names it in errors).
+func Audit(ctx context.Context, n *testnet.Net, url, what string, audit func(context.Context, *pgx.Conn) (lines, problems []string)) (lines, problems []string) {
 	for _, nd := range n.Nodes {
 		if !nd.Alive() {
 			problems = append(problems, nd.Name+": not running")
 		}
 	}
-	conn, err := pgx.Connect(ctx, Of(n).DatabaseURL)
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		return nil, append(problems, "connect to the ledger database: "+err.Error())
+		return nil, append(problems, "connect to "+what+": "+err.Error())
 	}
 	defer conn.Close(ctx)
-	l, p := ledgersvc.Check(ctx, conn)
+	l, p := audit(ctx, conn)
 	return l, append(problems, p...)
+}
+
+// DatabaseStatus is `net status`'s HEIGHT and PEERS for a database node:
+// the two counts query reads from the database at url.
+func DatabaseStatus(ctx context.Context, url, query string) (height int64, peers int, err error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close(ctx)
+	err = conn.QueryRow(ctx, query).Scan(&height, &peers)
+	return height, peers, err
 }
 
 // Status is `net status` for the ledger: the database's payments and
@@ -389,21 +410,12 @@ func Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
 		}
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		if nd.Name == "postgres" {
-			out[i].Err = func() string {
-				conn, err := pgx.Connect(cctx, Of(n).DatabaseURL)
-				if err != nil {
-					return err.Error()
-				}
-				defer conn.Close(cctx)
-				var payments int64
-				var conns int
-				err = conn.QueryRow(cctx, `SELECT (SELECT count(*) FROM payments), (SELECT count(*) FROM pg_stat_activity WHERE datname = 'ledger')`).Scan(&payments, &conns)
-				if err != nil {
-					return err.Error()
-				}
-				out[i].Height, out[i].Peers = payments, conns
-				return ""
-			}()
+			h, p, err := DatabaseStatus(cctx, Of(n).DatabaseURL, `SELECT (SELECT count(*) FROM payments), (SELECT count(*) FROM pg_stat_activity WHERE datname = 'ledger')`)
+			if err != nil {
+				out[i].Err = err.Error()
+			} else {
+				out[i].Height, out[i].Peers = h, p
+			}
 		} else if res, err := cl.Get(nd.RPC + "/healthz"); err != nil {
 			out[i].Err = err.Error()
 		} else {

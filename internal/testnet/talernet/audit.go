@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/pgnet"
 )
 
 // units is an amount column pair (value, 10^-8 fraction) in SQL, summed
@@ -33,34 +34,26 @@ var audits = []struct{ rule, query string }{
 
 // Check audits the exchange's database (net check).
 func Check(ctx context.Context, n *testnet.Net) (lines, problems []string) {
-	for _, nd := range n.Nodes {
-		if !nd.Alive() {
-			problems = append(problems, nd.Name+": not running")
-		}
-	}
-	conn, err := pgx.Connect(ctx, Of(n).DatabaseURL)
-	if err != nil {
-		return nil, append(problems, "connect to the exchange's database: "+err.Error())
-	}
-	defer conn.Close(ctx)
-	var reserves, withdrawals, coins, deposits int64
-	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM exchange.reserves), (SELECT count(*) FROM exchange.reserves_out),
+	return pgnet.Audit(ctx, n, Of(n).DatabaseURL, "the exchange's database", func(ctx context.Context, conn *pgx.Conn) (lines, problems []string) {
+		var reserves, withdrawals, coins, deposits int64
+		if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM exchange.reserves), (SELECT count(*) FROM exchange.reserves_out),
 		(SELECT count(*) FROM exchange.known_coins), (SELECT count(*) FROM exchange.deposits)`).Scan(&reserves, &withdrawals, &coins, &deposits); err != nil {
-		return nil, append(problems, "read the exchange's database: "+err.Error())
-	}
-	lines = append(lines, fmt.Sprintf("exchange database: %d reserves, %d withdrawals, %d coins seen, %d deposits", reserves, withdrawals, coins, deposits))
-	for _, a := range audits {
-		var bad int64
-		err := conn.QueryRow(ctx, a.query).Scan(&bad)
-		switch {
-		case err == pgx.ErrNoRows:
-		case err != nil:
-			problems = append(problems, a.rule+": "+err.Error())
-		case bad != 0:
-			problems = append(problems, fmt.Sprintf("%s: %d rows break it", a.rule, bad))
+			return nil, []string{"read the exchange's database: " + err.Error()}
 		}
-	}
-	return lines, problems
+		lines = append(lines, fmt.Sprintf("exchange database: %d reserves, %d withdrawals, %d coins seen, %d deposits", reserves, withdrawals, coins, deposits))
+		for _, a := range audits {
+			var bad int64
+			err := conn.QueryRow(ctx, a.query).Scan(&bad)
+			switch {
+			case err == pgx.ErrNoRows:
+			case err != nil:
+				problems = append(problems, a.rule+": "+err.Error())
+			case bad != 0:
+				problems = append(problems, fmt.Sprintf("%s: %d rows break it", a.rule, bad))
+			}
+		}
+		return lines, problems
+	})
 }
 
 // Status is `net status`: the database's deposits as HEIGHT, its
@@ -76,14 +69,11 @@ func Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		switch {
 		case nd.Role == "database":
-			if conn, err := pgx.Connect(cctx, Of(n).DatabaseURL); err != nil {
+			h, p, err := pgnet.DatabaseStatus(cctx, Of(n).DatabaseURL, `SELECT (SELECT count(*) FROM exchange.deposits), (SELECT count(*) FROM pg_stat_activity WHERE datname = 'taler')`)
+			if err != nil {
 				out[i].Err = err.Error()
 			} else {
-				err := conn.QueryRow(cctx, `SELECT (SELECT count(*) FROM exchange.deposits), (SELECT count(*) FROM pg_stat_activity WHERE datname = 'taler')`).Scan(&out[i].Height, &out[i].Peers)
-				if err != nil {
-					out[i].Err = err.Error()
-				}
-				conn.Close(cctx)
+				out[i].Height, out[i].Peers = h, p
 			}
 		case nd.Role == "service":
 			if res, err := cl.Get(nd.RPC + "config"); err != nil {
