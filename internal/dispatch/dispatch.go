@@ -6,6 +6,8 @@ package dispatch
 
 import (
 	"context"
+	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +38,9 @@ type Engine struct {
 	// batches, one exchange per endpoint lane carries them (Connections
 	// then does not apply). nil sends each payment at its own time.
 	SendEvery func(t time.Duration) time.Duration
+	// Peak is the load's peak offered rate (0: unknown): when payments
+	// gather, it sets the lanes per endpoint (LanesFor).
+	Peak float64
 
 	start     time.Time
 	confirmer sut.Confirmer
@@ -478,9 +483,26 @@ func (w *worker) finishInvalid(sg *sending, r sut.Receipt) {
 // on its own over Connections workers.
 func (e *Engine) Lanes() int {
 	if b, ok := e.Target.(sut.Batcher); ok && e.SendEvery != nil {
-		return b.BatchLanes()
+		eps := b.BatchLanes()
+		return eps * LanesFor(e.Peak, eps)
 	}
 	return 0
+}
+
+// PerLane is the rate one lane carries with room to spare: one core sent
+// up to 387k presigned payments a second on one lane against the sink
+// (bench/generator-ceiling.sh).
+const PerLane = 150_000
+
+// LanesFor is the lanes per endpoint for a peak offered rate spread over
+// endpoints: one per PerLane, at least 1, at most GOMAXPROCS. A lane's
+// sending runs on one goroutine; more lanes spread it over cores. A
+// sender's payments always take the same lane, so they stay in order.
+func LanesFor(peak float64, endpoints int) int {
+	if !(peak > 0) || endpoints < 1 {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), int(math.Ceil(peak/float64(endpoints)/PerLane))))
 }
 
 // RunOpen offers arrivals from the schedule until it ends or offer ends.

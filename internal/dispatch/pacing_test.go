@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -97,5 +98,19 @@ func TestInterruptCountsDueArrivalsOffered(t *testing.T) {
 	}
 	if iv.Offered != iv.Sent+iv.Unsent {
 		t.Fatalf("offered %d != sent %d + unsent %d", iv.Offered, iv.Sent, iv.Unsent)
+	}
+}
+
+// Lanes per endpoint follow the peak rate, one per PerLane, up to GOMAXPROCS.
+func TestLanesFor(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, c := range []struct {
+		peak      float64
+		endpoints int
+		want      int
+	}{{0, 1, 1}, {1000, 1, 1}, {PerLane, 1, 1}, {1.5 * PerLane, 1, 2}, {1.5 * PerLane, 2, 1}, {10 * PerLane, 1, 4}, {10 * PerLane, 0, 1}} {
+		if got := LanesFor(c.peak, c.endpoints); got != c.want {
+			t.Errorf("LanesFor(%g, %d) = %d, want %d", c.peak, c.endpoints, got, c.want)
+		}
 	}
 }
