@@ -311,8 +311,14 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		}
 	}
 	if l := sc.Load; l.Model == scenario.Open && l.Trace == "" && !testing.Testing() {
-		// A test process hosts its networks' nodes itself: they keep every core.
-		if n := sysmon.FitProcs(l.Profile().Peak() * l.Segment.Share()); n > 0 && n < runtime.NumCPU() {
+		// A test process hosts its networks' nodes itself: they keep every
+		// core. A live page or a metrics endpoint serves others meanwhile:
+		// a P of their own.
+		least := 1
+		if dashboardAddr != "" || metricsAddr != "" {
+			least = 2
+		}
+		if n := sysmon.FitProcs(l.Profile().Peak()*l.Segment.Share(), least); n > 0 && n < runtime.NumCPU() {
 			fmt.Fprintf(os.Stderr, "tpslab runs on %d of %d cores (GOMAXPROCS): a peak of %.0f tx/s needs no more; set GOMAXPROCS to choose\n", n, runtime.NumCPU(), l.Profile().Peak()*l.Segment.Share())
 		}
 	}

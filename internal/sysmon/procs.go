@@ -23,14 +23,14 @@ func Procs(peak float64) int {
 	return max(1, min(runtime.NumCPU(), int(math.Ceil(peak/PerProc))))
 }
 
-// FitProcs sets GOMAXPROCS to Procs(peak) unless the user set GOMAXPROCS,
-// and returns it (0: left as it was). Only for a process whose systems
-// under test run in other processes.
-func FitProcs(peak float64) int {
+// FitProcs sets GOMAXPROCS to Procs(peak), or least when that is more,
+// unless the user set GOMAXPROCS, and returns it (0: left as it was). Only
+// for a process whose systems under test run in other processes.
+func FitProcs(peak float64, least int) int {
 	if os.Getenv("GOMAXPROCS") != "" || !(peak > 0) {
 		return 0
 	}
-	n := Procs(peak)
+	n := min(runtime.NumCPU(), max(Procs(peak), least))
 	runtime.GOMAXPROCS(n)
 	return n
 }

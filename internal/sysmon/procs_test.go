@@ -16,7 +16,7 @@ func TestProcs(t *testing.T) {
 		}
 	}
 	t.Setenv("GOMAXPROCS", "3")
-	if FitProcs(1000) != 0 {
+	if FitProcs(1000, 1) != 0 {
 		t.Error("FitProcs changed GOMAXPROCS the user set")
 	}
 }
