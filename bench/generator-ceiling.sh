@@ -35,4 +35,5 @@ PY
   ratio=$(python3 -c "import json;r=json.load(open('$out/$rate/result.json'));print(1 if r['summary']['sent_tps']/$rate>=0.99 and r['summary']['latency_ms']['schedule_lag']['p99']<100 else 0)")
   [ "$ratio" = 1 ] && best=$rate
 done
-echo "ceiling of ${ALL_CORES:+all cores (tpslab and the sink together)}${ALL_CORES:-one core} in presigned mode: $best tx/s (highest offered rate sent at >= 99% with lag p99 < 100 ms)"
+scope="one core"; [ -n "${ALL_CORES:-}" ] && scope="all cores (tpslab and the sink together)"
+echo "ceiling of $scope in presigned mode: $best tx/s (highest offered rate sent at >= 99% with lag p99 < 100 ms)"
