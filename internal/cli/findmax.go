@@ -21,6 +21,7 @@ func findMaxCmd(reg *kinds.Registry) *cobra.Command {
 	var so scenarioOpts
 	var slos []string
 	var minRatio, maxGrowth float64
+	var maxLag time.Duration
 	var opt findmax.Options
 	var step, warm time.Duration
 	var missAfter float64
@@ -49,6 +50,8 @@ load over the step. Each step's warm-up is excluded.`,
 				return exitcode.BadInputf("--factor: %g, expected > 1", opt.Factor)
 			case opt.Tolerance <= 0 || opt.Tolerance >= 1:
 				return exitcode.BadInputf("--tolerance: %g, expected between 0 and 1", opt.Tolerance)
+			case maxLag < 0:
+				return exitcode.BadInputf("--max-lag: %s, expected 0 (no bound) or a positive duration", maxLag)
 			case missAfter < 0:
 				return exitcode.BadInputf("--miss-after: %g, expected 0 (never) or more seconds of load", missAfter)
 			case step <= warm:
@@ -56,8 +59,12 @@ load over the step. Each step's warm-up is excluded.`,
 			case sc.Load.Model != scenario.Open:
 				return exitcode.BadInputf("load.model: %q, expected open: find-max offers rates", sc.Load.Model)
 			}
-			fm := campaign.FindMax{Objective: findmax.Objective{Thresholds: ths, MinRatio: minRatio, MaxGrowth: maxGrowth},
-				Describe: strings.Join(slos, ", ") + fmt.Sprintf(", committed/offered >= %.2f, mempool growth <= %.1f s", minRatio, maxGrowth),
+			describe := strings.Join(slos, ", ") + fmt.Sprintf(", committed/offered >= %.2f, mempool growth <= %.1f s", minRatio, maxGrowth)
+			if maxLag > 0 {
+				describe += fmt.Sprintf(", schedule lag p99 <= %s", maxLag)
+			}
+			fm := campaign.FindMax{Objective: findmax.Objective{Thresholds: ths, MinRatio: minRatio, MaxGrowth: maxGrowth, MaxLagMs: float64(maxLag) / 1e6},
+				Describe: describe,
 				Search:   opt, Step: step, Warm: warm, MissAfter: missAfter, Probe: !cmd.Flags().Changed("start"), Log: os.Stderr, Output: os.Stdout,
 				Run: runner.Options{Version: Version, Kinds: reg, Command: "find-max"}}
 			return fm.Do(cmd.Context(), sc)
@@ -68,6 +75,7 @@ load over the step. Each step's warm-up is excluded.`,
 	f.StringArrayVar(&slos, "slo", []string{"p99_commit<=2s"}, "objective a step must meet, repeatable (threshold syntax)")
 	f.Float64Var(&minRatio, "min-ratio", 0.99, "committed/offered a step must reach")
 	f.Float64Var(&maxGrowth, "max-growth", 1, "largest mempool growth over a step, in seconds of offered load")
+	f.DurationVar(&maxLag, "max-lag", 100*time.Millisecond, "largest schedule lag p99 of a step the generator kept up with: later, payments waited for the system's answers (0: no bound)")
 	f.Float64Var(&opt.Start, "start", 500, "first offered rate; not given, a probe ramp (live payments, doubling every 2 s from this rate until the system falls behind) estimates the capacity and the steps start at 110% of it, moving by --tolerance")
 	f.Float64Var(&opt.Factor, "factor", 2, "coarse ramp: multiply the rate by this until a step fails")
 	f.Float64Var(&opt.Tolerance, "tolerance", 0.1, "stop when the bracket is this narrow (relative)")

@@ -196,3 +196,30 @@ func TestHintsNameBlockSpace(t *testing.T) {
 		t.Errorf("hints %v", h)
 	}
 }
+
+// A step whose payments left late while the generator kept up waited for
+// the system's answers: it is not sustained, unless the bound is off or
+// the generator itself was the limit.
+func TestJudgeScheduleLag(t *testing.T) {
+	r := &report.Result{EndedBecause: "completed"}
+	s := &r.Summary
+	s.OfferedTPS, s.CommittedTPS = 1000, 1000
+	s.LatencyMs.ScheduleLag = measure.Percentiles{P99: 230}
+	o := Objective{MinRatio: 0.99, MaxGrowth: 1, MaxLagMs: 100}
+	if st := o.Judge(1000, r); st.OK || st.Lag != 230 || len(st.Why) != 1 || !strings.Contains(st.Why[0], "schedule lag p99 230 ms > 100 ms") {
+		t.Errorf("lag 230 ms under a 100 ms bound: %+v", st)
+	}
+	s.LatencyMs.ScheduleLag.P99 = 63
+	if st := o.Judge(1000, r); !st.OK {
+		t.Errorf("lag 63 ms: %v", st.Why)
+	}
+	s.LatencyMs.ScheduleLag.P99 = 230
+	o.MaxLagMs = 0
+	if st := o.Judge(1000, r); !st.OK {
+		t.Errorf("no bound: %v", st.Why)
+	}
+	o.MaxLagMs, s.Generator.Limited = 100, true
+	if st := o.Judge(1000, r); !st.OK {
+		t.Errorf("generator-limited: %v (the search stops on the generator, not on the system)", st.Why)
+	}
+}
