@@ -318,8 +318,9 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		if dashboardAddr != "" || metricsAddr != "" {
 			least = 2
 		}
-		if n := sysmon.FitProcs(l.Profile().Peak()*l.Segment.Share(), least); n > 0 && n < runtime.NumCPU() {
-			fmt.Fprintf(os.Stderr, "tpslab runs on %d of %d cores (GOMAXPROCS): a peak of %.0f tx/s needs no more; set GOMAXPROCS to choose\n", n, runtime.NumCPU(), l.Profile().Peak()*l.Segment.Share())
+		peak := l.Profile().Peak() * l.Segment.Share()
+		if n := sysmon.FitProcs(peak, least); n > 0 && n < runtime.NumCPU() {
+			fmt.Fprintf(os.Stderr, "tpslab runs on %d of %d cores (GOMAXPROCS): a peak of %.0f tx/s needs no more; set GOMAXPROCS to choose\n", n, runtime.NumCPU(), peak)
 		}
 	}
 	opts.Progress, opts.ProgressEvery, opts.ProgressInPlace = output.progressTo()

@@ -362,9 +362,7 @@ func waitHealthy(ctx context.Context, nd testnet.Node) error {
 
 // Check audits the ledger database (docs/ledger-service.md).
 func Check(ctx context.Context, n *testnet.Net) (lines, problems []string) {
-	return Audit(ctx, n, Of(n).DatabaseURL, "the ledger database", func(ctx context.Context, conn *pgx.Conn) ([]string, []string) {
-		return ledgersvc.Check(ctx, conn)
-	})
+	return Audit(ctx, n, Of(n).DatabaseURL, "the ledger database", ledgersvc.Check)
 }
 
 // Audit is `net check` for a network whose state lives in a PostgreSQL
