@@ -102,9 +102,12 @@ func (r collector) tick(final bool) {
 	}
 	s.LiveNodes, s.LiveEndpts = r.watch(now, final)
 	if r.tel != nil {
-		s.Telemetry = r.tel.Latest()
+		snap := r.tel.Snapshot()
+		s.Telemetry = snap.Values
 		if phase == "steady" {
-			ls.telWin.Add(s.Telemetry)
+			ls.telWin.Add(snap)
+		} else {
+			ls.telWin.Before(snap)
 		}
 	}
 	for _, o := range r.obs {

@@ -78,12 +78,18 @@ type Sampler struct {
 	prev    [][]float64
 	prevAt  []time.Time
 	last    map[string]float64
+	totals  map[string]Total
 	errs    map[int]string // the last error of each source, for the log
 }
 
+// Total is a rate metric's increase summed over the intervals it could be
+// read in both ends of, and those intervals' length: a window's mean rate
+// is the difference of two Totals, exact however the samples fell.
+type Total struct{ Inc, Secs float64 }
+
 // NewSampler samples sources.
 func NewSampler(sources []Source) *Sampler {
-	s := &Sampler{sources: sources, last: map[string]float64{}, errs: map[int]string{}}
+	s := &Sampler{sources: sources, last: map[string]float64{}, totals: map[string]Total{}, errs: map[int]string{}}
 	for _, src := range sources {
 		m := src.Metrics()
 		s.metrics = append(s.metrics, m)
@@ -145,7 +151,12 @@ func (s *Sampler) sample(ctx context.Context, onError func(int, error)) {
 					if s.prev[i] == nil || math.IsNaN(v) || math.IsNaN(s.prev[i][j]) || v < s.prev[i][j] {
 						v = math.NaN()
 					} else {
-						v = (v - s.prev[i][j]) / now.Sub(s.prevAt[i]).Seconds()
+						dt := now.Sub(s.prevAt[i]).Seconds()
+						tot := s.totals[m.Name]
+						tot.Inc += v - s.prev[i][j]
+						tot.Secs += dt
+						s.totals[m.Name] = tot
+						v = (v - s.prev[i][j]) / dt
 					}
 				}
 				if math.IsNaN(v) {
@@ -173,6 +184,10 @@ func round(v float64) float64 {
 func (s *Sampler) Latest() map[string]float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.latest()
+}
+
+func (s *Sampler) latest() map[string]float64 {
 	if len(s.last) == 0 {
 		return nil
 	}
@@ -181,6 +196,25 @@ func (s *Sampler) Latest() map[string]float64 {
 		out[k] = v
 	}
 	return out
+}
+
+// Snapshot is the last second's values and the rate metrics' totals, read
+// together.
+type Snapshot struct {
+	Values map[string]float64
+	Totals map[string]Total
+}
+
+// Snapshot copies the last second's values and the totals.
+func (s *Sampler) Snapshot() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.latest()
+	t := make(map[string]Total, len(s.totals))
+	for k, x := range s.totals {
+		t[k] = x
+	}
+	return Snapshot{Values: v, Totals: t}
 }
 
 // Slowest asks the sources that know for their slowest statements; the
@@ -214,24 +248,64 @@ type Stat struct {
 	Seconds int     `json:"seconds"` // seconds with a value
 }
 
-// Window aggregates seconds into Stats.
+// Window aggregates seconds into Stats. A rate metric's mean is its
+// increase over the window divided by the time it was read over (the
+// Totals at the window's ends), and its busiest second the highest rate
+// over a stretch of at least 0.9 s: the mean of per-second rates would
+// count a sample twice when the sampler runs late (a busy machine) and
+// weigh a short interval's burst as a whole second.
 type Window struct {
-	sum map[string]float64
-	max map[string]float64
-	n   map[string]int
+	sum   map[string]float64
+	max   map[string]float64
+	n     map[string]int
+	base  map[string]Total // rate metrics: totals before the window
+	mark  map[string]Total // and at the end of the last stretch counted
+	last  map[string]Total // and at its last second
+	rmax  map[string]float64
+	begun bool
 }
 
-// Add adds one second's values.
-func (w *Window) Add(v map[string]float64) {
-	if w.sum == nil {
-		w.sum, w.max, w.n = map[string]float64{}, map[string]float64{}, map[string]int{}
+// Before notes the totals of a second before the window, so the window's
+// rates start where it starts.
+func (w *Window) Before(s Snapshot) {
+	if w.begun {
+		return
 	}
-	for k, x := range v {
+	w.base = s.Totals
+}
+
+// Add adds one second of the window.
+func (w *Window) Add(s Snapshot) {
+	if !w.begun {
+		w.begun = true
+		w.sum, w.max, w.n = map[string]float64{}, map[string]float64{}, map[string]int{}
+		w.mark, w.last, w.rmax = map[string]Total{}, map[string]Total{}, map[string]float64{}
+		if w.base == nil {
+			w.base = map[string]Total{}
+		}
+	}
+	for k, x := range s.Values {
 		w.sum[k] += x
 		if w.n[k] == 0 || x > w.max[k] {
 			w.max[k] = x
 		}
 		w.n[k]++
+	}
+	for k, t := range s.Totals {
+		if _, ok := w.base[k]; !ok {
+			w.base[k] = t // first read inside the window
+		}
+		if _, ok := w.mark[k]; !ok {
+			w.mark[k] = w.base[k]
+		}
+		w.last[k] = t
+		m := w.mark[k]
+		if d := t.Secs - m.Secs; d >= 0.9 {
+			if r := (t.Inc - m.Inc) / d; r > w.rmax[k] {
+				w.rmax[k] = r
+			}
+			w.mark[k] = t
+		}
 	}
 }
 
@@ -244,12 +318,20 @@ func (w *Window) Stats(metrics []Metric, committedTPS float64) map[string]Stat {
 	}
 	out := make(map[string]Stat, len(w.n))
 	for k, n := range w.n {
-		out[k] = Stat{Mean: round(w.sum[k] / float64(n)), Max: w.max[k], Seconds: n}
+		st := Stat{Mean: round(w.sum[k] / float64(n)), Max: w.max[k], Seconds: n}
+		if last, ok := w.last[k]; ok {
+			if d := last.Secs - w.base[k].Secs; d >= 0.9 {
+				st.Mean = round((last.Inc - w.base[k].Inc) / d)
+			}
+			if r, ok := w.rmax[k]; ok {
+				st.Max = round(r)
+			}
+		}
+		out[k] = st
 	}
 	for _, m := range metrics {
 		if st, ok := out[m.Name]; ok && m.PerPayment && committedTPS > 0 {
-			v := w.sum[m.Name] / float64(st.Seconds) / committedTPS
-			out[m.Name+"_per_payment"] = Stat{Mean: math.Round(v*1000) / 1000, Seconds: st.Seconds}
+			out[m.Name+"_per_payment"] = Stat{Mean: math.Round(st.Mean/committedTPS*1000) / 1000, Seconds: st.Seconds}
 		}
 	}
 	return out

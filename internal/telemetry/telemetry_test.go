@@ -43,18 +43,51 @@ func TestRatesAndGauges(t *testing.T) {
 	if v := s.Latest(); len(v) != 0 {
 		t.Errorf("after a reset and a missing read: %v, want both absent", v)
 	}
+	// The totals keep the one interval read at both ends: 60 over ~0.2 s.
+	if tot := s.Snapshot().Totals["x.total"]; tot.Inc != 60 || tot.Secs < 0.2 || tot.Secs > 0.4 {
+		t.Errorf("totals %+v, want 60 over about 0.2 s", tot)
+	}
 }
 
 func TestWindowStats(t *testing.T) {
 	var w Window
-	w.Add(map[string]float64{"x.total": 100, "x.gauge": 1})
-	w.Add(map[string]float64{"x.total": 300})
+	w.Add(Snapshot{Values: map[string]float64{"x.total": 100, "x.gauge": 1}})
+	w.Add(Snapshot{Values: map[string]float64{"x.total": 300}})
 	st := w.Stats((&counter{}).Metrics(), 50)
 	if st["x.total"].Mean != 200 || st["x.total"].Max != 300 || st["x.total"].Seconds != 2 || st["x.gauge"].Seconds != 1 {
 		t.Errorf("stats %+v", st)
 	}
 	if pp := st["x.total_per_payment"]; pp.Mean != 4 {
 		t.Errorf("per payment %+v, want 200/50 = 4", pp)
+	}
+}
+
+// A sampler that ran late: the run's seconds saw one burst twice (0.3 s at
+// 1000/s read as the rate of two seconds) and missed a quiet stretch. The
+// mean is the increase over the time read, the busiest second a stretch of
+// at least 0.9 s.
+func TestWindowRatesFromTotals(t *testing.T) {
+	var w Window
+	w.Before(Snapshot{Totals: map[string]Total{"x.total": {Inc: 1000, Secs: 5}}})
+	for _, s := range []struct {
+		rate float64
+		tot  Total
+	}{
+		{100, Total{1100, 6}},
+		{1000, Total{1400, 6.3}},
+		{1000, Total{1400, 6.3}}, // the same sample, read again
+		{50, Total{1500, 8.3}},
+		{100, Total{1600, 9.3}},
+	} {
+		w.Add(Snapshot{Values: map[string]float64{"x.total": s.rate}, Totals: map[string]Total{"x.total": s.tot}})
+	}
+	st := w.Stats((&counter{}).Metrics(), 0)["x.total"]
+	if st.Mean != round(600/4.3) || st.Seconds != 5 {
+		t.Errorf("mean %v over %d seconds, want %v (600 over 4.3 s) over 5", st.Mean, st.Seconds, round(600/4.3))
+	}
+	// Stretches: 5-6 s (100/s), 6-8.3 s (400 over 2.3 s), 8.3-9.3 s (100/s).
+	if st.Max != round(400/2.3) {
+		t.Errorf("busiest %v, want %v", st.Max, round(400/2.3))
 	}
 }
 
