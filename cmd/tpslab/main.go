@@ -18,6 +18,7 @@ func main() {
 	if len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "find-max" || os.Args[1] == "sink") {
 		sysmon.Awake()
 	}
+	cli.FitProcs = true
 	ctx, stop := interrupt.Notify(context.Background())
 	code := cli.Main(ctx, all.Registry(), os.Args[1:])
 	stop()

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -302,6 +301,11 @@ var metricsAddr, summaryFormat string
 // dashboardAddr is --dashboard: where a run serves its live page ("": none).
 var dashboardAddr string
 
+// FitProcs lets `run` fit GOMAXPROCS to its load. The tpslab program sets
+// it; a process that runs the CLI beside other work (a test that hosts its
+// network's nodes) keeps every core.
+var FitProcs bool
+
 // runOnce runs sc, prints its summary and writes its HTML report.
 func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg *segmentFlags) error {
 	opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version, Kinds: reg, Command: "run"}
@@ -310,10 +314,9 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 			return err
 		}
 	}
-	if l := sc.Load; l.Model == scenario.Open && l.Trace == "" && !testing.Testing() {
-		// A test process hosts its networks' nodes itself: they keep every
-		// core. A live page or a metrics endpoint serves others meanwhile:
-		// a P of their own.
+	if l := sc.Load; l.Model == scenario.Open && l.Trace == "" && FitProcs {
+		// A live page or a metrics endpoint serves others meanwhile: a P
+		// of their own.
 		least := 1
 		if dashboardAddr != "" || metricsAddr != "" {
 			least = 2
