@@ -6,6 +6,7 @@
 package evm
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/sha256"
@@ -16,10 +17,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/tpslab/tpslab/internal/sut"
 )
@@ -152,11 +155,81 @@ func (c *Codec) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
 
 // appendCall appends wallet from's signed call of dest.
 func (c *Codec) appendCall(dst []byte, from int, dest common.Address, value *big.Int, data []byte, gas, nonce uint64) []byte {
-	raw, err := c.SignCall(c.wallets[from].Key, nonce, &dest, value, data, gas)
+	key := c.wallets[from].Key
+	if !c.Fees.Legacy {
+		return c.appendDynamicFee(dst, key, nonce, &dest, value, data, gas)
+	}
+	// Copies for the legacy path's transaction, which keeps them: the
+	// EIP-1559 path's dest and value stay on the caller's stack.
+	to, v := dest, new(big.Int).Set(value)
+	raw, err := c.SignCall(key, nonce, &to, v, data, gas)
 	if err != nil {
 		panic(fmt.Errorf("sign: %w", err)) // only fails on an invalid key or chain id, checked at setup
 	}
 	return append(dst, raw...)
+}
+
+// scratch is one signing's hasher and bytes, pooled: live signing makes a
+// payment per call from many lanes, and go-ethereum's SignTx path (a
+// transaction copied twice, its fields boxed for the encoder) cost 54
+// allocations per payment.
+type scratch struct {
+	h    crypto.KeccakState
+	b    []byte
+	hash [32]byte
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{h: crypto.NewKeccakState()} }}
+
+// appendDynamicFee appends an EIP-1559 (type 2) transaction signed by key:
+// 0x02 || rlp([chainId, nonce, tip, feeCap, gas, to, value, data, [], v, r, s]),
+// the signature over keccak256(0x02 || rlp of the first nine), as
+// go-ethereum's types.SignTx and MarshalBinary make it (TestDynamicFeeAsGoEthereum)
+// but encoded straight into dst.
+func (c *Codec) appendDynamicFee(dst []byte, key *ecdsa.PrivateKey, nonce uint64, to *common.Address, value *big.Int, data []byte, gas uint64) []byte {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	w := rlp.NewEncoderBuffer(nil)
+	c.dynamicFeeFields(&w, nonce, to, value, data, gas, nil)
+	sc.b = w.AppendToBytes(append(sc.b[:0], types.DynamicFeeTxType))
+	w.Flush()
+	sc.h.Reset()
+	sc.h.Write(sc.b)
+	sc.h.Read(sc.hash[:])
+	sig, err := crypto.Sign(sc.hash[:], key)
+	if err != nil {
+		panic(fmt.Errorf("sign: %w", err)) // only fails on an invalid key, checked at setup
+	}
+	w = rlp.NewEncoderBuffer(nil)
+	c.dynamicFeeFields(&w, nonce, to, value, data, gas, sig)
+	dst = w.AppendToBytes(append(dst, types.DynamicFeeTxType))
+	w.Flush()
+	return dst
+}
+
+// dynamicFeeFields writes the transaction's list; with sig, its v, r, s
+// (integers: minimal big-endian bytes).
+func (c *Codec) dynamicFeeFields(w *rlp.EncoderBuffer, nonce uint64, to *common.Address, value *big.Int, data []byte, gas uint64, sig []byte) {
+	l := w.List()
+	w.WriteBigInt(c.ChainID)
+	w.WriteUint64(nonce)
+	w.WriteBigInt(c.Fees.TipCap)
+	w.WriteBigInt(c.Fees.FeeCap)
+	w.WriteUint64(gas)
+	if to == nil {
+		w.WriteBytes(nil)
+	} else {
+		w.WriteBytes(to[:])
+	}
+	w.WriteBigInt(value)
+	w.WriteBytes(data)
+	w.ListEnd(w.List()) // the access list: empty
+	if sig != nil {
+		w.WriteUint64(uint64(sig[64]))
+		w.WriteBytes(bytes.TrimLeft(sig[:32], "\x00"))
+		w.WriteBytes(bytes.TrimLeft(sig[32:64], "\x00"))
+	}
+	w.ListEnd(l)
 }
 
 // SignCall signs any call (to nil: a contract creation) with the codec's
