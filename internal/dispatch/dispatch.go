@@ -531,14 +531,11 @@ func (e openModel) run(offer, io context.Context, arrivals *schedule.Arrivals, g
 	if lanes > 0 {
 		n = lanes
 	}
-	qs, wg := e.startQueues(io, n, lanes)
-	// Lanes are woken once per gathering, when the dispatcher sleeps.
-	sleep := func(until time.Duration) {
-		for _, q := range qs {
-			q.flush()
-		}
-		e.sleepUntil(offer, until)
-	}
+	p := &pauser{e: e.Engine, offer: offer, room: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
+	defer p.timer.Stop()
+	qs, wg := e.startQueues(io, n, lanes, p.room)
+	p.qs = qs
+	sleep := p.until
 	rec := e.Recorder.NewShard()
 	senders := e.Workload.Senders()
 	var backlog []time.Duration
@@ -585,7 +582,7 @@ loop:
 			if e.SendEvery != nil {
 				until = max(until, now+e.SendEvery(now))
 			}
-			sleep(until)
+			sleep(until, false)
 			continue
 		}
 		if sender < 0 && traced != nil {
@@ -601,7 +598,7 @@ loop:
 			if !more && now > giveUp {
 				break loop
 			}
-			sleep(e.pauseUntil(next, more))
+			sleep(e.pauseUntil(next, more), false)
 			continue
 		}
 		route := int(index) % n
@@ -628,7 +625,7 @@ loop:
 			if !more && now > giveUp {
 				break loop
 			}
-			sleep(e.pauseUntil(next, more))
+			sleep(e.pauseUntil(next, more), true)
 		}
 	}
 	if sender >= 0 {
@@ -640,6 +637,40 @@ loop:
 	}
 	e.closeQueues(qs, rec, senders, grace)
 	wg.Wait()
+}
+
+// pauser is the open model's dispatcher at rest. Lanes are woken once per
+// gathering, when it pauses; a pause ends at its time, when offering ends,
+// or, waiting for room, when a full lane takes its batch (room), so a lane
+// that sends faster than a pause is never held to one batch a pause.
+type pauser struct {
+	e     *Engine
+	offer context.Context
+	qs    []queue
+	room  chan struct{}
+	// One timer for every pause: a new one per pause would allocate at
+	// each of thousands of pauses a second.
+	timer *time.Timer
+}
+
+func (p *pauser) until(t time.Duration, wantRoom bool) {
+	for _, q := range p.qs {
+		q.flush()
+	}
+	d := t - p.e.Since()
+	if d <= 0 {
+		return
+	}
+	var room chan struct{}
+	if wantRoom {
+		room = p.room
+	}
+	p.timer.Reset(d)
+	select {
+	case <-p.offer.Done():
+	case <-p.timer.C:
+	case <-room:
+	}
 }
 
 // reserveTraced reserves the sender a trace names for its arrival row (its
@@ -656,14 +687,14 @@ func (e openModel) reserveTraced(traced workload.Traced, row uint64) int {
 
 // startQueues starts one worker per connection, or per lane when the
 // target takes batches, each behind its queue.
-func (e openModel) startQueues(io context.Context, n, lanes int) ([]queue, *sync.WaitGroup) {
+func (e openModel) startQueues(io context.Context, n, lanes int, room chan struct{}) ([]queue, *sync.WaitGroup) {
 	var wg sync.WaitGroup
 	qs := make([]queue, n)
 	for i := range qs {
 		w := e.newWorker(i, e.Recorder.NewShard())
 		wg.Add(1)
 		if bs, ok := w.conn.(sut.BatchSubmitter); ok && lanes > 0 {
-			l := &lane{kick: make(chan struct{}, 1)}
+			l := &lane{kick: make(chan struct{}, 1), room: room}
 			qs[i] = l
 			go func() {
 				defer wg.Done()
@@ -747,6 +778,7 @@ type lane struct {
 	mu      sync.Mutex
 	pending []ticket
 	kick    chan struct{}
+	room    chan struct{} // told when a full lane takes its batch
 	closed  bool
 	sending bool // a batch is in flight
 }
@@ -795,6 +827,9 @@ func (l *lane) wake() {
 }
 
 // run sends each gathering as one batch until the lane is closed and empty.
+// A lane that finds a full batch waiting when its last one is answered
+// sends it at once (nothing more can gather) and tells the dispatcher,
+// which waits for that room.
 func (l *lane) run(ctx context.Context, w *worker, bs sut.BatchSubmitter) {
 	var tks []ticket
 	for range l.kick {
@@ -810,11 +845,18 @@ func (l *lane) run(ctx context.Context, w *worker, bs sut.BatchSubmitter) {
 				}
 				break
 			}
+			if len(tks) >= maxBatch {
+				select {
+				case l.room <- struct{}{}:
+				default:
+				}
+			}
 			w.sendBatch(ctx, bs, tks)
 			l.mu.Lock()
 			l.sending = false
+			full := len(l.pending) >= maxBatch
 			l.mu.Unlock()
-			if !closed {
+			if !closed && !full {
 				break // the next gathering comes with its kick
 			}
 		}
@@ -824,13 +866,13 @@ func (l *lane) run(ctx context.Context, w *worker, bs sut.BatchSubmitter) {
 // maxBatch bounds the payments of one batch.
 const maxBatch = 1024
 
-// maxPause bounds the dispatcher's wait for room in a lane.
+// maxPause bounds the dispatcher's wait for room in a lane or a window.
 const maxPause = time.Millisecond
 
 // pauseUntil is a brief wait for room, but not past the next arrival; when
-// payments gather, a gathering interval, at most maxPause: a lane that
-// holds a full batch sends again only when kicked, so a longer pause would
-// cap a lane at maxBatch per pause (at 5 ms, 205k/s).
+// payments gather, a gathering interval, at most maxPause. A full lane
+// also wakes the dispatcher when it takes its batch; the bound keeps a
+// sender's window, which nothing signals, checked often.
 func (e openModel) pauseUntil(next time.Duration, more bool) time.Duration {
 	now := e.Since()
 	if e.SendEvery != nil {
