@@ -26,6 +26,10 @@ type FindMax struct {
 	Describe   string // the objective in words, for the outputs
 	Search     findmax.Options
 	Step, Warm time.Duration
+	// Confirm runs the rate the steps name for this long (its first Warm
+	// excluded), stepping down when it misses (findmax.Options.Confirm).
+	// 0: no confirmation.
+	Confirm time.Duration
 	// MissAfter ends a step early once what is accepted and not yet
 	// committed holds more than this many seconds of the offered load for
 	// two seconds running, past the warm-up: the step has clearly missed
@@ -64,18 +68,18 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	defer probe.Close()
 	start := time.Now()
 	n := 0
-	measure := func(ctx context.Context, rate float64) (findmax.Step, error) {
+	measure := func(ctx context.Context, rate float64, length time.Duration, what string) (findmax.Step, error) {
 		n++
 		waitForEmptyMempool(ctx, probe)
 		rc := sc
 		rc.Load.Rate, rc.Load.Stages, rc.Load.Steps = rate, nil, nil
-		rc.Load.Duration, rc.Load.Warmup = scenario.Duration(f.Step), scenario.Duration(f.Warm)
+		rc.Load.Duration, rc.Load.Warmup = scenario.Duration(length), scenario.Duration(f.Warm)
 		// What is still pending a few seconds after a step is its backlog:
 		// the next step waits for the mempool to empty instead.
 		rc.Load.Drain = min(rc.Load.Drain, scenario.Duration(5*time.Second))
 		rc.Thresholds = nil
 		rc.Out = filepath.Join(base, fmt.Sprintf("step-%02d-%.0f", n, rate))
-		fmt.Fprintf(f.Log, "step %d: %.0f tx/s for %s\n", n, rate, f.Step)
+		fmt.Fprintf(f.Log, "%s %d: %.0f tx/s for %s\n", what, n, rate, length)
 		ro := f.Run
 		ro.Log = io.Discard
 		stepCtx, endStep := context.WithCancelCause(ctx)
@@ -102,10 +106,18 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 		return st, nil
 	}
 	opts := f.Search
+	step := func(ctx context.Context, rate float64) (findmax.Step, error) {
+		return measure(ctx, rate, f.Step, "step")
+	}
+	if f.Confirm > 0 {
+		opts.Confirm = func(ctx context.Context, rate float64) (findmax.Step, error) {
+			return measure(ctx, rate, f.Confirm, "confirmation, step")
+		}
+	}
 	if f.Probe {
 		opts.Probe = func(ctx context.Context) (float64, error) { return f.probe(ctx, sc, base, probe) }
 	}
-	out, err := findmax.Search(ctx, opts, measure)
+	out, err := findmax.Search(ctx, opts, step)
 	took := time.Since(start).Round(time.Second)
 	if err != nil && len(out.Steps) == 0 {
 		return err
@@ -117,7 +129,14 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	if out.Bracket[1] > 0 {
 		hi = fmt.Sprintf("%.0f", out.Bracket[1])
 	}
-	fmt.Fprintf(w, "\nsustainable rate: %.0f tx/s (bracket %.0f .. %s tx/s) under %s\n", out.Sustainable, out.Bracket[0], hi, f.Describe)
+	held := ""
+	switch {
+	case out.Confirmed:
+		held = fmt.Sprintf(", held for %s", f.Confirm)
+	case f.Confirm > 0 && out.Sustainable > 0:
+		held = ", not confirmed"
+	}
+	fmt.Fprintf(w, "\nsustainable rate: %.0f tx/s%s (bracket %.0f .. %s tx/s) under %s\n", out.Sustainable, held, out.Bracket[0], hi, f.Describe)
 	fmt.Fprintf(w, "stopped: %s; search took %s over %d steps\n", out.Stopped, took, len(out.Steps))
 	fmt.Fprintln(w, "what limits it:")
 	for _, h := range out.Hints {

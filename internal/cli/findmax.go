@@ -23,7 +23,7 @@ func findMaxCmd(reg *kinds.Registry) *cobra.Command {
 	var minRatio, maxGrowth float64
 	var maxLag time.Duration
 	var opt findmax.Options
-	var step, warm time.Duration
+	var step, warm, confirm time.Duration
 	var missAfter float64
 	c := &cobra.Command{
 		Use:   "find-max [SCENARIO.yaml]",
@@ -32,7 +32,9 @@ func findMaxCmd(reg *kinds.Registry) *cobra.Command {
 a step misses the objective, then bisecting until the bracket is within
 --tolerance. A step meets the objective when every --slo holds, committed/offered
 is at least --min-ratio and the mempool grows by at most --max-growth seconds of
-load over the step. Each step's warm-up is excluded.`,
+load over the step. Each step's warm-up is excluded. The rate the steps name
+then runs for --confirm-run; one that misses there steps down to 5% under what
+that run committed and is confirmed again (twice at most).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := so.resolve(args)
@@ -54,6 +56,8 @@ load over the step. Each step's warm-up is excluded.`,
 				return exitcode.BadInputf("--max-lag: %s, expected 0 (no bound) or a positive duration", maxLag)
 			case missAfter < 0:
 				return exitcode.BadInputf("--miss-after: %g, expected 0 (never) or more seconds of load", missAfter)
+			case confirm != 0 && confirm <= warm:
+				return exitcode.BadInputf("--confirm-run: %s, expected 0 (none) or longer than --step-warmup (%s)", confirm, warm)
 			case step <= warm:
 				return exitcode.BadInputf("--step: %s, expected longer than --step-warmup (%s)", step, warm)
 			case sc.Load.Model != scenario.Open:
@@ -65,7 +69,7 @@ load over the step. Each step's warm-up is excluded.`,
 			}
 			fm := campaign.FindMax{Objective: findmax.Objective{Thresholds: ths, MinRatio: minRatio, MaxGrowth: maxGrowth, MaxLagMs: float64(maxLag) / 1e6},
 				Describe: describe,
-				Search:   opt, Step: step, Warm: warm, MissAfter: missAfter, Probe: !cmd.Flags().Changed("start"), Log: os.Stderr, Output: os.Stdout,
+				Search:   opt, Step: step, Warm: warm, Confirm: confirm, MissAfter: missAfter, Probe: !cmd.Flags().Changed("start"), Log: os.Stderr, Output: os.Stdout,
 				Run: runner.Options{Version: Version, Kinds: reg, Command: "find-max"}}
 			return fm.Do(cmd.Context(), sc)
 		},
@@ -82,6 +86,7 @@ load over the step. Each step's warm-up is excluded.`,
 	f.Float64Var(&opt.MaxRate, "max-rate", 100000, "never offer more than this")
 	f.IntVar(&opt.MaxSteps, "max-steps", 12, "at most this many steps")
 	f.DurationVar(&step, "step", 8*time.Second, "length of each step")
+	f.DurationVar(&confirm, "confirm-run", 12*time.Second, "run the rate the steps name this long (with the step warm-up) and step down if it misses there (0: no confirmation)")
 	f.DurationVar(&warm, "step-warmup", 2*time.Second, "start of each step excluded from its figures")
 	f.Float64Var(&missAfter, "miss-after", 3, "end a step early once more than this many seconds of its offered load are accepted and not committed, two seconds running (0: never)")
 	return c

@@ -39,6 +39,7 @@ type Step struct {
 	Growth     float64                   `json:"mempool_growth_s"` // mempool growth over the step, in seconds of load
 	Lag        float64                   `json:"schedule_lag_p99_ms"`
 	Generator  bool                      `json:"generator_limited"`
+	Confirm    bool                      `json:"confirm,omitempty"` // a longer run at the rate the steps named
 	Thresholds []report.ThresholdOutcome `json:"thresholds,omitempty"`
 	Result     *report.Result            `json:"-"`
 }
@@ -113,13 +114,22 @@ type Options struct {
 	// start at 110% of it and move by the tolerance. 0: no estimate, the
 	// plain ramp from Start.
 	Probe func(ctx context.Context) (capacity float64, err error)
+	// Confirm, when set, runs the rate the steps name for longer. A short
+	// step passed at rates a 20 s run then missed by 1-3% (the knee moves
+	// that much between windows on a busy machine): a rate that misses
+	// its confirmation steps down and is confirmed again.
+	Confirm func(ctx context.Context, rate float64) (Step, error)
 }
+
+// confirmations bounds the confirmations of one search.
+const confirmations = 2
 
 // Outcome is the search's answer.
 type Outcome struct {
 	Sustainable float64    `json:"sustainable_rate"`          // the highest rate that met the objective
 	Probed      float64    `json:"probed_capacity,omitempty"` // the probe's estimate, when one ran
 	Bracket     [2]float64 `json:"bracket"`                   // [highest passing, lowest failing]
+	Confirmed   bool       `json:"confirmed"`                 // the sustainable rate also met a confirmation run
 	Steps       []Step     `json:"steps"`
 	Stopped     string     `json:"stopped"` // why the search ended
 	Hints       []string   `json:"hints"`
@@ -199,6 +209,12 @@ func Search(ctx context.Context, o Options, measure func(ctx context.Context, ra
 		out.Stopped = fmt.Sprintf("step limit (%d) reached", o.MaxSteps)
 	}
 done:
+	if o.Confirm != nil && lo > 0 && ctx.Err() == nil {
+		var err error
+		if lo, hi, loStep, hiStep, err = confirm(ctx, o, &out, lo, hi, loStep, hiStep); err != nil {
+			return out, err
+		}
+	}
 	out.Sustainable = lo
 	out.Bracket = [2]float64{lo, hi}
 	if math.IsInf(hi, 1) {
@@ -206,4 +222,36 @@ done:
 	}
 	out.Hints = Hints(loStep, hiStep)
 	return out, nil
+}
+
+// confirm runs the named rate lo for longer. A miss there is a failing
+// rate: the next candidate is 5% under what that run committed (or under
+// lo, when it missed on latency), confirmed in turn, twice at most; a
+// candidate left after the last miss is named unconfirmed.
+func confirm(ctx context.Context, o Options, out *Outcome, lo, hi float64, loStep, hiStep *Step) (float64, float64, *Step, *Step, error) {
+	for i := 0; i < confirmations && ctx.Err() == nil; i++ {
+		st, err := o.Confirm(ctx, lo)
+		if err != nil {
+			return lo, hi, loStep, hiStep, err
+		}
+		st.Confirm = true
+		out.Steps = append(out.Steps, st)
+		last := &out.Steps[len(out.Steps)-1]
+		if st.OK {
+			out.Confirmed = true
+			out.Stopped += fmt.Sprintf("; %.0f tx/s held in a confirmation run", lo)
+			return lo, hi, last, hiStep, nil
+		}
+		if st.Generator || ctx.Err() != nil {
+			out.Stopped += fmt.Sprintf("; the confirmation run at %.0f tx/s did not finish as a measurement of the system", lo)
+			break
+		}
+		next := math.Floor(0.95 * math.Min(lo, math.Max(st.Committed, 1)))
+		out.Stopped += fmt.Sprintf("; %.0f tx/s missed its confirmation run, so %.0f", lo, next)
+		if i == confirmations-1 {
+			out.Stopped += " (not confirmed)"
+		}
+		hi, hiStep, lo, loStep = lo, last, next, nil
+	}
+	return lo, hi, loStep, hiStep, nil
 }

@@ -2,6 +2,7 @@ package findmax
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -78,6 +79,41 @@ func TestSearchFromAProbe(t *testing.T) {
 		}
 		if out.Steps[0].Rate != math.Round(1.1*c.probed) || len(out.Steps) > 4 {
 			t.Errorf("probe %g: steps %v, want the first at 110%% of the estimate and at most 4", c.probed, rates(out.Steps))
+		}
+	}
+}
+
+// The knee moves between windows: the steps measure a system of 1700 tx/s
+// (and name 1625) and each confirmation run one of the capacities listed.
+// A rate that misses steps down to 5% under what its run committed and is
+// confirmed there; after two misses the rate left is named unconfirmed.
+func TestSearchConfirmsTheRate(t *testing.T) {
+	for _, c := range []struct {
+		later     []float64
+		at        []float64 // the confirmations' rates
+		named     float64
+		confirmed bool
+	}{
+		{[]float64{1700}, []float64{1625}, 1625, true},
+		{[]float64{1600, 1600}, []float64{1625, 1520}, 1520, true},
+		{[]float64{1600, 1400}, []float64{1625, 1520}, 1330, false},
+	} {
+		var at []float64
+		o := Options{Start: 250, Factor: 2, Tolerance: 0.1, MaxRate: 1e6, MaxSteps: 20,
+			Confirm: func(ctx context.Context, rate float64) (Step, error) {
+				at = append(at, rate)
+				return system(c.later[len(at)-1], 1e9)(ctx, rate)
+			}}
+		out, err := Search(context.Background(), o, system(1700, 1e9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Confirmed != c.confirmed || out.Sustainable != c.named || fmt.Sprint(at) != fmt.Sprint(c.at) {
+			t.Errorf("later capacities %v: named %g, confirmed %v after confirmation runs at %v; want %g, %v, %v (stopped: %s)",
+				c.later, out.Sustainable, out.Confirmed, at, c.named, c.confirmed, c.at, out.Stopped)
+		}
+		if last := out.Steps[len(out.Steps)-1]; !last.Confirm || last.Rate != at[len(at)-1] {
+			t.Errorf("later capacities %v: the last step %+v is not the last confirmation", c.later, last)
 		}
 	}
 }

@@ -11,16 +11,24 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 )
 
+// Run says which kind of run the step was: a search step or a confirmation.
+func (s Step) Run() string {
+	if s.Confirm {
+		return "confirm"
+	}
+	return "step"
+}
+
 // PrintKnee writes the steps as a table, ordered by rate.
 func PrintKnee(w io.Writer, steps []Step) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "OFFERED/s\tMET\tCOMMITTED/s\tP50 COMMIT\tP99 COMMIT\tMEMPOOL GROWTH\tWHY NOT")
+	fmt.Fprintln(tw, "OFFERED/s\tRUN\tMET\tCOMMITTED/s\tP50 COMMIT\tP99 COMMIT\tMEMPOOL GROWTH\tWHY NOT")
 	for _, s := range Knee(steps) {
 		met := "yes"
 		if !s.OK {
 			met = "no"
 		}
-		fmt.Fprintf(tw, "%.0f\t%s\t%.1f\t%.0f ms\t%.0f ms\t%.1f s\t%s\n", s.Rate, met, s.Committed, s.P50, s.P99, s.Growth, strings.Join(s.Why, "; "))
+		fmt.Fprintf(tw, "%.0f\t%s\t%s\t%.1f\t%.0f ms\t%.0f ms\t%.1f s\t%s\n", s.Rate, s.Run(), met, s.Committed, s.P50, s.P99, s.Growth, strings.Join(s.Why, "; "))
 	}
 	tw.Flush()
 }
@@ -34,12 +42,12 @@ var page = template.Must(template.New("findmax").Funcs(template.FuncMap{
 <style>{{.CSS}}</style><style>body{font:14px/1.45 system-ui,sans-serif;max-width:1000px;margin:24px auto;padding:0 16px;color:#1d2330}
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 14px 3px 0;text-align:left}td.n{text-align:right}.v{font-size:18px;font-weight:600;margin:10px 0}.meta{color:#5a6275}</style></head><body>
 <h1>tpslab find-max</h1>
-<div class="v">Sustainable: {{f0 .O.Sustainable}} tx/s (bracket {{f0 (index .O.Bracket 0)}} .. {{if index .O.Bracket 1}}{{f0 (index .O.Bracket 1)}}{{else}}not reached{{end}} tx/s)</div>
+<div class="v">Sustainable: {{f0 .O.Sustainable}} tx/s{{if .O.Confirmed}}, confirmed{{end}} (bracket {{f0 (index .O.Bracket 0)}} .. {{if index .O.Bracket 1}}{{f0 (index .O.Bracket 1)}}{{else}}not reached{{end}} tx/s)</div>
 <div class="meta">objective: {{.Objective}} · stopped: {{.O.Stopped}} · search took {{.Took}}</div>
 <h2>What limits it</h2><ul>{{range .O.Hints}}<li>{{.}}</li>{{end}}</ul>
 <div class="chart" id="knee"></div>
-<table><tr><th>offered/s</th><th>met</th><th>committed/s</th><th>p50 commit ms</th><th>p99 commit ms</th><th>why not</th></tr>
-{{range .Knee}}<tr><td class="n">{{f0 .Rate}}</td><td>{{if .OK}}yes{{else}}no{{end}}</td><td class="n">{{f0 .Committed}}</td><td class="n">{{f0 .P50}}</td><td class="n">{{f0 .P99}}</td><td>{{join .Why}}</td></tr>{{end}}</table>
+<table><tr><th>offered/s</th><th>run</th><th>met</th><th>committed/s</th><th>p50 commit ms</th><th>p99 commit ms</th><th>why not</th></tr>
+{{range .Knee}}<tr><td class="n">{{f0 .Rate}}</td><td>{{.Run}}</td><td>{{if .OK}}yes{{else}}no{{end}}</td><td class="n">{{f0 .Committed}}</td><td class="n">{{f0 .P50}}</td><td class="n">{{f0 .P99}}</td><td>{{join .Why}}</td></tr>{{end}}</table>
 <script>{{.JS}}</script>
 <script>
 const K = {{json .Knee}};

@@ -309,11 +309,23 @@ func TestThrowAwayKind(t *testing.T) {
 
 	before := l.count()
 	fm := filepath.Join(dir, "findmax")
-	if err := tpslab(t, reg, "find-max", file, "--out", fm, "--start", "100", "--max-steps", "2", "--step", "3s", "--step-warmup", "1s"); err != nil {
+	if err := tpslab(t, reg, "find-max", file, "--out", fm, "--start", "100", "--max-steps", "2", "--step", "3s", "--step-warmup", "1s", "--confirm-run", "3s"); err != nil {
 		t.Fatalf("find-max: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(fm, "find-max.json")); err != nil {
-		t.Errorf("find-max wrote no find-max.json: %v", err)
+	var found struct {
+		Outcome struct {
+			Sustainable float64 `json:"sustainable_rate"`
+			Steps       []struct {
+				Rate    float64
+				Confirm bool
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(fm, "find-max.json")); err != nil || json.Unmarshal(b, &found) != nil {
+		t.Fatalf("find-max.json: %v", err)
+	}
+	if steps := found.Outcome.Steps; found.Outcome.Sustainable > 0 && (len(steps) == 0 || !steps[len(steps)-1].Confirm) {
+		t.Errorf("find-max named %g tx/s without a confirmation run: %+v", found.Outcome.Sustainable, steps)
 	}
 	if l.count() <= before {
 		t.Errorf("find-max sent the tally nothing")
