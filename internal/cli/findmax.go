@@ -86,7 +86,7 @@ that run committed and is confirmed again (twice at most).`,
 	f.Float64Var(&opt.MaxRate, "max-rate", 100000, "never offer more than this")
 	f.IntVar(&opt.MaxSteps, "max-steps", 12, "at most this many steps")
 	f.DurationVar(&step, "step", 8*time.Second, "length of each step")
-	f.DurationVar(&confirm, "confirm-run", 12*time.Second, "run the rate the steps name this long (with the step warm-up) and step down if it misses there (0: no confirmation)")
+	f.DurationVar(&confirm, "confirm-run", 10*time.Second, "run the rate the steps name this long (with the step warm-up) and step down if it misses there (0: no confirmation)")
 	f.DurationVar(&warm, "step-warmup", 2*time.Second, "start of each step excluded from its figures")
 	f.Float64Var(&missAfter, "miss-after", 3, "end a step early once more than this many seconds of its offered load are accepted and not committed, two seconds running (0: never)")
 	return c
