@@ -27,6 +27,13 @@ type Payments struct {
 	inflight []atomic.Int32
 	senders  Chooser // dispatcher only
 	scan     int     // dispatcher only
+	// releases counts Release calls; fullAt is releases+1 when the
+	// dispatcher's last scan found every sender's window full (0: not
+	// so). Until a sender is released no scan can find room, and a full
+	// scan per attempt cost the dispatcher O(senders) every pause: 18% of
+	// a core with 2000 senders against a system that commits nothing.
+	releases atomic.Uint64
+	fullAt   uint64 // dispatcher only
 	recipCfg Choice
 	queue    [][]sut.Tx // presigned: queue[s][k] carries sequence lanes[s].base+k
 	qkind    [][]uint8  // with a mix: the kind of queue[s][k], an index into mix
@@ -348,6 +355,10 @@ func (p *Payments) Reserve() int {
 		}
 	}
 	// The favoured senders are full: take the next one that has room.
+	r := p.releases.Load()
+	if p.fullAt == r+1 {
+		return -1
+	}
 	for k := 0; k < len(p.lanes); k++ {
 		s := p.scan
 		p.scan = (p.scan + 1) % len(p.lanes)
@@ -355,6 +366,7 @@ func (p *Payments) Reserve() int {
 			return s
 		}
 	}
+	p.fullAt = r + 1
 	return -1
 }
 
@@ -368,7 +380,10 @@ func (p *Payments) ReserveSender(s int) bool {
 }
 
 // Release ends one in-flight payment of sender s.
-func (p *Payments) Release(s int) { p.inflight[s].Add(-1) }
+func (p *Payments) Release(s int) {
+	p.inflight[s].Add(-1)
+	p.releases.Add(1)
+}
 
 // Resolved forgets a final payment; a failure by sequence or an expiry
 // means the chain's view of the sender may differ from ours: its sequence is

@@ -214,3 +214,32 @@ func TestPresignStopsOnCancel(t *testing.T) {
 		t.Fatalf("presign of 50M payments after cancel: %v in %s", err, time.Since(start))
 	}
 }
+
+// With every window full, Reserve finds no room without scanning every
+// sender again (it remembers the full scan until a release); a release
+// anywhere makes room found at once.
+func TestReserveWhenEveryWindowIsFull(t *testing.T) {
+	p, err := NewPayments(context.Background(), PaymentsConfig{Senders: 50, Window: 2, Amount: Amount{Min: 1, Max: 1},
+		SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"}}, &chainCodec{accounts: 100, seq: map[int]uint64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[int]int{}
+	for i := 0; i < 100; i++ {
+		s := p.Reserve()
+		if s < 0 {
+			t.Fatalf("reservation %d of 100 found no room", i)
+		}
+		held[s]++
+	}
+	if s := p.Reserve(); s >= 0 || p.fullAt == 0 {
+		t.Fatalf("a 101st reservation got sender %d (fullAt %d), want none and the full scan remembered", s, p.fullAt)
+	}
+	if s := p.Reserve(); s >= 0 || p.fullAt != p.releases.Load()+1 {
+		t.Fatalf("again: sender %d, fullAt %d after %d releases", s, p.fullAt, p.releases.Load())
+	}
+	p.Release(37)
+	if s := p.Reserve(); s != 37 {
+		t.Fatalf("after releasing sender 37 Reserve gave %d", s)
+	}
+}
