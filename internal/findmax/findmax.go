@@ -126,7 +126,11 @@ const confirmations = 2
 
 // Outcome is the search's answer.
 type Outcome struct {
-	Sustainable float64    `json:"sustainable_rate"`          // the highest rate that met the objective
+	// Sustainable is the highest rate that met the objective and, with
+	// confirmation, its confirmation run too; not Confirmed, the rate the
+	// search ended with (after two missed confirmations, 5% under what the
+	// last one committed).
+	Sustainable float64    `json:"sustainable_rate"`
 	Probed      float64    `json:"probed_capacity,omitempty"` // the probe's estimate, when one ran
 	Bracket     [2]float64 `json:"bracket"`                   // [highest passing, lowest failing]
 	Confirmed   bool       `json:"confirmed"`                 // the sustainable rate also met a confirmation run
