@@ -102,7 +102,9 @@ func (r collector) tick(final bool) {
 	}
 	s.LiveNodes, s.LiveEndpts = r.watch(now, final)
 	if r.tel != nil {
-		snap := r.tel.Snapshot()
+		// The counters as of the second's end: a read after it (faults
+		// undone as the load ends, the drain) belongs to the next.
+		snap := r.tel.Snapshot(r.start.Add(time.Duration(t * float64(time.Second))))
 		s.Telemetry = snap.Values
 		if phase == "steady" {
 			ls.telWin.Add(snap)

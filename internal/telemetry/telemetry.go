@@ -78,18 +78,22 @@ type Sampler struct {
 	prev    [][]float64
 	prevAt  []time.Time
 	last    map[string]float64
-	totals  map[string]Total
-	errs    map[int]string // the last error of each source, for the log
+	totals  map[string][2]Total // the latest and the one before
+	errs    map[int]string      // the last error of each source, for the log
 }
 
 // Total is a rate metric's increase summed over the intervals it could be
-// read in both ends of, and those intervals' length: a window's mean rate
-// is the difference of two Totals, exact however the samples fell.
-type Total struct{ Inc, Secs float64 }
+// read in both ends of, and those intervals' length, as of the read at At:
+// a window's mean rate is the difference of two Totals, exact however the
+// samples fell.
+type Total struct {
+	Inc, Secs float64
+	At        time.Time
+}
 
 // NewSampler samples sources.
 func NewSampler(sources []Source) *Sampler {
-	s := &Sampler{sources: sources, last: map[string]float64{}, totals: map[string]Total{}, errs: map[int]string{}}
+	s := &Sampler{sources: sources, last: map[string]float64{}, totals: map[string][2]Total{}, errs: map[int]string{}}
 	for _, src := range sources {
 		m := src.Metrics()
 		s.metrics = append(s.metrics, m)
@@ -153,9 +157,8 @@ func (s *Sampler) sample(ctx context.Context, onError func(int, error)) {
 					} else {
 						dt := now.Sub(s.prevAt[i]).Seconds()
 						tot := s.totals[m.Name]
-						tot.Inc += v - s.prev[i][j]
-						tot.Secs += dt
-						s.totals[m.Name] = tot
+						cur := Total{Inc: tot[0].Inc + v - s.prev[i][j], Secs: tot[0].Secs + dt, At: now}
+						s.totals[m.Name] = [2]Total{cur, tot[0]}
 						v = (v - s.prev[i][j]) / dt
 					}
 				}
@@ -205,14 +208,22 @@ type Snapshot struct {
 	Totals map[string]Total
 }
 
-// Snapshot copies the last second's values and the totals.
-func (s *Sampler) Snapshot() Snapshot {
+// Snapshot copies the last second's values and the totals as of at: each
+// from the latest read at or before it (a window that ends at at must not
+// take in a read after it, such as a fault's undoing right after the load),
+// or the latest read when at is zero.
+func (s *Sampler) Snapshot(at time.Time) Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := s.latest()
 	t := make(map[string]Total, len(s.totals))
 	for k, x := range s.totals {
-		t[k] = x
+		switch {
+		case at.IsZero() || !x[0].At.After(at):
+			t[k] = x[0]
+		case !x[1].At.IsZero() && !x[1].At.After(at):
+			t[k] = x[1]
+		}
 	}
 	return Snapshot{Values: v, Totals: t}
 }

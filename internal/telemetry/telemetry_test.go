@@ -44,8 +44,22 @@ func TestRatesAndGauges(t *testing.T) {
 		t.Errorf("after a reset and a missing read: %v, want both absent", v)
 	}
 	// The totals keep the one interval read at both ends: 60 over ~0.2 s.
-	if tot := s.Snapshot().Totals["x.total"]; tot.Inc != 60 || tot.Secs < 0.2 || tot.Secs > 0.4 {
+	tot := s.Snapshot(time.Time{}).Totals["x.total"]
+	if tot.Inc != 60 || tot.Secs < 0.2 || tot.Secs > 0.4 {
 		t.Errorf("totals %+v, want 60 over about 0.2 s", tot)
+	}
+	// As of a moment before the next read: the totals before it. (The
+	// reset left 10 as the last reading.)
+	c.v = []float64{100, 1}
+	s.sample(context.Background(), nil)
+	if got := s.Snapshot(tot.At).Totals["x.total"]; got.Inc != 60 {
+		t.Errorf("totals as of the read that made them: %+v, want 60", got)
+	}
+	if got := s.Snapshot(time.Now()).Totals["x.total"]; got.Inc != 150 {
+		t.Errorf("totals now: %+v, want 60 + 90", got)
+	}
+	if got, ok := s.Snapshot(tot.At.Add(-time.Millisecond)).Totals["x.total"]; ok {
+		t.Errorf("totals as of before both reads kept: %+v, want none", got)
 	}
 }
 
@@ -73,11 +87,11 @@ func TestWindowRatesFromTotals(t *testing.T) {
 		rate float64
 		tot  Total
 	}{
-		{100, Total{1100, 6}},
-		{1000, Total{1400, 6.3}},
-		{1000, Total{1400, 6.3}}, // the same sample, read again
-		{50, Total{1500, 8.3}},
-		{100, Total{1600, 9.3}},
+		{100, Total{Inc: 1100, Secs: 6}},
+		{1000, Total{Inc: 1400, Secs: 6.3}},
+		{1000, Total{Inc: 1400, Secs: 6.3}}, // the same sample, read again
+		{50, Total{Inc: 1500, Secs: 8.3}},
+		{100, Total{Inc: 1600, Secs: 9.3}},
 	} {
 		w.Add(Snapshot{Values: map[string]float64{"x.total": s.rate}, Totals: map[string]Total{"x.total": s.tot}})
 	}
