@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The generator alone: tpslab and Debian's wrk (and wrk2 when installed)
-# send the same JSON-RPC broadcast_tx_sync POST to `tpslab sink`. The sink
+# The generator alone: tpslab, Debian's wrk, vegeta (built once from the Go
+# module proxy into .cache/bin) and wrk2 when installed send the same
+# JSON-RPC broadcast_tx_sync POST to `tpslab sink`. The sink
 # runs on core 1, the tool on core 0 (GOMAXPROCS=1 for tpslab). Prints each
 # tool's requests per CPU-second and the ratio (wrk's CPU from /usr/bin/time;
 # tpslab's over the load, from result.json: not its start or presigning).
 # tpslab runs open-loop at each RATE; wrk is closed-loop (as fast as it
-# can), wrk2 open-loop at the same RATE. tpslab runs at each of
+# can), wrk2 and vegeta open-loop at the same RATE. vegeta runs with -cpus 1
+# and -max-workers 64 (with its unbounded default it collapsed to 277
+# requests/s at 20k/s on one core) and writes its results to a file, read
+# after. tpslab runs at each of
 # SEND_INTERVALS: 0 sends one request per payment (the like-for-like
 # figure against wrk); auto gathers due payments into JSON-RPC batches
 # (docs/metrics.md, Gathering), so its figure is payments per CPU-second.
@@ -24,6 +28,7 @@ command -v wrk >/dev/null || { echo "wrk missing: apt-get install wrk" >&2; exit
 bin=$(pwd)/.cache/bin
 mkdir -p "$bin"
 go build -o "$bin/tpslab-bench" ./cmd/tpslab
+[ -x "$bin/vegeta" ] || GOBIN="$bin" go install github.com/tsenart/vegeta/v12@v12.13.0
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 taskset -c 1 "$bin/tpslab-bench" sink --listen 127.0.0.1:$port 2>/dev/null &
@@ -59,6 +64,15 @@ done
 wcpu=$(cpu)
 wreq=$(awk '/requests in/ {print $1}' "$work/wrk.out")
 echo "wrk (closed loop, 32 connections): $wreq requests in ${DURATION}s using $wcpu CPU s: $(python3 -c "print(round($wreq/$wcpu))") requests per CPU-second"
+printf '{"jsonrpc":"2.0","id":1,"method":"broadcast_tx_sync","params":{"tx":"%s"}}' "$tx" >"$work/body.json"
+for rate in $RATES; do
+  echo "POST http://127.0.0.1:$port/" | /usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 "$bin/vegeta" -cpus 1 attack -max-workers 64 \
+    -rate "$rate" -duration "${DURATION}s" -body "$work/body.json" -header 'Content-Type: application/json' -output "$work/vegeta-$rate.bin" 2>/dev/null || true
+  vcpu=$(cpu)
+  vreq=$("$bin/vegeta" report -type json "$work/vegeta-$rate.bin" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+  echo "vegeta (open loop) rate $rate/s: $vreq requests in ${DURATION}s using $vcpu CPU s: $(python3 -c "print(round($vreq/$vcpu))") requests per CPU-second"
+  echo "$rate $vreq $vcpu" >>"$work/vegeta"
+done
 if command -v wrk2 >/dev/null; then
   for rate in $RATES; do
     /usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 wrk2 -t1 -c32 -d"${DURATION}s" -R"$rate" -s "$work/post.lua" http://127.0.0.1:$port/ >"$work/wrk2.out" 2>&1 || true
@@ -70,4 +84,6 @@ else
 fi
 while read -r wl rate iv sent tcpu; do
   python3 -c "print(f'ratio tpslab $wl (send interval $iv)/wrk per CPU-second at $rate/s: {($sent/$tcpu)/($wreq/$wcpu):.2f}')"
+  read -r _ vreq vcpu < <(grep "^$rate " "$work/vegeta")
+  python3 -c "print(f'ratio tpslab $wl (send interval $iv)/vegeta per CPU-second at $rate/s: {($sent/$tcpu)/($vreq/$vcpu):.2f}')"
 done <"$work/tpslab"
