@@ -183,13 +183,7 @@ func round(v float64) float64 {
 	return math.Round(v*100) / 100
 }
 
-// Latest is a copy of the last second's values, by metric name.
-func (s *Sampler) Latest() map[string]float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.latest()
-}
-
+// latest is a copy of the last second's values, by metric name.
 func (s *Sampler) latest() map[string]float64 {
 	if len(s.last) == 0 {
 		return nil
@@ -266,29 +260,26 @@ type Stat struct {
 // count a sample twice when the sampler runs late (a busy machine) and
 // weigh a short interval's burst as a whole second.
 type Window struct {
-	sum   map[string]float64
-	max   map[string]float64
-	n     map[string]int
-	base  map[string]Total // rate metrics: totals before the window
-	mark  map[string]Total // and at the end of the last stretch counted
-	last  map[string]Total // and at its last second
-	rmax  map[string]float64
-	begun bool
+	sum  map[string]float64
+	max  map[string]float64
+	n    map[string]int
+	base map[string]Total // rate metrics: totals before the window
+	mark map[string]Total // and at the end of the last stretch counted
+	last map[string]Total // and at its last second
+	rmax map[string]float64
 }
 
 // Before notes the totals of a second before the window, so the window's
 // rates start where it starts.
 func (w *Window) Before(s Snapshot) {
-	if w.begun {
-		return
+	if w.sum == nil {
+		w.base = s.Totals
 	}
-	w.base = s.Totals
 }
 
 // Add adds one second of the window.
 func (w *Window) Add(s Snapshot) {
-	if !w.begun {
-		w.begun = true
+	if w.sum == nil {
 		w.sum, w.max, w.n = map[string]float64{}, map[string]float64{}, map[string]int{}
 		w.mark, w.last, w.rmax = map[string]Total{}, map[string]Total{}, map[string]float64{}
 		if w.base == nil {

@@ -25,13 +25,13 @@ func TestRatesAndGauges(t *testing.T) {
 	c := &counter{v: []float64{100, 7}}
 	s := NewSampler([]Source{c})
 	s.sample(context.Background(), nil)
-	if v := s.Latest(); v["x.gauge"] != 7 || len(v) != 1 {
+	if v := s.Snapshot(time.Time{}).Values; v["x.gauge"] != 7 || len(v) != 1 {
 		t.Errorf("first read: %v, want the gauge and no rate yet", v)
 	}
 	time.Sleep(200 * time.Millisecond)
 	c.v = []float64{160, 9}
 	s.sample(context.Background(), nil)
-	v := s.Latest()
+	v := s.Snapshot(time.Time{}).Values
 	if r := v["x.total"]; r < 200 || r > 320 { // 60 over ~0.2 s
 		t.Errorf("rate %v, want about 300/s", r)
 	}
@@ -40,7 +40,7 @@ func TestRatesAndGauges(t *testing.T) {
 	}
 	c.v = []float64{10, math.NaN()} // a counter that went back (restart) and a gauge that could not be read
 	s.sample(context.Background(), nil)
-	if v := s.Latest(); len(v) != 0 {
+	if v := s.Snapshot(time.Time{}).Values; len(v) != 0 {
 		t.Errorf("after a reset and a missing read: %v, want both absent", v)
 	}
 	// The totals keep the one interval read at both ends: 60 over ~0.2 s.
