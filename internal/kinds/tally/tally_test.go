@@ -315,10 +315,7 @@ func TestThrowAwayKind(t *testing.T) {
 	var found struct {
 		Outcome struct {
 			Sustainable float64 `json:"sustainable_rate"`
-			Steps       []struct {
-				Rate    float64
-				Confirm bool
-			}
+			Steps       []struct{ Confirm bool }
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(fm, "find-max.json")); err != nil || json.Unmarshal(b, &found) != nil {
