@@ -18,6 +18,7 @@ import (
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/workload"
 )
 
 // FindMax is a find-max search: its objective and steps.
@@ -68,6 +69,8 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	defer probe.Close()
 	start := time.Now()
 	n := 0
+	var committedAt time.Time // the last step's end, when it committed
+	carry := workload.NewCarry()
 	measure := func(ctx context.Context, rate float64, length time.Duration, what string) (findmax.Step, error) {
 		n++
 		waitForEmptyMempool(ctx, probe)
@@ -81,7 +84,7 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 		rc.Out = filepath.Join(base, fmt.Sprintf("step-%02d-%.0f", n, rate))
 		fmt.Fprintf(f.Log, "%s %d: %.0f tx/s for %s\n", what, n, rate, length)
 		ro := f.Run
-		ro.Log = io.Discard
+		ro.Log, ro.CommittedAt, ro.Carry = io.Discard, committedAt, carry
 		stepCtx, endStep := context.WithCancelCause(ctx)
 		miss := &earlyMiss{rate: rate, after: f.MissAfter, warm: f.Warm.Seconds(), end: endStep}
 		ro.Observers = append(append([]runner.Observer{}, ro.Observers...), miss)
@@ -95,6 +98,9 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 			res = onDisk
 		}
 		st := f.Objective.Judge(rate, res)
+		if st.Committed > 0 {
+			committedAt = time.Now()
+		}
 		if miss.why != "" && ctx.Err() == nil {
 			st.OK, st.Why = false, append([]string{miss.why}, st.Why...)
 		}
@@ -115,7 +121,13 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 		}
 	}
 	if f.Probe {
-		opts.Probe = func(ctx context.Context) (float64, error) { return f.probe(ctx, sc, base, probe) }
+		opts.Probe = func(ctx context.Context) (float64, error) {
+			c, err := f.probe(ctx, sc, base, probe)
+			if c > 0 {
+				committedAt = time.Now()
+			}
+			return c, err
+		}
 	}
 	out, err := findmax.Search(ctx, opts, step)
 	took := time.Since(start).Round(time.Second)
@@ -215,8 +227,8 @@ func (m *earlyMiss) Result(*report.Result, bool) {}
 func (f FindMax) probe(ctx context.Context, sc scenario.Scenario, base string, tgt sut.Target) (float64, error) {
 	waitForEmptyMempool(ctx, tgt)
 	rc := sc
-	rc.Load.Rate, rc.Load.Steps, rc.Load.Stages = f.Search.Start/2, nil, nil
-	for r := f.Search.Start; ; r *= 2 {
+	rc.Load.Rate, rc.Load.Steps, rc.Load.Stages = f.Search.Start, nil, nil
+	for r := 2 * f.Search.Start; ; r *= 2 {
 		r = math.Min(r, f.Search.MaxRate)
 		rc.Load.Stages = append(rc.Load.Stages, scenario.Stage{Duration: scenario.Duration(2 * time.Second), Target: r, Ramp: "linear"})
 		if r >= f.Search.MaxRate || len(rc.Load.Stages) == 12 {
@@ -237,6 +249,11 @@ func (f FindMax) probe(ctx context.Context, sc scenario.Scenario, base string, t
 	end(nil)
 	if ctx.Err() != nil {
 		return 0, err
+	}
+	if err != nil && w.best == 0 {
+		// The steps then ramp from the search's start, without an estimate.
+		fmt.Fprintf(f.Log, "  the probe failed, so the steps ramp from %.0f tx/s: %v\n", f.Search.Start, err)
+		return 0, nil
 	}
 	fmt.Fprintf(f.Log, "  committed up to %.0f tx/s (%s)\n", w.best, w.why)
 	return w.best, nil

@@ -57,7 +57,19 @@ type Options struct {
 	// begins (a segment of a load spread over several generators waits
 	// for the start they all agreed on); an error ends the run there.
 	Gate func(ctx context.Context) (time.Time, error)
+	// CommittedAt, when set, is when the caller last saw the system commit
+	// (find-max's step before): a run starting within freshCommit of it
+	// does not wait again for the height to advance.
+	CommittedAt time.Time
+	// Carry, when set, carries presigned payments from this run to the next
+	// one given it (find-max's steps; workload.Carry).
+	Carry *workload.Carry
 }
+
+// freshCommit is how recent a commit the caller saw must be for the
+// preflight to take it as proof the chain commits (a wait there costs up to
+// a block interval, in each of find-max's steps).
+const freshCommit = 5 * time.Second
 
 // DefaultOut is runs/<UTC timestamp>, made unique.
 func DefaultOut() string {
@@ -316,6 +328,9 @@ func (r *run) preflight(ctx context.Context) error {
 	if info.Height == 0 {
 		return nil // a system without blocks
 	}
+	if at := r.o.CommittedAt; !at.IsZero() && time.Since(at) < freshCommit {
+		return nil
+	}
 	wait := 30 * time.Second
 	if tc := r.sc.Network.TimeoutCommit.D(); r.sys.Started && 10*tc+5*time.Second < wait {
 		wait = 10*tc + 5*time.Second
@@ -351,6 +366,11 @@ func (r *run) presign(ctx context.Context) error {
 		return exitcode.BadInputf("workload.mode: presigned: %d payments need about %s, more than the limit of %s (half of this machine's memory); use --mode live, or a lower rate or shorter duration",
 			count, scenario.Bytes(bytes), scenario.Bytes(limit))
 	}
+	carried := func() int { return 0 }
+	if c, ok := p.(workload.Carrier); ok && r.o.Carry != nil {
+		c.UseCarry(r.o.Carry)
+		carried = c.Carried
+	}
 	fmt.Fprintf(r.o.Log, "presigning %d payments (about %s)\n", count, scenario.Bytes(bytes))
 	start := time.Now()
 	progress := func(done, total int) {}
@@ -368,7 +388,11 @@ func (r *run) presign(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("presigning stopped after %d of %d payments (%.1f s)", signed, count, el.Seconds())
 	}
-	r.note("presigned %d payments (for %d offers, with headroom per sender) in %.1f s: %.0f signatures/s", signed, n, el.Seconds(), float64(signed)/el.Seconds())
+	kept := ""
+	if c := carried(); c > 0 {
+		kept = fmt.Sprintf(", and took %d signed by the run before", c)
+	}
+	r.note("presigned %d payments%s (for %d offers, with headroom per sender) in %.1f s: %.0f signatures/s", signed, kept, n, el.Seconds(), float64(signed)/el.Seconds())
 	return nil
 }
 

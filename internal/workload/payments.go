@@ -47,6 +47,10 @@ type Payments struct {
 	traceKind    []int
 	rowsOf       [][]uint64
 	namedSenders bool
+	// carry, when set, holds payments an earlier run signed (UseCarry);
+	// carried is how many of this run's presigned ones came from it.
+	carry   *Carry
+	carried int
 }
 
 // Invalid asks for a share of deliberately invalid payments of the sorts
@@ -261,8 +265,9 @@ func (p *Payments) presignCounts(n int) []int {
 }
 
 // Presign signs n payments ahead of the load on all cores, from each
-// sender's current sequence on. progress is called with the number signed
-// so far. It stops, with ctx's error, as soon as ctx ends.
+// sender's current sequence on, and returns how many it signed (with a
+// carry, fewer: see UseCarry). progress is called with the number signed so
+// far. It stops, with ctx's error, as soon as ctx ends.
 func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func(done, total int)) (int, error) {
 	counts := p.presignCounts(n)
 	total := 0
@@ -272,6 +277,15 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 	p.queue = make([][]sut.Tx, len(p.lanes))
 	if p.mix != nil {
 		p.qkind = make([][]uint8, len(p.lanes))
+	}
+	reuse := make([][]sut.Tx, len(p.lanes))
+	if p.carry != nil {
+		for s := range reuse {
+			reuse[s] = p.carry.from(p.offset+s, p.lanes[s].base)
+			have := min(len(reuse[s]), counts[s])
+			p.carried += have
+			total -= have
+		}
 	}
 	var done atomic.Int64
 	// One random source and chooser per worker (no locks between them).
@@ -283,14 +297,20 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 			if ctx.Err() != nil {
 				return
 			}
+			have := len(reuse[s])
+			if have >= counts[s] {
+				p.queue[s] = reuse[s]
+				return
+			}
 			// One backing array per sender keeps the buffer compact.
-			buf := make([]byte, 0, size*counts[s])
+			buf := make([]byte, 0, size*(counts[s]-have))
 			q := make([]sut.Tx, counts[s])
+			copy(q, reuse[s])
 			var qk []uint8
 			if p.mix != nil {
 				qk = make([]uint8, counts[s])
 			}
-			for k := range q {
+			for k := have; k < len(q); k++ {
 				start := len(buf)
 				kind, to, amount := -1, -1, uint64(0)
 				if p.rowsOf != nil && k < len(p.rowsOf[s]) {
@@ -331,6 +351,11 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 	if err := ctx.Err(); err != nil {
 		p.queue = nil
 		return int(done.Load()), err
+	}
+	if p.carry != nil {
+		for s, q := range p.queue {
+			p.carry.keep(p.offset+s, p.lanes[s].base, q)
+		}
 	}
 	if progress != nil {
 		progress(total, total)

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tpslab/tpslab/internal/sut"
 )
@@ -209,9 +209,8 @@ func TestPresignStopsOnCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	start := time.Now()
-	if _, err := p.Presign(ctx, 50_000_000, 1, nil); err == nil || time.Since(start) > time.Second {
-		t.Fatalf("presign of 50M payments after cancel: %v in %s", err, time.Since(start))
+	if n, err := p.Presign(ctx, 50_000_000, 1, nil); err == nil || n != 0 {
+		t.Fatalf("presign of 50M payments after cancel: %v after %d signed, expected the context's error and none", err, n)
 	}
 }
 
@@ -238,5 +237,63 @@ func TestReserveWhenEveryWindowIsFull(t *testing.T) {
 	p.Release(37)
 	if s := p.Reserve(); s != 37 {
 		t.Fatalf("after releasing sender 37 Reserve gave %d", s)
+	}
+}
+
+// durableCodec's payments may be carried between runs.
+type durableCodec struct{ *chainCodec }
+
+func (durableCodec) Durable() bool { return true }
+
+// A run with a carry signs only what the run before left unused: a
+// sender's payments from its sequence now on are taken as they were, the
+// rest signed after them; a sender whose sequence passed them all, or a
+// codec whose payments are not durable, signs everything.
+func TestPresignCarriesWhatTheRunBeforeLeft(t *testing.T) {
+	ctx := context.Background()
+	chain := &chainCodec{accounts: 10, seq: map[int]uint64{}}
+	cfg := PaymentsConfig{Senders: 3, Window: 10, Amount: Amount{Min: 1, Max: 1},
+		SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"}}
+	carry := NewCarry()
+	presign := func(c Codec, seed int64) (*Payments, int) {
+		t.Helper()
+		p, err := NewPayments(ctx, cfg, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.UseCarry(carry)
+		n, err := p.Presign(ctx, 60, seed, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, n
+	}
+	first, n1 := presign(durableCodec{chain}, 1)
+	if first.Carried() != 0 || n1 != len(first.queue[0])+len(first.queue[1])+len(first.queue[2]) {
+		t.Fatalf("first run: signed %d, carried %d, expected every payment signed", n1, first.Carried())
+	}
+	// The chain took 10 payments of account 0 and every one of account 2.
+	chain.seq[0], chain.seq[2] = 10, uint64(len(first.queue[2]))+5
+	second, n2 := presign(durableCodec{chain}, 2)
+	counts := second.presignCounts(60)
+	want := min(len(first.queue[0])-10, counts[0]) + min(len(first.queue[1]), counts[1])
+	if second.Carried() != want || n2 != counts[0]+counts[1]+counts[2]-want {
+		t.Fatalf("second run: carried %d, signed %d; expected %d carried of %v", second.Carried(), n2, want, counts)
+	}
+	for s, q := range second.queue {
+		if len(q) < counts[s] {
+			t.Fatalf("sender %d: %d presigned, expected at least %d", s, len(q), counts[s])
+		}
+		for k, tx := range q {
+			if nonceOf(tx) != second.lanes[s].base+uint64(k) || tx.ID != chain.ID(tx.Bytes) {
+				t.Fatalf("sender %d, payment %d: nonce %d, expected %d", s, k, nonceOf(tx), second.lanes[s].base+uint64(k))
+			}
+		}
+	}
+	if !bytes.Equal(second.queue[0][0].Bytes, first.queue[0][10].Bytes) {
+		t.Fatal("account 0's payment of sequence 10 was signed again, expected the first run's")
+	}
+	if third, n3 := presign(chain, 3); third.Carried() != 0 || n3 != len(third.queue[0])+len(third.queue[1])+len(third.queue[2]) {
+		t.Fatalf("a codec whose payments are not durable: signed %d, carried %d, expected all signed", n3, third.Carried())
 	}
 }

@@ -106,6 +106,10 @@ func (c *Client) ID(tx []byte) sut.TxID { return sha256.Sum256(tx) }
 // TxSize is the length of one payment.
 func (c *Client) TxSize() int { return chain.Size(len(c.chainID), c.padding) }
 
+// Durable: a ledger payment carries no fee or expiry, so it stays valid
+// until its sequence is used (workload.Carry).
+func (c *Client) Durable() bool { return true }
+
 // Nonce reads account from's next admissible sequence (committed state plus
 // what the mempool admitted).
 func (c *Client) Nonce(ctx context.Context, from int) (uint64, error) {
