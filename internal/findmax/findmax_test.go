@@ -115,6 +115,18 @@ func TestSearchConfirmsTheRate(t *testing.T) {
 		if last := out.Steps[len(out.Steps)-1]; !last.Confirm || last.Rate != at[len(at)-1] {
 			t.Errorf("later capacities %v: the last step %+v is not the last confirmation", c.later, last)
 		}
+		// The page's verdict says what became of the confirmation.
+		var page strings.Builder
+		if err := WriteHTML(&page, out, "p99_commit<=2s", "40s"); err != nil {
+			t.Fatal(err)
+		}
+		verdict := fmt.Sprintf("Sustainable: %.0f tx/s, confirmed (", c.named)
+		if !c.confirmed {
+			verdict = fmt.Sprintf("Sustainable: %.0f tx/s, not confirmed (", c.named)
+		}
+		if !strings.Contains(page.String(), verdict) {
+			t.Errorf("later capacities %v: the page does not say %q", c.later, verdict)
+		}
 	}
 }
 

@@ -19,6 +19,16 @@ func (s Step) Run() string {
 	return "step"
 }
 
+// ConfirmRan says whether a confirmation run was made (held or not).
+func (o Outcome) ConfirmRan() bool {
+	for _, s := range o.Steps {
+		if s.Confirm {
+			return true
+		}
+	}
+	return false
+}
+
 // PrintKnee writes the steps as a table, ordered by rate.
 func PrintKnee(w io.Writer, steps []Step) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -42,7 +52,7 @@ var page = template.Must(template.New("findmax").Funcs(template.FuncMap{
 <style>{{.CSS}}</style><style>body{font:14px/1.45 system-ui,sans-serif;max-width:1000px;margin:24px auto;padding:0 16px;color:#1d2330}
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 14px 3px 0;text-align:left}td.n{text-align:right}.v{font-size:18px;font-weight:600;margin:10px 0}.meta{color:#5a6275}</style></head><body>
 <h1>tpslab find-max</h1>
-<div class="v">Sustainable: {{f0 .O.Sustainable}} tx/s{{if .O.Confirmed}}, confirmed{{end}} (bracket {{f0 (index .O.Bracket 0)}} .. {{if index .O.Bracket 1}}{{f0 (index .O.Bracket 1)}}{{else}}not reached{{end}} tx/s)</div>
+<div class="v">Sustainable: {{f0 .O.Sustainable}} tx/s{{if .O.Confirmed}}, confirmed{{else if .O.ConfirmRan}}, not confirmed{{end}} (bracket {{f0 (index .O.Bracket 0)}} .. {{if index .O.Bracket 1}}{{f0 (index .O.Bracket 1)}}{{else}}not reached{{end}} tx/s)</div>
 <div class="meta">objective: {{.Objective}} · stopped: {{.O.Stopped}} · search took {{.Took}}</div>
 <h2>What limits it</h2><ul>{{range .O.Hints}}<li>{{.}}</li>{{end}}</ul>
 <div class="chart" id="knee"></div>
