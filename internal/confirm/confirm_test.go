@@ -2,6 +2,7 @@ package confirm
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -174,5 +175,28 @@ func TestSameBytesStayWithThePaymentInFlight(t *testing.T) {
 	f.trk.Block(&sut.Block{Height: 2, Seen: f.at(time.Second), Final: true, Txs: []sut.TxResult{{ID: id("x"), OK: true}}})
 	if len(f.resolved) != 1 || f.resolved[0].Outcome != Committed || f.rec.Collect(false).Committed != 1 {
 		t.Fatalf("resolutions %+v: the first payment's commit was lost", f.resolved)
+	}
+}
+
+// BenchmarkTrackPending is the tracker's cost per payment against a system
+// that commits nothing (the sink): every payment stays pending, so the
+// tables grow to millions of entries; the run expires the oldest second by
+// second, as the runner does.
+func BenchmarkTrackPending(b *testing.B) {
+	rec := measure.NewRecorder()
+	trk := New(func(Resolution) {}, time.Now(), rec.NewShard())
+	ids := make([]sut.TxID, b.N)
+	for i := range ids {
+		ids[i] = sha256.Sum256(binary.BigEndian.AppendUint64(nil, uint64(i)))
+	}
+	const perSecond = 400_000
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i, id := range ids {
+		at := time.Duration(i) * time.Second / perSecond
+		trk.Track(id, Pending{Intended: at, Sent: at, Nonce: uint64(i)})
+		if i%perSecond == perSecond-1 {
+			trk.Expire(at - 30*time.Second)
+		}
 	}
 }
