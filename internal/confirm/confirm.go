@@ -48,79 +48,11 @@ const shardCount = 64
 
 type shard struct {
 	mu sync.Mutex
-	m  map[sut.TxID]entry
+	m  map[sut.TxID]Pending
 	// oldest is at most the earliest Sent in m (noExpiry when m was empty
 	// at the last scan): Expire skips a shard with nothing old enough
 	// rather than walk every payment in flight each time.
 	oldest time.Duration
-}
-
-// entry is a Pending as the tracker keeps it: without pointers, so the
-// garbage collector never scans the tables, and in 32 bytes instead of 72.
-// Against a system that commits slowly or not at all they hold millions of
-// payments: at 20k/s against the sink, the lookup of a new payment's id
-// was 9.5% of the generator's CPU, most of it cache misses.
-type entry struct {
-	intended, sent time.Duration
-	nonce          uint64
-	sender         int32
-	invalid, kind  uint8 // indexes into the tracker's names
-	unanswered     bool
-}
-
-// names numbers the few distinct strings of one Pending field (the sorts of
-// invalid payment, the kinds of a mix), "" as 0.
-type names struct {
-	mu    sync.RWMutex
-	list  []string
-	index map[string]uint8
-}
-
-func newNames() *names { return &names{list: []string{""}, index: map[string]uint8{"": 0}} }
-
-func (n *names) of(s string) uint8 {
-	if s == "" {
-		return 0
-	}
-	n.mu.RLock()
-	i, ok := n.index[s]
-	n.mu.RUnlock()
-	if ok {
-		return i
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if i, ok := n.index[s]; ok {
-		return i
-	}
-	if len(n.list) > 255 {
-		// A mix has at most 255 kinds (workload.useTrace), the invalid
-		// sorts are a handful: more means a caller broke that.
-		panic("confirm: more than 255 distinct " + s)
-	}
-	i = uint8(len(n.list))
-	n.list = append(n.list, s)
-	n.index[s] = i
-	return i
-}
-
-func (n *names) name(i uint8) string {
-	if i == 0 {
-		return ""
-	}
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	return n.list[i]
-}
-
-func (t *Tracker) pack(p Pending) entry {
-	return entry{intended: p.Intended, sent: p.Sent, nonce: p.Nonce, sender: p.Sender,
-		invalid: t.sorts.of(p.Invalid), kind: t.kinds.of(p.Kind), unanswered: p.Unanswered}
-}
-
-func (t *Tracker) unpack(e entry) Pending {
-	return Pending{Intended: e.intended, Sent: e.sent, Nonce: e.nonce, Sender: e.sender,
-		Invalid: t.sorts.name(e.invalid), Kind: t.kinds.name(e.kind), Unanswered: e.unanswered}
 }
 
 // noExpiry is an oldest for a shard that holds nothing.
@@ -148,10 +80,8 @@ const lateWindow = 100_000
 type Tracker struct {
 	shards   [shardCount]shard
 	expMu    sync.Mutex
-	expired  map[sut.TxID]entry // kept to recognise late commits
-	expOld   map[sut.TxID]entry // the generation before (see lateWindow)
-	sorts    *names             // of invalid payments
-	kinds    *names             // of a mix's payments
+	expired  map[sut.TxID]Pending // kept to recognise late commits
+	expOld   map[sut.TxID]Pending // the generation before (see lateWindow)
 	incMu    sync.Mutex
 	included map[sut.TxID]included
 	waiting  map[int64]measure.BlockStat // blocks included, not final yet
@@ -166,10 +96,10 @@ type Tracker struct {
 // New makes a tracker; resolve is called once per resolved payment, start is
 // time zero of the load, rec records blocks and commits.
 func New(resolve func(Resolution), start time.Time, rec *measure.Shard) *Tracker {
-	t := &Tracker{expired: map[sut.TxID]entry{}, sorts: newNames(), kinds: newNames(), included: map[sut.TxID]included{}, waiting: map[int64]measure.BlockStat{},
+	t := &Tracker{expired: map[sut.TxID]Pending{}, included: map[sut.TxID]included{}, waiting: map[int64]measure.BlockStat{},
 		resolve: resolve, start: start, rec: rec}
 	for i := range t.shards {
-		t.shards[i].m = map[sut.TxID]entry{}
+		t.shards[i].m = map[sut.TxID]Pending{}
 		t.shards[i].oldest = noExpiry
 	}
 	return t
@@ -187,7 +117,7 @@ func (t *Tracker) Track(id sut.TxID, p Pending) bool {
 	if _, ok := s.m[id]; ok {
 		return false // the same bytes are another payment's, still in flight
 	}
-	s.m[id] = t.pack(p)
+	s.m[id] = p
 	s.oldest = min(s.oldest, p.Sent)
 	return true
 }
@@ -196,9 +126,9 @@ func (t *Tracker) Track(id sut.TxID, p Pending) bool {
 func (t *Tracker) Unanswered(id sut.TxID) {
 	s := t.shard(id)
 	s.mu.Lock()
-	if e, ok := s.m[id]; ok {
-		e.unanswered = true
-		s.m[id] = e
+	if p, ok := s.m[id]; ok {
+		p.Unanswered = true
+		s.m[id] = p
 	}
 	s.mu.Unlock()
 }
@@ -220,7 +150,7 @@ func (t *Tracker) expiredInvalid(p Pending) {
 func (t *Tracker) Untrack(id sut.TxID, p Pending) {
 	s := t.shard(id)
 	s.mu.Lock()
-	if e, ok := s.m[id]; ok && e == t.pack(p) {
+	if s.m[id] == p {
 		delete(s.m, id)
 	}
 	s.mu.Unlock()
@@ -246,23 +176,23 @@ func (t *Tracker) Len() int {
 func (t *Tracker) take(id sut.TxID) (p Pending, found, late bool) {
 	s := t.shard(id)
 	s.mu.Lock()
-	e, found := s.m[id]
+	p, found = s.m[id]
 	if found {
 		delete(s.m, id)
 	}
 	s.mu.Unlock()
 	if found {
-		return t.unpack(e), true, false
+		return p, true, false
 	}
 	t.expMu.Lock()
-	e, found = t.expired[id]
+	p, found = t.expired[id]
 	if found {
 		delete(t.expired, id)
-	} else if e, found = t.expOld[id]; found {
+	} else if p, found = t.expOld[id]; found {
 		delete(t.expOld, id)
 	}
 	t.expMu.Unlock()
-	return t.unpack(e), found, found
+	return p, found, found
 }
 
 func (t *Tracker) since(at time.Time) time.Duration { return at.Sub(t.start) }
@@ -464,12 +394,12 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 			continue
 		}
 		oldest := noExpiry
-		for id, e := range s.m {
-			if e.sent < cutoff {
-				gone = append(gone, Resolution{Pending: t.unpack(e), ID: id, Outcome: Expired})
+		for id, p := range s.m {
+			if p.Sent < cutoff {
+				gone = append(gone, Resolution{Pending: p, ID: id, Outcome: Expired})
 				delete(s.m, id)
 			} else {
-				oldest = min(oldest, e.sent)
+				oldest = min(oldest, p.Sent)
 			}
 		}
 		s.oldest = oldest
@@ -489,9 +419,9 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 		gone = valid
 		t.expMu.Lock()
 		for _, r := range gone {
-			t.expired[r.ID] = t.pack(r.Pending)
+			t.expired[r.ID] = r.Pending
 			if len(t.expired) >= lateWindow {
-				t.expOld, t.expired = t.expired, make(map[sut.TxID]entry)
+				t.expOld, t.expired = t.expired, make(map[sut.TxID]Pending)
 			}
 		}
 		t.expMu.Unlock()
