@@ -134,6 +134,19 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	if err != nil && len(out.Steps) == 0 {
 		return err
 	}
+	if err := f.write(base, out, took); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.Output, "results: %s (find-max.json, find-max.html, one run directory per step)\n", base)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return exitcode.Wrap(exitcode.TargetFailed, errors.New("interrupted"))
+	}
+	return nil
+}
+
+// write prints the knee table, the verdict and the hints, and writes
+// find-max.json and find-max.html under base.
+func (f FindMax) write(base string, out findmax.Outcome, took time.Duration) error {
 	w := f.Output
 	fmt.Fprintln(w)
 	findmax.PrintKnee(w, out.Steps)
@@ -164,15 +177,11 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	if err != nil {
 		return err
 	}
-	defer page.Close()
 	if err := findmax.WriteHTML(page, out, f.Describe, took.String()); err != nil {
+		page.Close()
 		return err
 	}
-	fmt.Fprintf(w, "results: %s (find-max.json, find-max.html, one run directory per step)\n", base)
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return exitcode.Wrap(exitcode.TargetFailed, errors.New("interrupted"))
-	}
-	return nil
+	return page.Close()
 }
 
 // waitForEmptyMempool lets a backlog from the previous step clear (up to 60 s)
