@@ -134,10 +134,17 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	if err != nil && len(out.Steps) == 0 {
 		return err
 	}
-	if err := f.write(base, out, took); err != nil {
-		return err
+	if err != nil {
+		// The steps so far are still written, but the search did not end.
+		out.Stopped = fmt.Sprintf("a run failed after %d steps: %v", len(out.Steps), err)
+	}
+	if werr := f.write(base, out, took); werr != nil {
+		return werr
 	}
 	fmt.Fprintf(f.Output, "results: %s (find-max.json, find-max.html, one run directory per step)\n", base)
+	if err != nil {
+		return err
+	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return exitcode.Wrap(exitcode.TargetFailed, errors.New("interrupted"))
 	}
