@@ -366,10 +366,8 @@ func (r *run) presign(ctx context.Context) error {
 		return exitcode.BadInputf("workload.mode: presigned: %d payments need about %s, more than the limit of %s (half of this machine's memory); use --mode live, or a lower rate or shorter duration",
 			count, scenario.Bytes(bytes), scenario.Bytes(limit))
 	}
-	carried := func() int { return 0 }
 	if c, ok := p.(workload.Carrier); ok && r.o.Carry != nil {
 		c.UseCarry(r.o.Carry)
-		carried = c.Carried
 	}
 	fmt.Fprintf(r.o.Log, "presigning %d payments (about %s)\n", count, scenario.Bytes(bytes))
 	start := time.Now()
@@ -389,8 +387,8 @@ func (r *run) presign(ctx context.Context) error {
 		return fmt.Errorf("presigning stopped after %d of %d payments (%.1f s)", signed, count, el.Seconds())
 	}
 	kept := ""
-	if c := carried(); c > 0 {
-		kept = fmt.Sprintf(", and took %d signed by the run before", c)
+	if carried := count - signed; carried > 0 { // the plan's payments not signed came from the carry
+		kept = fmt.Sprintf(", and took %d signed by the run before", carried)
 	}
 	r.note("presigned %d payments%s (for %d offers, with headroom per sender) in %.1f s: %.0f signatures/s", signed, kept, n, el.Seconds(), float64(signed)/el.Seconds())
 	return nil

@@ -27,11 +27,9 @@ type carried struct {
 	txs  []sut.Tx
 }
 
-// Carrier is a Presigner whose payments can be carried between runs.
-type Carrier interface {
-	UseCarry(c *Carry)
-	Carried() int
-}
+// Carrier is a Presigner whose payments can be carried between runs: what
+// Presign did not sign of its PresignPlan came from the carry.
+type Carrier interface{ UseCarry(c *Carry) }
 
 // NewCarry is an empty carry.
 func NewCarry() *Carry { return &Carry{txs: map[int]carried{}} }
@@ -62,6 +60,3 @@ func (p *Payments) UseCarry(c *Carry) {
 		p.carry = c
 	}
 }
-
-// Carried is how many of the presigned payments came from the carry.
-func (p *Payments) Carried() int { return p.carried }

@@ -47,10 +47,7 @@ type Payments struct {
 	traceKind    []int
 	rowsOf       [][]uint64
 	namedSenders bool
-	// carry, when set, holds payments an earlier run signed (UseCarry);
-	// carried is how many of this run's presigned ones came from it.
-	carry   *Carry
-	carried int
+	carry        *Carry // when set, payments an earlier run signed (UseCarry)
 }
 
 // Invalid asks for a share of deliberately invalid payments of the sorts
@@ -282,9 +279,7 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 	if p.carry != nil {
 		for s := range reuse {
 			reuse[s] = p.carry.from(p.offset+s, p.lanes[s].base)
-			have := min(len(reuse[s]), counts[s])
-			p.carried += have
-			total -= have
+			total -= min(len(reuse[s]), counts[s])
 		}
 	}
 	var done atomic.Int64
