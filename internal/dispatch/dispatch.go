@@ -365,7 +365,7 @@ func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending) (r sut.Rec
 // answer.
 func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Receipt {
 	e := w.e
-	tk, sender, tx, nonce, p, sent := sg.tk, sg.sender, sg.tx, sg.nonce, sg.p, sg.sent
+	tk, sender, tx, nonce, p, sent, stable := sg.tk, sg.sender, sg.tx, sg.nonce, sg.p, sg.sent, sg.stable
 	s := int(tk.sender)
 	if p.Invalid != "" {
 		w.finishInvalid(sg, r)
@@ -375,7 +375,7 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 		if r.Status != sut.Pending {
 			e.sample(r.Reason, r.Detail)
 		}
-		rc := w.build.Answer(ctx, s, tx, nonce, r, try < maxRecoveries)
+		rc := w.build.Answer(ctx, s, tx, stable, nonce, r, try < maxRecoveries)
 		if rc.Resynced {
 			w.rec.Resync()
 		}
@@ -388,7 +388,7 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt) sut.Rec
 		resubmits := len(rc.Resubmit)
 		if rc.Resigned {
 			e.Tracker.Untrack(tx.ID, p)
-			tx, nonce = rc.Tx, rc.Nonce
+			tx, nonce, stable = rc.Tx, rc.Nonce, false
 			p.Nonce, p.Kind = nonce, rc.Kind
 			if !e.Tracker.Track(tx.ID, p) {
 				// The retry is another payment's presigned bytes, in

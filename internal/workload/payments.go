@@ -591,7 +591,7 @@ func (b *paymentBuilder) invalidTx(s int, l *lane) (sut.Tx, bool) {
 // mismatch: when the chain expects a lower sequence, the transactions in
 // between were dropped, so their original bytes are resubmitted and then
 // this one; when it expects a higher one, this payment is re-signed with it.
-func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uint64, r sut.Receipt, recover bool) Recovery {
+func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, stable bool, nonce uint64, r sut.Receipt, recover bool) Recovery {
 	p := b.p
 	l := &p.lanes[s]
 	key := [2]uint64{uint64(s), nonce + 1}
@@ -600,7 +600,7 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uin
 	switch r.Status {
 	case sut.Pending, sut.Unacked:
 		held := tx
-		if _, stable := b.isPresigned(s, nonce, tx); !stable {
+		if !stable { // the builder's buffer (or a batch's arena): reused
 			held.Bytes = append([]byte(nil), tx.Bytes...)
 		}
 		l.mu.Lock()
@@ -681,20 +681,6 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, nonce uin
 	return rc
 }
 
-// isPresigned says whether tx is sender s's presigned transaction for nonce
-// (whose bytes stay valid for the whole run).
-func (b *paymentBuilder) isPresigned(s int, nonce uint64, tx sut.Tx) (sut.Tx, bool) {
-	p := b.p
-	if p.queue == nil {
-		return tx, false
-	}
-	l := &p.lanes[s]
-	if k := nonce - l.base; nonce >= l.base && k < uint64(len(p.queue[s])) && p.queue[s][k].ID == tx.ID {
-		return p.queue[s][k], true
-	}
-	return tx, false
-}
-
 // Raw is an unsigned workload of unique key=value transactions, accepted by
 // CometBFT's kvstore and similar applications.
 type Raw struct {
@@ -728,7 +714,7 @@ func (b *rawBuilder) Next(_ context.Context, _ int, i uint64) (Built, error) {
 }
 
 // Answer: raw transactions have no sequences to recover.
-func (b *rawBuilder) Answer(context.Context, int, sut.Tx, uint64, sut.Receipt, bool) Recovery {
+func (b *rawBuilder) Answer(context.Context, int, sut.Tx, bool, uint64, sut.Receipt, bool) Recovery {
 	return Recovery{}
 }
 

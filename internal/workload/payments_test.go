@@ -79,7 +79,7 @@ func send(t *testing.T, b Builder, r sut.Receipt) (Built, Recovery) {
 	}
 	tx := x.Tx
 	tx.Bytes = append([]byte(nil), tx.Bytes...)
-	return x, b.Answer(context.Background(), 0, tx, x.Nonce, r, true)
+	return x, b.Answer(context.Background(), 0, tx, false, x.Nonce, r, true)
 }
 
 func TestChainExpectsLowerResubmitsOriginals(t *testing.T) {
@@ -172,7 +172,7 @@ func TestFinalRejectionFreesTheSequence(t *testing.T) {
 		// Without recovery, a mismatch is final too.
 		_, rc = send(t, b, sut.Receipt{Status: sut.Pending})
 		x, _ = b.Next(context.Background(), 0, 0)
-		if rc := b.Answer(context.Background(), 0, x.Tx, x.Nonce, mismatch(0), false); rc.Class != "" {
+		if rc := b.Answer(context.Background(), 0, x.Tx, x.Stable, x.Nonce, mismatch(0), false); rc.Class != "" {
 			t.Errorf("recover=false still recovers: %+v", rc)
 		}
 	}

@@ -112,8 +112,9 @@ type Builder interface {
 	Next(ctx context.Context, s int, i uint64) (Built, error)
 	// Answer tells the builder how the system answered tx; a Recovery with
 	// a Class asks for tx to be sent again as it says. Without recover, a
-	// mismatch is final like any other rejection.
-	Answer(ctx context.Context, s int, tx sut.Tx, nonce uint64, r sut.Receipt, recover bool) Recovery
+	// mismatch is final like any other rejection. stable is Built.Stable
+	// for tx: its bytes may be kept without a copy.
+	Answer(ctx context.Context, s int, tx sut.Tx, stable bool, nonce uint64, r sut.Receipt, recover bool) Recovery
 }
 
 // The sorts of deliberately invalid payment (workload.invalid.sorts).
