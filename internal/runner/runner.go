@@ -361,6 +361,9 @@ func (r *run) presign(ctx context.Context) error {
 		return nil
 	}
 	n := int(sc.Load.MaxOffers())
+	if e, ok := r.conn.Target.(sut.Encoder); ok {
+		p.EncodeAhead(e)
+	}
 	count, bytes := p.PresignPlan(n)
 	if limit := float64(scenario.MemoryLimit()); bytes > limit {
 		return exitcode.BadInputf("workload.mode: presigned: %d payments need about %s, more than the limit of %s (half of this machine's memory); use --mode live, or a lower rate or shorter duration",

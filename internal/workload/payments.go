@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tpslab/tpslab/internal/schedule"
 	"github.com/tpslab/tpslab/internal/sut"
@@ -47,7 +48,8 @@ type Payments struct {
 	traceKind    []int
 	rowsOf       [][]uint64
 	namedSenders bool
-	carry        *Carry // when set, payments an earlier run signed (UseCarry)
+	carry        *Carry      // when set, payments an earlier run signed (UseCarry)
+	wire         sut.Encoder // when set, Presign encodes each payment for it (EncodeAhead)
 }
 
 // Invalid asks for a share of deliberately invalid payments of the sorts
@@ -238,7 +240,21 @@ func (p *Payments) PresignPlan(n int) (count int, bytes float64) {
 	for _, c := range p.presignCounts(n) {
 		count += c
 	}
-	return count, float64(count) * float64(p.codec.TxSize()+24+32)
+	return count, float64(count) * float64(p.codec.TxSize()+p.wireSize()+sizeofTx)
+}
+
+// sizeofTx is a queued sut.Tx's own size: its id and two slice headers.
+const sizeofTx = int(unsafe.Sizeof(sut.Tx{}))
+
+// EncodeAhead has Presign encode each payment for e as well (Tx.Wire).
+func (p *Payments) EncodeAhead(e sut.Encoder) { p.wire = e }
+
+// wireSize is the size of a payment's Wire (0 without EncodeAhead).
+func (p *Payments) wireSize() int {
+	if p.wire == nil {
+		return 0
+	}
+	return len(p.wire.AppendWire(nil, make([]byte, p.codec.TxSize())))
 }
 
 // presignCounts spreads n payments over senders by their expected share of
@@ -287,7 +303,7 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 	fanout.Workers(len(p.lanes), func(w int) func(s int) {
 		r := rand.New(rand.NewSource(seed + int64(w)))
 		recip := NewChooser(p.recipCfg, p.codec.Accounts(), r)
-		size := p.codec.TxSize()
+		size := p.codec.TxSize() + p.wireSize()
 		return func(s int) {
 			if ctx.Err() != nil {
 				return
@@ -328,6 +344,13 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 				}
 				tx := buf[start:len(buf):len(buf)]
 				q[k] = sut.Tx{ID: p.codec.ID(tx), Bytes: tx}
+				if p.wire != nil {
+					// After its bytes in the same array (an append that
+					// moves it leaves tx valid in the old one).
+					at := len(buf)
+					buf = p.wire.AppendWire(buf, tx)
+					q[k].Wire = buf[at:len(buf):len(buf)]
+				}
 				if d := done.Add(1); d%2000 == 0 {
 					if ctx.Err() != nil {
 						return

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -301,5 +302,53 @@ func TestPresignCarriesWhatTheRunBeforeLeft(t *testing.T) {
 	}
 	if third, n3 := presign(chain, 3); carried(third, n3) != 0 || n3 != len(third.queue[0])+len(third.queue[1])+len(third.queue[2]) {
 		t.Fatalf("a codec whose payments are not durable: signed %d, carried %d, expected all signed", n3, carried(third, n3))
+	}
+}
+
+// hexWire encodes as the EVM target does: it stands for any sut.Encoder.
+type hexWire struct{}
+
+func (hexWire) AppendWire(dst, tx []byte) []byte { return hex.AppendEncode(dst, tx) }
+
+// A presigned payment encoded ahead carries, in Wire, exactly its bytes
+// encoded; the plan counts that memory too; a payment built as it goes has
+// none (its submitter encodes it).
+func TestPresignEncodesAhead(t *testing.T) {
+	ctx := context.Background()
+	cfg := PaymentsConfig{Senders: 3, Window: 10, Amount: Amount{Min: 1, Max: 1},
+		SenderChoice: Choice{Dist: "uniform"}, RecipientChoice: Choice{Dist: "uniform"}}
+	p, err := NewPayments(ctx, cfg, &chainCodec{accounts: 10, seq: map[int]uint64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, plain := p.PresignPlan(60)
+	p.EncodeAhead(hexWire{})
+	count, withWire := p.PresignPlan(60)
+	if want := plain + float64(count*2*p.codec.TxSize()); withWire != want {
+		t.Errorf("plan %v bytes with the wire form, expected %v", withWire, want)
+	}
+	if _, err := p.Presign(ctx, 60, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, q := range p.queue {
+		for _, tx := range q {
+			if got := hex.EncodeToString(tx.Bytes); string(tx.Wire) != got {
+				t.Fatalf("payment %x: wire %q, expected %q", tx.ID[:4], tx.Wire, got)
+			}
+			n++
+		}
+	}
+	if n != count {
+		t.Fatalf("%d payments presigned, plan %d", n, count)
+	}
+	b := p.NewBuilder(1)
+	x, err := b.Next(ctx, 0, 0)
+	if err != nil || !x.Stable || x.Tx.Wire == nil {
+		t.Fatalf("the first payment: stable %v, wire %q, err %v: expected the presigned one", x.Stable, x.Tx.Wire, err)
+	}
+	p.queue = nil // as in live mode
+	if x, _ := b.Next(ctx, 0, 0); x.Stable || x.Tx.Wire != nil {
+		t.Fatalf("a payment signed as it goes: stable %v, wire %q", x.Stable, x.Tx.Wire)
 	}
 }

@@ -140,6 +140,8 @@ type InvalidSigner interface {
 // Presigner is a workload that can sign ahead of the load (an optional
 // capability: the runner presigns when a workload has it).
 type Presigner interface {
+	// EncodeAhead has Presign encode each payment for e too (Tx.Wire).
+	EncodeAhead(e sut.Encoder)
 	PresignPlan(n int) (count int, bytes float64)
 	Presign(ctx context.Context, n int, seed int64, progress func(done, total int)) (int, error)
 }

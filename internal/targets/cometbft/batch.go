@@ -45,7 +45,7 @@ func (s *submitter) postBatch(ctx context.Context, i int, txs []sut.Tx, out []su
 	for again := 0; ; again++ {
 		size := int(s.t.batch.Load())
 		s.bufs = jsonrpc.AppendBatches(s.bufs, len(txs), size, func(b []byte, k int) []byte {
-			return appendBroadcast(b, s.id+uint64(k)+1, s.t.method, txs[k].Bytes)
+			return appendBroadcast(b, s.id+uint64(k)+1, s.t.method, txs[k])
 		})
 		base := s.id + 1
 		s.id += uint64(len(txs))

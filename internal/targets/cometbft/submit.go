@@ -40,18 +40,25 @@ func (t *Target) Submitter(i int) sut.Submitter {
 // endpoint (they never reached a node, so nothing is duplicated).
 func (s *submitter) Submit(ctx context.Context, tx sut.Tx) sut.Receipt {
 	s.id++
-	s.body = appendBroadcast(s.body[:0], s.id, s.t.method, tx.Bytes)
+	s.body = appendBroadcast(s.body[:0], s.id, s.t.method, tx)
 	return s.t.pool.Send(ctx, s.pref, s.post)
 }
 
+// AppendWire is how a transaction goes in a broadcast: base64 (sut.Encoder).
+func (t *Target) AppendWire(dst, tx []byte) []byte { return base64.StdEncoding.AppendEncode(dst, tx) }
+
 // appendBroadcast appends a JSON-RPC broadcast_tx_* request for tx to b.
-func appendBroadcast(b []byte, id uint64, method string, tx []byte) []byte {
+func appendBroadcast(b []byte, id uint64, method string, tx sut.Tx) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"method":"`...)
 	b = append(b, method...)
 	b = append(b, `","params":{"tx":"`...)
-	b = base64.StdEncoding.AppendEncode(b, tx)
+	if tx.Wire != nil {
+		b = append(b, tx.Wire...)
+	} else {
+		b = base64.StdEncoding.AppendEncode(b, tx.Bytes)
+	}
 	return append(b, `"}}`...)
 }
 

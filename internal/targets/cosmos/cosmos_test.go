@@ -230,14 +230,14 @@ func TestSequenceMismatchRecovery(t *testing.T) {
 	// node dropped it); payment 1 is refused, the chain expecting 0.
 	x0, _ := b.Next(ctx, 0, 0)
 	tx0 := copyTx(x0.Tx)
-	b.Answer(ctx, 0, tx0, x0.Nonce, sut.Receipt{Status: sut.Pending}, true)
+	b.Answer(ctx, 0, tx0, false, x0.Nonce, sut.Receipt{Status: sut.Pending}, true)
 	x1, _ := b.Next(ctx, 0, 0)
 	tx1 := copyTx(x1.Tx)
 	r := sub.Submit(ctx, tx1)
 	if r.Status != sut.Rejected || r.Reason != "sequence_mismatch" {
 		t.Fatalf("a gap was not refused as a mismatch: %+v", r)
 	}
-	rc := b.Answer(ctx, 0, tx1, x1.Nonce, r, true)
+	rc := b.Answer(ctx, 0, tx1, false, x1.Nonce, r, true)
 	if rc.Class != "chain_lower" || rc.Resigned || len(rc.Resubmit) != 1 || rc.Resubmit[0].ID != tx0.ID || rc.Tx.ID != tx1.ID {
 		t.Fatalf("recovery %+v", rc)
 	}
@@ -258,7 +258,7 @@ func TestSequenceMismatchRecovery(t *testing.T) {
 	}
 	waitSeq(1, stale.Nonce+1)
 	r = sub.Submit(ctx, staleTx)
-	rc = b.Answer(ctx, 1, staleTx, stale.Nonce, r, true)
+	rc = b.Answer(ctx, 1, staleTx, false, stale.Nonce, r, true)
 	if r.Reason != "sequence_mismatch" || rc.Class != "chain_higher" || !rc.Resigned || rc.Nonce != stale.Nonce+1 {
 		t.Fatalf("answer %+v, recovery %+v", r, rc)
 	}

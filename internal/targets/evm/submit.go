@@ -41,12 +41,20 @@ func (t *Target) Submitter(i int) sut.Submitter {
 // reach its pool in sequence.
 func (t *Target) BatchLanes() int { return len(t.o.Endpoints) }
 
+// AppendWire is how a transaction goes in eth_sendRawTransaction: hex
+// (sut.Encoder).
+func (t *Target) AppendWire(dst, tx []byte) []byte { return hex.AppendEncode(dst, tx) }
+
 // appendSend appends an eth_sendRawTransaction request for tx to b.
-func appendSend(b []byte, id uint64, tx []byte) []byte {
+func appendSend(b []byte, id uint64, tx sut.Tx) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"method":"eth_sendRawTransaction","params":["0x`...)
-	b = hex.AppendEncode(b, tx)
+	if tx.Wire != nil {
+		b = append(b, tx.Wire...)
+	} else {
+		b = hex.AppendEncode(b, tx.Bytes)
+	}
 	return append(b, `"]}`...)
 }
 
@@ -54,7 +62,7 @@ func appendSend(b []byte, id uint64, tx []byte) []byte {
 // buffer.
 func (s *submitter) Submit(ctx context.Context, tx sut.Tx) sut.Receipt {
 	s.id++
-	s.body = appendSend(s.body[:0], s.id, tx.Bytes)
+	s.body = appendSend(s.body[:0], s.id, tx)
 	return s.t.pool.Send(ctx, s.pref, s.post)
 }
 
@@ -85,7 +93,7 @@ func (s *submitter) SubmitBatch(ctx context.Context, txs []sut.Tx, out []sut.Rec
 // before an error.
 func (s *submitter) postBatch(ctx context.Context, i int, txs []sut.Tx, out []sut.Receipt) (n int, err error) {
 	s.bufs = jsonrpc.AppendBatches(s.bufs, len(txs), batchSize, func(b []byte, k int) []byte {
-		return appendSend(b, s.id+uint64(k)+1, txs[k].Bytes)
+		return appendSend(b, s.id+uint64(k)+1, txs[k])
 	})
 	base := s.id + 1
 	s.id += uint64(len(txs))
