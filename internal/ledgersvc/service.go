@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,7 @@ type Service struct {
 
 type metrics struct {
 	committed, dbTx, retries, throttled prometheus.Counter
+	requests                            prometheus.Counter
 	callbacksDropped, callbacksFailed   prometheus.Counter
 	rejected                            *prometheus.CounterVec
 	batch                               prometheus.Histogram
@@ -69,12 +71,13 @@ func newMetrics(s *Service) *metrics {
 		dbTx:             prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_db_transactions_total", Help: "Database transactions committed (a batch is one)."}),
 		retries:          prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_serialization_retries_total", Help: "Database transactions retried after a serialization failure or deadlock."}),
 		throttled:        prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_throttled_total", Help: "Payments answered 429 because the queue was full."}),
+		requests:         prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_payment_requests_total", Help: "Requests that posted payments (POST /payments, POST /payments/batch)."}),
 		rejected:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ledger_payments_rejected_total", Help: "Payments refused, by reason."}, []string{"reason"}),
 		callbacksDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_callbacks_dropped_total", Help: "Outcomes not called back because the callback queue was full."}),
 		callbacksFailed:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_callbacks_failed_total", Help: "Callbacks that failed three times."}),
 		batch:            prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ledger_batch_payments", Help: "Payments per database transaction.", Buckets: prometheus.ExponentialBuckets(1, 2, 10)}),
 	}
-	m.reg.MustRegister(m.committed, m.dbTx, m.retries, m.throttled, m.rejected, m.batch, m.callbacksDropped, m.callbacksFailed,
+	m.reg.MustRegister(m.committed, m.requests, m.dbTx, m.retries, m.throttled, m.rejected, m.batch, m.callbacksDropped, m.callbacksFailed,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ledger_db_connections_in_use", Help: "Database connections acquired."}, func() float64 { return float64(s.pool.Stat().AcquiredConns()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ledger_queue_payments", Help: "Payments waiting for a database connection."}, func() float64 { return float64(s.queued.Load()) }),
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
@@ -143,6 +146,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /payments", s.postPayment)
+	mux.HandleFunc("POST /payments/batch", s.postBatch)
 	mux.HandleFunc("GET /payments/{id}", s.getPayment)
 	mux.HandleFunc("GET /accounts/{addr}", s.getAccount)
 	mux.HandleFunc("GET /genesis", func(w http.ResponseWriter, r *http.Request) {
@@ -217,80 +221,135 @@ func (b *paymentBody) txBytes() ([]byte, error) {
 	return chain.Assemble(b.ChainID, pub, chain.Address(to), b.Amount, b.Sequence, sig), nil
 }
 
+// refusal is why a payment was not queued: its HTTP status, reason and
+// detail (429: the queue is full).
+type refusal struct {
+	status         int
+	reason, detail string
+}
+
+// admit checks one payment and queues it; key is its Idempotency-Key ("":
+// none). A refusal changes nothing.
+func (s *Service) admit(body *paymentBody, key string, preferAsync bool) (*request, *refusal) {
+	tx, err := body.txBytes()
+	if err != nil {
+		return nil, &refusal{http.StatusBadRequest, "malformed", `expected {"tx": "<base64 signed payment>"} or its fields: ` + err.Error()}
+	}
+	if len(tx) > chain.MaxTxBytes {
+		// The same limit as the reference chain's (docs/ledger.md).
+		return nil, &refusal{http.StatusRequestEntityTooLarge, "tx_too_large", fmt.Sprintf("payment of %d bytes, expected at most %d", len(tx), chain.MaxTxBytes)}
+	}
+	p, err := chain.Decode(tx)
+	switch {
+	case err != nil:
+		return nil, &refusal{http.StatusUnprocessableEntity, "malformed", "malformed: " + err.Error()}
+	case string(p.ChainID) != s.c.ChainID:
+		return nil, &refusal{http.StatusUnprocessableEntity, "wrong_chain", fmt.Sprintf("wrong chain: got %q, expected %q", p.ChainID, s.c.ChainID)}
+	case !p.VerifySignature():
+		return nil, &refusal{http.StatusUnprocessableEntity, "bad_signature", "bad signature"}
+	}
+	if _, err := total(&p); err != nil {
+		return nil, &refusal{http.StatusUnprocessableEntity, "invalid_amount", "invalid amount: " + err.Error()}
+	}
+	req := &request{p: p, id: sha256.Sum256(tx), done: make(chan outcome, 1), callback: body.CallbackURL}
+	if idHex := hex.EncodeToString(req.id[:]); key != "" && !strings.EqualFold(key, idHex) {
+		return nil, &refusal{http.StatusUnprocessableEntity, "idempotency_key_mismatch", fmt.Sprintf("Idempotency-Key %s is not the payment's id %s (sha256 of its bytes)", key, idHex)}
+	}
+	if req.callback != "" {
+		if err := loopbackURL(req.callback); err != nil {
+			return nil, &refusal{http.StatusBadRequest, "bad_callback_url", err.Error()}
+		}
+	}
+	if s.queued.Add(1) > int64(s.c.MaxQueue) {
+		s.queued.Add(-1)
+		s.metrics.throttled.Inc()
+		return nil, &refusal{http.StatusTooManyRequests, "throttled", "the payment queue is full"}
+	}
+	if req.callback != "" || preferAsync {
+		req.async = true
+		s.recent.put(req.id, outcome{status: http.StatusAccepted})
+	}
+	s.queues[shard(p.Sender, len(s.queues))] <- req
+	return req, nil
+}
+
+// answer is what a payment's request gets back: once queued (async), or
+// once committed or refused.
+func (s *Service) answer(req *request, ref *refusal) (int, any) {
+	if ref != nil {
+		if ref.status != http.StatusTooManyRequests {
+			s.metrics.rejected.WithLabelValues(ref.reason).Inc()
+		}
+		return ref.status, map[string]string{"error": ref.reason, "detail": ref.detail}
+	}
+	idHex := hex.EncodeToString(req.id[:])
+	if req.async {
+		return http.StatusAccepted, map[string]any{"id": idHex, "status": "pending"}
+	}
+	o := <-req.done
+	if o.status != http.StatusOK {
+		s.metrics.rejected.WithLabelValues(o.reason).Inc()
+		return o.status, map[string]string{"error": o.reason, "detail": o.detail}
+	}
+	return http.StatusOK, map[string]any{"id": idHex, "status": "committed", "replayed": o.replayed}
+}
+
 // postPayment takes a signed payment and answers when it is durably
 // committed, or refused. With `Prefer: respond-async` or a callback_url it
 // answers 202 once the payment is queued; GET /payments/{id} and the
 // callback tell the outcome.
 func (s *Service) postPayment(w http.ResponseWriter, r *http.Request) {
+	s.metrics.requests.Inc()
 	var body paymentBody
 	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err == nil {
 		err = json.Unmarshal(b, &body)
 	}
-	var tx []byte
-	if err == nil {
-		tx, err = body.txBytes()
-	}
 	if err != nil {
 		s.reject(w, http.StatusBadRequest, "malformed", `expected {"tx": "<base64 signed payment>"} or its fields: `+err.Error())
 		return
 	}
-	if len(tx) > chain.MaxTxBytes {
-		// The same limit as the reference chain's (docs/ledger.md).
-		s.reject(w, http.StatusRequestEntityTooLarge, "tx_too_large", fmt.Sprintf("payment of %d bytes, expected at most %d", len(tx), chain.MaxTxBytes))
-		return
-	}
-	p, err := chain.Decode(tx)
-	switch {
-	case err != nil:
-		s.reject(w, http.StatusUnprocessableEntity, "malformed", "malformed: "+err.Error())
-		return
-	case string(p.ChainID) != s.c.ChainID:
-		s.reject(w, http.StatusUnprocessableEntity, "wrong_chain", fmt.Sprintf("wrong chain: got %q, expected %q", p.ChainID, s.c.ChainID))
-		return
-	case !p.VerifySignature():
-		s.reject(w, http.StatusUnprocessableEntity, "bad_signature", "bad signature")
-		return
-	}
-	if _, err := total(&p); err != nil {
-		s.reject(w, http.StatusUnprocessableEntity, "invalid_amount", "invalid amount: "+err.Error())
-		return
-	}
-	req := &request{p: p, id: sha256.Sum256(tx), done: make(chan outcome, 1), callback: body.CallbackURL}
-	idHex := hex.EncodeToString(req.id[:])
-	if k := r.Header.Get("Idempotency-Key"); k != "" && !strings.EqualFold(k, idHex) {
-		s.reject(w, http.StatusUnprocessableEntity, "idempotency_key_mismatch", fmt.Sprintf("Idempotency-Key %s is not the payment's id %s (sha256 of its bytes)", k, idHex))
-		return
-	}
-	if req.callback != "" {
-		if err := loopbackURL(req.callback); err != nil {
-			s.reject(w, http.StatusBadRequest, "bad_callback_url", err.Error())
-			return
-		}
-	}
-	async := req.callback != "" || strings.Contains(r.Header.Get("Prefer"), "respond-async")
-	if s.queued.Add(1) > int64(s.c.MaxQueue) {
-		s.queued.Add(-1)
-		s.metrics.throttled.Inc()
+	status, v := s.answer(s.admit(&body, r.Header.Get("Idempotency-Key"), strings.Contains(r.Header.Get("Prefer"), "respond-async")))
+	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "throttled", "detail": "the payment queue is full"})
+	}
+	writeJSON(w, status, v)
+}
+
+// MaxBatch is the most payments POST /payments/batch takes at once.
+const MaxBatch = 1000
+
+// postBatch takes a JSON array of payments, each as POST /payments takes
+// it, and answers 200 with an array of their answers in the same order,
+// each with its own HTTP status in "code". Every payment is queued before
+// any is waited for, so a batch commits in the ledger's own batches.
+func (s *Service) postBatch(w http.ResponseWriter, r *http.Request) {
+	s.metrics.requests.Inc()
+	var bodies []paymentBody
+	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err == nil {
+		err = json.Unmarshal(b, &bodies)
+	}
+	if err != nil || len(bodies) == 0 || len(bodies) > MaxBatch {
+		detail := fmt.Sprintf("expected a JSON array of 1..%d payments", MaxBatch)
+		if err != nil {
+			detail += ": " + err.Error()
+		}
+		s.reject(w, http.StatusBadRequest, "malformed", detail)
 		return
 	}
-	if async {
-		req.async = true
-		s.recent.put(req.id, outcome{status: http.StatusAccepted})
+	async := strings.Contains(r.Header.Get("Prefer"), "respond-async")
+	reqs, refs := make([]*request, len(bodies)), make([]*refusal, len(bodies))
+	for i := range bodies {
+		reqs[i], refs[i] = s.admit(&bodies[i], "", async)
 	}
-	s.queues[shard(p.Sender, len(s.queues))] <- req
-	if async {
-		writeJSON(w, http.StatusAccepted, map[string]any{"id": idHex, "status": "pending"})
-		return
+	out := make([]json.RawMessage, len(bodies))
+	for i := range bodies {
+		status, v := s.answer(reqs[i], refs[i])
+		e, _ := json.Marshal(v)
+		out[i] = append(append(append(e[:len(e)-1:len(e)-1], `,"code":`...), strconv.Itoa(status)...), '}')
 	}
-	o := <-req.done
-	if o.status != http.StatusOK {
-		s.reject(w, o.status, o.reason, o.detail)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": idHex, "status": "committed", "replayed": o.replayed})
+	writeJSON(w, http.StatusOK, out)
 }
 
 // loopbackURL accepts only http URLs on this machine: the service calls

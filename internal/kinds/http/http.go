@@ -58,7 +58,14 @@ type Settings struct {
 	ThrottleRetries int               `yaml:"throttle_retries" json:"throttle_retries,omitempty"`
 	MaxRetryAfter   scenario.Duration `yaml:"max_retry_after" json:"max_retry_after,omitempty"`
 	Timeout         scenario.Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// BatchSize > 1 posts payments in JSON arrays of up to this many
+	// bodies to BatchPath (default: path); docs/http-target.md.
+	BatchSize int    `yaml:"batch_size" json:"batch_size,omitempty"`
+	BatchPath string `yaml:"batch_path" json:"batch_path,omitempty"`
 }
+
+// MaxBatch bounds http.batch_size.
+const MaxBatch = 10_000
 
 // Settings are the defaults, in the section http.
 func (API) Settings() (string, any) { return "http", &Settings{Confirm: "sync"} }
@@ -80,6 +87,9 @@ func (h *Settings) validate() error {
 	}
 	if h.Confirm == "poll" && h.PollPath == "" {
 		return fmt.Errorf("http.poll_path: empty, expected the status URL's path (e.g. /payments/{{id}}) for confirm poll")
+	}
+	if h.BatchSize < 0 || h.BatchSize > MaxBatch {
+		return fmt.Errorf("http.batch_size: %d, expected 0..%d (0 or 1: each payment in its own request)", h.BatchSize, MaxBatch)
 	}
 	if h.ThrottleRetries < 0 || h.ThrottleRetries > 1000 {
 		return fmt.Errorf("http.throttle_retries: %d, expected 0..1000", h.ThrottleRetries)
@@ -145,7 +155,7 @@ func (k API) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error
 		IDField: h.IDField, Confirm: h.Confirm, PollPath: h.PollPath, PollInterval: h.PollInterval.D(), GiveUp: sc.CommitTimeout.D(),
 		CallbackListen: h.CallbackListen, HealthPath: h.HealthPath, AccountPath: h.AccountPath, SequenceField: h.SequenceField,
 		ThrottleRetries: h.ThrottleRetries, MaxRetryAfter: h.MaxRetryAfter.D(), Timeout: h.Timeout.D(),
-		Connections: sc.Load.Connections, Decode: decodePayment})
+		Connections: sc.Load.Connections, Decode: decodePayment, BatchSize: h.BatchSize, BatchPath: h.BatchPath})
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}

@@ -182,7 +182,8 @@ func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 // ledgerAPI is how the reference ledger service takes payments
 // (docs/ledger-service.md): the fields of a signed payment as JSON, its id
 // as the Idempotency-Key; a callback_url or `Prefer: respond-async` for
-// the asynchronous modes.
+// the asynchronous modes; with http.batch_size, arrays to /payments/batch
+// (no Idempotency-Key: the service checks none in a batch).
 func ledgerAPI(h httpkind.Settings, sc *scenario.Scenario) httpkind.Settings {
 	def := func(v *string, d string) {
 		if *v == "" {
@@ -196,6 +197,9 @@ func ledgerAPI(h httpkind.Settings, sc *scenario.Scenario) httpkind.Settings {
 		}
 	}
 	headers := []string{"Idempotency-Key: {{idempotency_key}}"}
+	if h.BatchSize > 1 {
+		headers = nil // one request's header cannot name each payment's id
+	}
 	switch h.Confirm {
 	case "callback":
 		body += `,"callback_url":"{{callback_url}}"`
@@ -208,6 +212,7 @@ func ledgerAPI(h httpkind.Settings, sc *scenario.Scenario) httpkind.Settings {
 	}
 	def(&h.Method, http.MethodPost)
 	def(&h.Path, "/payments")
+	def(&h.BatchPath, "/payments/batch")
 	def(&h.StatusField, "status")
 	def(&h.ReasonField, "error")
 	def(&h.DetailField, "detail")

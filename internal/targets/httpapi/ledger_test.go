@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -81,6 +83,24 @@ func rows(t *testing.T, n *testnet.Net) int64 {
 	return c
 }
 
+// paymentRequests reads how many requests posted payments, from the
+// service's own metrics.
+func paymentRequests(t *testing.T, n *testnet.Net) int64 {
+	t.Helper()
+	res, err := http.Get(n.RPCEndpoints()[0] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	m := regexp.MustCompile(`(?m)^ledger_payment_requests_total (\d+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no ledger_payment_requests_total in the service's metrics")
+	}
+	v, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return v
+}
+
 func audit(t *testing.T, n *testnet.Net) {
 	t.Helper()
 	if a, err := all.Registry().Check(context.Background(), n); err != nil || len(a.Problems) > 0 {
@@ -118,10 +138,16 @@ func TestContractOnTheLedgerService(t *testing.T) {
 	}
 	n := startLedger(t, pgnet.Options{})
 	keys := ledgerclient.NewClient("ledger-it", genesis, 0, nil)
-	for m, mode := range []string{"sync", "poll", "callback"} {
+	for m, mode := range []string{"sync", "poll", "callback", "sync-batched"} {
 		sc := ledgerScenario(t, n, mode, 100)
-		if err := scenario.Set(&sc, "http.confirm", mode); err != nil {
+		confirm, batched := strings.CutSuffix(mode, "-batched")
+		if err := scenario.Set(&sc, "http.confirm", confirm); err != nil {
 			t.Fatal(err)
+		}
+		if batched { // arrays to /payments/batch, each payment answered in its place
+			if err := scenario.Set(&sc, "http.batch_size", "4"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		tgt, err := runner.TargetFor(&sc, all.Registry())
 		if err != nil {
@@ -136,8 +162,8 @@ func TestContractOnTheLedgerService(t *testing.T) {
 		bad[len(bad)-1] ^= 1
 		suttest.Run(t, suttest.Case{Target: tgt, Valid: valid, Invalid: &sut.Tx{ID: keys.ID(bad), Bytes: bad}, Commits: true})
 	}
-	if got := rows(t, n); got != 27 {
-		t.Errorf("%d payments recorded, want 3 modes x 9", got)
+	if got := rows(t, n); got != 4*9+4 {
+		t.Errorf("%d payments recorded, want 4 modes x 9, and the 4 valid of the batched mode's batch", got)
 	}
 	audit(t, n)
 }
@@ -151,18 +177,30 @@ func TestLedgerCountsMatchThePaymentTable(t *testing.T) {
 	}
 	n := startLedger(t, pgnet.Options{})
 	before := rows(t, n)
-	for _, mode := range []string{"sync", "poll", "callback"} {
+	for _, mode := range []string{"sync", "poll", "callback", "sync-batched"} {
 		sc := ledgerScenario(t, n, mode, 200)
-		if err := scenario.Set(&sc, "http.confirm", mode); err != nil {
+		confirm, batched := strings.CutSuffix(mode, "-batched")
+		if err := scenario.Set(&sc, "http.confirm", confirm); err != nil {
 			t.Fatal(err)
 		}
-		sc.Workload.Mode = map[string]scenario.Mode{"sync": "presigned", "poll": "live", "callback": "presigned"}[mode]
+		if batched {
+			if err := scenario.Set(&sc, "http.batch_size", "50"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sc.Workload.Mode = map[string]scenario.Mode{"sync": "presigned", "poll": "live", "callback": "presigned", "sync-batched": "live"}[mode]
+		requests := paymentRequests(t, n)
 		res := run(t, sc)
 		s := res.Summary
 		after := rows(t, n)
+		// Batched, the payments travel in arrays: far fewer requests than
+		// payments (the service counts them); else one request each.
+		if got := paymentRequests(t, n) - requests; batched && got*4 > s.Sent || !batched && got != s.Sent {
+			t.Errorf("%s: %d payments sent in %d requests", mode, s.Sent, got)
+		}
 		t.Logf("%s: %.1f committed tx/s, p99 commit %.0f ms, %d committed, table +%d, %.3f db transactions per payment",
 			mode, s.CommittedTPS, s.LatencyMs.Commit.P99, s.Committed, after-before, s.Telemetry["ledger.db_transactions_per_payment"].Mean)
-		if s.Committed < 800 || s.Committed != after-before {
+		if s.Committed+s.Unsent < 800 || s.Committed != after-before { // a lane's last gathering may stay unsent
 			t.Errorf("%s: result says %d committed, the payment table grew by %d", mode, s.Committed, after-before)
 		}
 		if s.RejectedTotal+s.FailedTotal+s.Expired+s.UnackedTotal > 0 {

@@ -71,22 +71,29 @@ type Options struct {
 	Timeout         time.Duration // per request
 	Connections     int           // idle connections kept per endpoint
 	Decode          Decoder
+	// BatchSize > 1 posts payments as JSON arrays of up to this many
+	// bodies to BatchPath (default Path); the answer is an array whose
+	// element k answers payment k, read as a single answer is, with the
+	// element's "code" as its HTTP status (absent: the request's).
+	BatchSize int
+	BatchPath string
 }
 
 // Target posts payments to a REST API.
 type Target struct {
-	o        Options
-	path     Template
-	body     Template
-	headers  []header
-	poll     Template
-	account  Template
-	accept   [600]bool
-	field    struct{ status, reason, detail, id, seq []string }
-	client   *http.Client
-	pool     *sut.Pool
-	conf     *confirmer
-	callback string
+	o         Options
+	path      Template
+	batchPath Template
+	body      Template
+	headers   []header
+	poll      Template
+	account   Template
+	accept    [600]bool
+	field     struct{ status, reason, detail, id, seq []string }
+	client    *http.Client
+	pool      *sut.Pool
+	conf      *confirmer
+	callback  string
 }
 
 type header struct {
@@ -163,6 +170,9 @@ func New(o Options) (*Target, error) {
 			return nil, err
 		}
 		t.headers = append(t.headers, header{http.CanonicalHeaderKey(strings.TrimSpace(name)), v})
+	}
+	if err := t.batchable(); err != nil {
+		return nil, err
 	}
 	if t.poll, err = ParseTemplate("http.poll_path", o.PollPath, true); err != nil {
 		return nil, err
@@ -425,6 +435,10 @@ type submitter struct {
 	// after is the Retry-After of the last 429, negative when the last
 	// answer was not a 429.
 	after time.Duration
+	// a batch's payments sent (ids), their places in it (at), answers (res)
+	ids []sut.TxID
+	at  []int
+	res []sut.Receipt
 }
 
 // Submitter returns submitter i, preferring endpoint i mod the count.
@@ -468,42 +482,73 @@ func (s *submitter) post(ctx context.Context, i int, id sut.TxID) (sut.Receipt, 
 	t := s.t
 	s.url = t.path.Append(append(s.url[:0], t.o.Endpoints[i]...), &s.v)
 	s.body = t.body.Append(s.body[:0], &s.v)
-	s.rd.Reset(s.body)
-	req, err := http.NewRequestWithContext(ctx, t.o.Method, string(s.url), &s.rd)
+	code, err := s.do(ctx, s.url, &s.v)
 	if err != nil {
-		return sut.Receipt{Status: sut.Rejected, Reason: "bad_request", Detail: err.Error()}, nil
+		return sut.Receipt{}, err
+	}
+	switch code {
+	case http.StatusTooManyRequests:
+		return sut.Receipt{Status: sut.Rejected, Reason: "throttled"}, nil
+	case badRequest:
+		return sut.Receipt{Status: sut.Rejected, Reason: "bad_request", Detail: s.resp.String()}, nil
+	}
+	return s.read(code, s.resp.Bytes(), id, i), nil
+}
+
+// badRequest is do's code for a request that could not be made.
+const badRequest = -1
+
+// do sends s.body to url with the headers filled from v, and reads the
+// answer into s.resp; a 429 sets s.after.
+func (s *submitter) do(ctx context.Context, url []byte, v *values) (int, error) {
+	t := s.t
+	s.rd.Reset(s.body)
+	req, err := http.NewRequestWithContext(ctx, t.o.Method, string(url), &s.rd)
+	if err != nil { // a template filled into no valid request: not sent
+		s.resp.Reset()
+		s.resp.WriteString(err.Error())
+		return badRequest, nil
 	}
 	req.ContentLength = int64(len(s.body))
 	if len(s.body) > 0 {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if v == nil {
+		v = &s.v // a batch's headers name no payment's field (batchable)
+	}
 	for _, h := range t.headers {
-		s.hbuf = h.value.Append(s.hbuf[:0], &s.v)
+		s.hbuf = h.value.Append(s.hbuf[:0], v)
 		req.Header[h.name] = []string{string(s.hbuf)}
 	}
 	res, err := t.client.Do(req)
 	if err != nil {
-		return sut.Receipt{}, err
+		return 0, err
 	}
 	s.resp.Reset()
-	_, err = s.resp.ReadFrom(io.LimitReader(res.Body, 1<<20))
+	_, err = s.resp.ReadFrom(io.LimitReader(res.Body, 64<<20))
 	res.Body.Close()
 	if err != nil {
-		return sut.Receipt{}, err
+		return 0, err
 	}
 	if res.StatusCode == http.StatusTooManyRequests {
 		s.after = retryAfter(res.Header.Get("Retry-After"), time.Now(), t.o.MaxRetryAfter)
-		return sut.Receipt{Status: sut.Rejected, Reason: "throttled"}, nil
 	}
-	r := t.classify(res.StatusCode, s.resp.Bytes())
+	return res.StatusCode, nil
+}
+
+// read classifies one payment's answer and, when it is pending, hands it
+// to the confirmer with the system's id for it.
+func (s *submitter) read(code int, body []byte, id sut.TxID, i int) sut.Receipt {
+	t := s.t
+	r := t.classify(code, body)
 	if r.Status == sut.Pending && t.conf != nil {
 		remote := ""
 		if len(t.field.id) > 0 {
-			remote, _ = jsonparser.GetString(s.resp.Bytes(), t.field.id...)
+			remote, _ = jsonparser.GetString(body, t.field.id...)
 		}
 		t.conf.register(id, remote, i)
 	}
-	return r, nil
+	return r
 }
 
 // keyHex is the idempotency key as the system sees it.

@@ -117,6 +117,8 @@ func TestOptionsErrorsNameTheField(t *testing.T) {
 		{Options{Confirm: "sync", Headers: []string{"NoColon"}}, "http.headers[0]"},
 		{Options{Confirm: "maybe"}, "http.confirm: \"maybe\""},
 		{Options{Confirm: "sync", Endpoints: []string{"ftp://x"}}, "target.endpoints[0]"},
+		{Options{Confirm: "sync", BatchSize: 10, Headers: []string{"Idempotency-Key: {{idempotency_key}}"}}, "http.headers[0]: \"Idempotency-Key: {{idempotency_key}}\" names one payment's field"},
+		{Options{Confirm: "sync", BatchSize: 10, BatchPath: "/batch/{{sender}}"}, "http.batch_path: \"/batch/{{sender}}\" names one payment's field"},
 	} {
 		if c.o.Endpoints == nil {
 			c.o.Endpoints = []string{"http://127.0.0.1:1"}
