@@ -48,7 +48,7 @@ const shardCount = 64
 
 type shard struct {
 	mu sync.Mutex
-	m  map[sut.TxID]Pending
+	m  table
 	// oldest is at most the earliest Sent in m (noExpiry when m was empty
 	// at the last scan): Expire skips a shard with nothing old enough
 	// rather than walk every payment in flight each time.
@@ -99,7 +99,6 @@ func New(resolve func(Resolution), start time.Time, rec *measure.Shard) *Tracker
 	t := &Tracker{expired: map[sut.TxID]Pending{}, included: map[sut.TxID]included{}, waiting: map[int64]measure.BlockStat{},
 		resolve: resolve, start: start, rec: rec}
 	for i := range t.shards {
-		t.shards[i].m = map[sut.TxID]Pending{}
 		t.shards[i].oldest = noExpiry
 	}
 	return t
@@ -114,10 +113,9 @@ func (t *Tracker) Track(id sut.TxID, p Pending) bool {
 	s := t.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.m[id]; ok {
+	if !s.m.add(&id, p) {
 		return false // the same bytes are another payment's, still in flight
 	}
-	s.m[id] = p
 	s.oldest = min(s.oldest, p.Sent)
 	return true
 }
@@ -126,9 +124,8 @@ func (t *Tracker) Track(id sut.TxID, p Pending) bool {
 func (t *Tracker) Unanswered(id sut.TxID) {
 	s := t.shard(id)
 	s.mu.Lock()
-	if p, ok := s.m[id]; ok {
+	if p, ok := s.m.get(&id); ok {
 		p.Unanswered = true
-		s.m[id] = p
 	}
 	s.mu.Unlock()
 }
@@ -150,8 +147,8 @@ func (t *Tracker) expiredInvalid(p Pending) {
 func (t *Tracker) Untrack(id sut.TxID, p Pending) {
 	s := t.shard(id)
 	s.mu.Lock()
-	if s.m[id] == p {
-		delete(s.m, id)
+	if q, ok := s.m.get(&id); ok && *q == p {
+		s.m.remove(&id)
 	}
 	s.mu.Unlock()
 }
@@ -162,7 +159,7 @@ func (t *Tracker) Len() int {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.Lock()
-		n += len(s.m)
+		n += s.m.n
 		s.mu.Unlock()
 	}
 	t.incMu.Lock()
@@ -176,10 +173,7 @@ func (t *Tracker) Len() int {
 func (t *Tracker) take(id sut.TxID) (p Pending, found, late bool) {
 	s := t.shard(id)
 	s.mu.Lock()
-	p, found = s.m[id]
-	if found {
-		delete(s.m, id)
-	}
+	p, found = s.m.remove(&id)
 	s.mu.Unlock()
 	if found {
 		return p, true, false
@@ -394,13 +388,15 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 			continue
 		}
 		oldest := noExpiry
-		for id, p := range s.m {
+		s.m.each(func(id sut.TxID, p Pending) {
 			if p.Sent < cutoff {
 				gone = append(gone, Resolution{Pending: p, ID: id, Outcome: Expired})
-				delete(s.m, id)
 			} else {
 				oldest = min(oldest, p.Sent)
 			}
+		})
+		for i := range gone {
+			s.m.remove(&gone[i].ID)
 		}
 		s.oldest = oldest
 		s.mu.Unlock()
