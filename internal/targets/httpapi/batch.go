@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/buger/jsonparser"
 
@@ -77,28 +76,11 @@ func (s *submitter) submitArray(ctx context.Context, txs []sut.Tx, out []sut.Rec
 		return
 	}
 	s.res = append(s.res[:0], make([]sut.Receipt, len(s.ids))...)
-	for throttled := 0; ; {
-		s.after = -1
-		s.t.pool.SendMany(ctx, s.pref, s.res, s.postArray)
-		if s.after < 0 {
-			break
-		}
-		throttled++
-		var why string
-		if throttled > s.t.o.ThrottleRetries {
-			why = fmt.Sprintf("HTTP 429 %d times in a row", throttled)
-		} else {
-			select {
-			case <-ctx.Done():
-				why = "the run ended while waiting out a 429"
-			case <-time.After(s.after):
-				continue
-			}
-		}
+	throttled, why := s.waitOut(ctx, func() { s.t.pool.SendMany(ctx, s.pref, s.res, s.postArray) })
+	if why != "" {
 		for k := range s.res {
 			s.res[k] = sut.Receipt{Status: sut.Rejected, Reason: "throttled", Endpoint: s.res[k].Endpoint, Throttled: throttled, Detail: why}
 		}
-		break
 	}
 	for j, k := range s.at {
 		out[k] = s.res[j]
@@ -112,7 +94,7 @@ func (s *submitter) submitArray(ctx context.Context, txs []sut.Tx, out []sut.Rec
 func (s *submitter) postArray(ctx context.Context, i int) (int, error) {
 	t := s.t
 	s.url = t.batchPath.Append(append(s.url[:0], t.o.Endpoints[i]...), &s.v)
-	code, err := s.do(ctx, s.url, nil)
+	code, err := s.do(ctx)
 	if err != nil {
 		return 0, err
 	}

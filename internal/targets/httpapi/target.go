@@ -455,23 +455,34 @@ func (s *submitter) Submit(ctx context.Context, tx sut.Tx) sut.Receipt {
 		return sut.Receipt{Status: sut.Rejected, Reason: "malformed", Detail: err.Error()}
 	}
 	s.v.tx, s.v.key = tx.Bytes, tx.ID[:]
-	throttled := 0
+	var r sut.Receipt
+	throttled, why := s.waitOut(ctx, func() {
+		r = s.t.pool.Send(ctx, s.pref, func(ctx context.Context, i int) (sut.Receipt, error) { return s.post(ctx, i, tx.ID) })
+	})
+	if why != "" {
+		return sut.Receipt{Status: sut.Rejected, Reason: "throttled", Endpoint: r.Endpoint, Throttled: throttled, Detail: why}
+	}
+	r.Throttled = throttled
+	return r
+}
+
+// waitOut calls send until its answer is not a 429, waiting each one out
+// (Retry-After), up to ThrottleRetries times; why says why it gave up ("":
+// it did not).
+func (s *submitter) waitOut(ctx context.Context, send func()) (throttled int, why string) {
 	for {
 		s.after = -1
-		r := s.t.pool.Send(ctx, s.pref, func(ctx context.Context, i int) (sut.Receipt, error) { return s.post(ctx, i, tx.ID) })
+		send()
 		if s.after < 0 {
-			r.Throttled = throttled
-			return r
+			return throttled, ""
 		}
 		throttled++
 		if throttled > s.t.o.ThrottleRetries {
-			return sut.Receipt{Status: sut.Rejected, Reason: "throttled", Endpoint: r.Endpoint, Throttled: throttled,
-				Detail: fmt.Sprintf("HTTP 429 %d times in a row", throttled)}
+			return throttled, fmt.Sprintf("HTTP 429 %d times in a row", throttled)
 		}
 		select {
 		case <-ctx.Done():
-			return sut.Receipt{Status: sut.Rejected, Reason: "throttled", Endpoint: r.Endpoint, Throttled: throttled,
-				Detail: "the run ended while waiting out a 429"}
+			return throttled, "the run ended while waiting out a 429"
 		case <-time.After(s.after):
 		}
 	}
@@ -482,7 +493,7 @@ func (s *submitter) post(ctx context.Context, i int, id sut.TxID) (sut.Receipt, 
 	t := s.t
 	s.url = t.path.Append(append(s.url[:0], t.o.Endpoints[i]...), &s.v)
 	s.body = t.body.Append(s.body[:0], &s.v)
-	code, err := s.do(ctx, s.url, &s.v)
+	code, err := s.do(ctx)
 	if err != nil {
 		return sut.Receipt{}, err
 	}
@@ -498,12 +509,13 @@ func (s *submitter) post(ctx context.Context, i int, id sut.TxID) (sut.Receipt, 
 // badRequest is do's code for a request that could not be made.
 const badRequest = -1
 
-// do sends s.body to url with the headers filled from v, and reads the
-// answer into s.resp; a 429 sets s.after.
-func (s *submitter) do(ctx context.Context, url []byte, v *values) (int, error) {
+// do sends s.body to s.url with the headers filled from s.v (a batch's
+// name no payment's field: batchable), and reads the answer into s.resp;
+// a 429 sets s.after.
+func (s *submitter) do(ctx context.Context) (int, error) {
 	t := s.t
 	s.rd.Reset(s.body)
-	req, err := http.NewRequestWithContext(ctx, t.o.Method, string(url), &s.rd)
+	req, err := http.NewRequestWithContext(ctx, t.o.Method, string(s.url), &s.rd)
 	if err != nil { // a template filled into no valid request: not sent
 		s.resp.Reset()
 		s.resp.WriteString(err.Error())
@@ -513,11 +525,8 @@ func (s *submitter) do(ctx context.Context, url []byte, v *values) (int, error) 
 	if len(s.body) > 0 {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if v == nil {
-		v = &s.v // a batch's headers name no payment's field (batchable)
-	}
 	for _, h := range t.headers {
-		s.hbuf = h.value.Append(s.hbuf[:0], v)
+		s.hbuf = h.value.Append(s.hbuf[:0], &s.v)
 		req.Header[h.name] = []string{string(s.hbuf)}
 	}
 	res, err := t.client.Do(req)
