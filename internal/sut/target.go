@@ -38,6 +38,15 @@ type Encoder interface {
 	AppendWire(dst, tx []byte) []byte
 }
 
+// AppendWire appends tx as e sends it: its Wire when made ahead, else its
+// bytes encoded now.
+func AppendWire(dst []byte, tx Tx, e Encoder) []byte {
+	if tx.Wire != nil {
+		return append(dst, tx.Wire...)
+	}
+	return e.AppendWire(dst, tx.Bytes)
+}
+
 // Status is what a submission's answer says about a transaction.
 type Status uint8
 

@@ -54,11 +54,7 @@ func appendBroadcast(b []byte, id uint64, method string, tx sut.Tx) []byte {
 	b = append(b, `,"method":"`...)
 	b = append(b, method...)
 	b = append(b, `","params":{"tx":"`...)
-	if tx.Wire != nil {
-		b = append(b, tx.Wire...)
-	} else {
-		b = base64.StdEncoding.AppendEncode(b, tx.Bytes)
-	}
+	b = sut.AppendWire(b, tx, (*Target)(nil)) // its encoding needs no target
 	return append(b, `"}}`...)
 }
 

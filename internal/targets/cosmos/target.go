@@ -3,7 +3,6 @@ package cosmos
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,11 +176,7 @@ type restSubmitter struct {
 
 func (s *restSubmitter) Submit(ctx context.Context, tx sut.Tx) sut.Receipt {
 	b := append(s.body[:0], `{"tx_bytes":"`...)
-	if tx.Wire != nil { // base64, as the embedded CometBFT target encodes
-		b = append(b, tx.Wire...)
-	} else {
-		b = base64.StdEncoding.AppendEncode(b, tx.Bytes)
-	}
+	b = sut.AppendWire(b, tx, s.t) // base64, as the embedded CometBFT target encodes
 	b = append(b, `","mode":"BROADCAST_MODE_SYNC"}`...)
 	s.body = b
 	return s.t.pool.Send(ctx, s.pref, s.post)

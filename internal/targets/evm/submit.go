@@ -50,11 +50,7 @@ func appendSend(b []byte, id uint64, tx sut.Tx) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"method":"eth_sendRawTransaction","params":["0x`...)
-	if tx.Wire != nil {
-		b = append(b, tx.Wire...)
-	} else {
-		b = hex.AppendEncode(b, tx.Bytes)
-	}
+	b = sut.AppendWire(b, tx, (*Target)(nil)) // its encoding needs no target
 	return append(b, `"]}`...)
 }
 
