@@ -79,9 +79,12 @@ func (s *submitter) submitArray(ctx context.Context, txs []sut.Tx, out []sut.Rec
 	throttled, why := s.waitOut(ctx, func() { s.t.pool.SendMany(ctx, s.pref, s.res, s.postArray) })
 	if why != "" {
 		for k := range s.res {
-			s.res[k] = sut.Receipt{Status: sut.Rejected, Reason: "throttled", Endpoint: s.res[k].Endpoint, Throttled: throttled, Detail: why}
+			s.res[k] = sut.Receipt{Status: sut.Rejected, Reason: "throttled", Endpoint: s.res[k].Endpoint, Detail: why}
 		}
 	}
+	// Throttled counts 429 answers, and the array got each one once: its
+	// first payment carries them, whatever the payments became.
+	s.res[0].Throttled = throttled
 	for j, k := range s.at {
 		out[k] = s.res[j]
 	}
