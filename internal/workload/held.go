@@ -6,48 +6,101 @@ import "github.com/tpslab/tpslab/internal/sut"
 // for resubmission: a window over consecutive sequences rather than a map,
 // because a lane's sequences are handed out in order and settle mostly in
 // order — a map's insert and delete per payment were a fifth of the
-// generator's CPU at 20,000 payments/s (go tool pprof). A Tx with nil
-// Bytes is an empty slot.
+// generator's CPU at 20,000 payments/s (go tool pprof).
+//
+// A presigned payment is held as a mark only: its bytes stay in the
+// presigned queue and are read from there when resubmitted. Against a
+// system that commits slowly, millions are held at once, and an 80-byte
+// copy of each was memory written (and faulted in) per payment.
 type held struct {
-	head uint64 // the sequence of txs[0]
-	txs  []sut.Tx
+	head uint64   // the sequence of mark[0]
+	mark []uint8  // by sequence from head: heldNone, heldQueued or heldCopy
+	txs  []sut.Tx // parallel to mark once a copy is held; nil until then
 }
 
-func (h *held) put(nonce uint64, tx sut.Tx) {
+const (
+	heldNone uint8 = iota
+	heldQueued
+	heldCopy
+)
+
+// put holds tx with sequence nonce: as a mark when queued (tx is entry
+// nonce-base of the lane's presigned queue), else a copy of tx.
+func (h *held) put(nonce uint64, tx sut.Tx, queued bool) {
 	switch {
-	case len(h.txs) == 0:
-		h.head, h.txs = nonce, append(h.txs[:0], tx)
-		return
+	case len(h.mark) == 0:
+		h.head, h.mark = nonce, h.mark[:0]
+		if h.txs != nil {
+			h.txs = h.txs[:0]
+		}
 	case nonce < h.head: // a rewound lane sends a lower sequence again
-		grow := make([]sut.Tx, h.head-nonce, uint64(len(h.txs))+h.head-nonce)
-		h.txs, h.head = append(grow, h.txs...), nonce
+		n := h.head - nonce
+		h.mark = append(make([]uint8, n, uint64(len(h.mark))+n), h.mark...)
+		if h.txs != nil {
+			h.txs = append(make([]sut.Tx, n, uint64(len(h.txs))+n), h.txs...)
+		}
+		h.head = nonce
 	}
-	for k := nonce - h.head; k >= uint64(len(h.txs)); {
-		h.txs = append(h.txs, sut.Tx{})
+	k := nonce - h.head
+	for k >= uint64(len(h.mark)) {
+		h.mark = append(h.mark, heldNone)
+		if h.txs != nil {
+			h.txs = append(h.txs, sut.Tx{})
+		}
 	}
-	h.txs[nonce-h.head] = tx
+	if queued {
+		h.mark[k] = heldQueued
+		if h.txs != nil {
+			h.txs[k] = sut.Tx{} // drop an earlier copy's bytes
+		}
+		return
+	}
+	if h.txs == nil {
+		h.txs = make([]sut.Tx, len(h.mark))
+	}
+	h.mark[k], h.txs[k] = heldCopy, tx
 }
 
-func (h *held) get(nonce uint64) (sut.Tx, bool) {
-	if nonce < h.head || nonce-h.head >= uint64(len(h.txs)) {
+// has says whether sequence nonce is held.
+func (h *held) has(nonce uint64) bool {
+	return nonce >= h.head && nonce-h.head < uint64(len(h.mark)) && h.mark[nonce-h.head] != heldNone
+}
+
+// get returns the transaction held for sequence nonce; a mark is read from
+// queue, whose entry k carries sequence base+k.
+func (h *held) get(nonce uint64, queue []sut.Tx, base uint64) (sut.Tx, bool) {
+	if !h.has(nonce) {
 		return sut.Tx{}, false
 	}
-	tx := h.txs[nonce-h.head]
-	return tx, tx.Bytes != nil
+	k := nonce - h.head
+	if h.mark[k] == heldCopy {
+		return h.txs[k], true
+	}
+	return queue[nonce-base], true
 }
 
 func (h *held) del(nonce uint64) {
-	if _, ok := h.get(nonce); !ok {
+	if !h.has(nonce) {
 		return
 	}
-	h.txs[nonce-h.head] = sut.Tx{}
-	for len(h.txs) > 0 && h.txs[0].Bytes == nil {
-		h.txs, h.head = h.txs[1:], h.head+1
+	k := nonce - h.head
+	h.mark[k] = heldNone
+	if h.txs != nil {
+		h.txs[k] = sut.Tx{}
 	}
-	for len(h.txs) > 0 && h.txs[len(h.txs)-1].Bytes == nil {
-		h.txs = h.txs[:len(h.txs)-1]
+	i := 0
+	for i < len(h.mark) && h.mark[i] == heldNone {
+		i++
 	}
-	if len(h.txs) == 0 && cap(h.txs) > 1024 {
-		h.txs = nil // a burst's backing array is not kept
+	j := len(h.mark)
+	for j > i && h.mark[j-1] == heldNone {
+		j--
+	}
+	h.mark, h.head = h.mark[i:j], h.head+uint64(i)
+	if h.txs != nil {
+		h.txs = h.txs[i:j]
+	}
+	if len(h.mark) == 0 && (cap(h.mark) > 1<<16 || cap(h.txs) > 1024) {
+		h.mark, h.txs = nil, nil // a burst's backing arrays are not kept
 	}
 }

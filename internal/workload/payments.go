@@ -505,6 +505,14 @@ func (b *paymentBuilder) txFor(s int, nonce uint64) (tx sut.Tx, stable bool) {
 	return sut.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, false
 }
 
+// queueOf is sender s's presigned queue (nil without one).
+func (b *paymentBuilder) queueOf(s int) []sut.Tx {
+	if b.p.queue == nil {
+		return nil
+	}
+	return b.p.queue[s]
+}
+
 // drawKind draws a payment's kind from the mix by weight.
 func (p *Payments) drawKind(r *rand.Rand) int {
 	if p.mixSum == 0 {
@@ -562,7 +570,7 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, i uint64) (Built, erro
 		e = max(e, l.floor) // a node behind the blocks we read answered
 		switch {
 		case e < l.next:
-			if _, held := l.held.get(e); !held {
+			if !l.held.has(e) {
 				l.next = e
 			}
 		case e > l.next:
@@ -622,12 +630,11 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, stable bo
 	b.repriced = [2]uint64{}
 	switch r.Status {
 	case sut.Pending, sut.Unacked:
-		held := tx
 		if !stable { // the builder's buffer (or a batch's arena): reused
-			held.Bytes = append([]byte(nil), tx.Bytes...)
+			tx.Bytes, tx.Wire = append([]byte(nil), tx.Bytes...), nil
 		}
 		l.mu.Lock()
-		l.held.put(nonce, held)
+		l.held.put(nonce, tx, stable)
 		l.mu.Unlock()
 		return Recovery{}
 	case sut.Committed, sut.Failed:
@@ -674,7 +681,7 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, stable bo
 		l.mu.Lock()
 		all := true
 		for k := e; k < nonce; k++ {
-			h, ok := l.held.get(k)
+			h, ok := l.held.get(k, b.queueOf(s), l.base)
 			if !ok {
 				all = false
 				break
