@@ -124,9 +124,7 @@ func (t *Tracker) Track(id sut.TxID, p Pending) bool {
 func (t *Tracker) Unanswered(id sut.TxID) {
 	s := t.shard(id)
 	s.mu.Lock()
-	if p, ok := s.m.get(&id); ok {
-		p.Unanswered = true
-	}
+	s.m.unanswered(&id)
 	s.mu.Unlock()
 }
 
@@ -147,7 +145,7 @@ func (t *Tracker) expiredInvalid(p Pending) {
 func (t *Tracker) Untrack(id sut.TxID, p Pending) {
 	s := t.shard(id)
 	s.mu.Lock()
-	if q, ok := s.m.get(&id); ok && *q == p {
+	if q, ok := s.m.get(&id); ok && q == p {
 		s.m.remove(&id)
 	}
 	s.mu.Unlock()

@@ -2,6 +2,7 @@ package confirm
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/sut"
 )
@@ -14,7 +15,9 @@ import (
 // this shape (BenchmarkTrackPending). Here the index is compact (8 bytes
 // of the id and a slot number, linear probing) and entries stay put in
 // fixed chunks, reused through a free list (kept, as a map keeps its
-// memory, so a chain's blocks do not allocate).
+// memory, so a chain's blocks do not allocate). An entry is 64 bytes
+// without pointers: its two names are numbers into names, so the garbage
+// collector never scans the chunks.
 type table struct {
 	keys   []uint64 // bytes 8..16 of the id (sha256: uniform)
 	at     []uint32 // the slot of keys[i], from 1; 0: empty
@@ -22,11 +25,71 @@ type table struct {
 	chunks [][]slot
 	free   []uint32 // slots to reuse
 	next   uint32   // the next never used slot
+	// names are the kinds and invalid sorts held, by number (0: "");
+	// past the 255th, a name is kept in many by slot.
+	names []string
+	many  map[uint32][2]string
 }
 
 type slot struct {
-	id sut.TxID
-	p  Pending
+	id             sut.TxID
+	intended, sent time.Duration
+	nonce          uint64
+	sender         int32
+	invalid, kind  uint8 // numbers into names; manyNames: in many
+	unanswered     bool
+}
+
+const manyNames = 255
+
+// name is s's number in names, added if new.
+func (t *table) name(s string) uint8 {
+	if s == "" {
+		return 0
+	}
+	if len(t.names) == 0 {
+		t.names = append(t.names, "")
+	}
+	for i, n := range t.names {
+		if n == s {
+			return uint8(i)
+		}
+	}
+	if len(t.names) == manyNames {
+		return manyNames
+	}
+	t.names = append(t.names, s)
+	return uint8(len(t.names) - 1)
+}
+
+// put writes p into slot s.
+func (t *table) put(s uint32, id *sut.TxID, p Pending) {
+	inv, kind := t.name(p.Invalid), t.name(p.Kind)
+	*t.slot(s) = slot{id: *id, intended: p.Intended, sent: p.Sent, nonce: p.Nonce, sender: p.Sender, invalid: inv, kind: kind, unanswered: p.Unanswered}
+	if inv == manyNames || kind == manyNames {
+		if t.many == nil {
+			t.many = map[uint32][2]string{}
+		}
+		t.many[s] = [2]string{p.Invalid, p.Kind}
+	}
+}
+
+// pending reads slot s.
+func (t *table) pending(s uint32) Pending {
+	sl := t.slot(s)
+	p := Pending{Intended: sl.intended, Sent: sl.sent, Sender: sl.sender, Nonce: sl.nonce, Unanswered: sl.unanswered}
+	if sl.invalid == manyNames || sl.kind == manyNames {
+		n := t.many[s]
+		p.Invalid, p.Kind = n[0], n[1]
+		return p
+	}
+	if sl.invalid != 0 {
+		p.Invalid = t.names[sl.invalid]
+	}
+	if sl.kind != 0 {
+		p.Kind = t.names[sl.kind]
+	}
+	return p
 }
 
 const (
@@ -56,12 +119,19 @@ func (t *table) find(id *sut.TxID) (int, bool) {
 }
 
 // get is id's pending payment, if held.
-func (t *table) get(id *sut.TxID) (*Pending, bool) {
+func (t *table) get(id *sut.TxID) (Pending, bool) {
 	i, ok := t.find(id)
 	if !ok {
-		return nil, false
+		return Pending{}, false
 	}
-	return &t.slot(t.at[i]).p, true
+	return t.pending(t.at[i]), true
+}
+
+// unanswered marks id's payment's answer lost, if held.
+func (t *table) unanswered(id *sut.TxID) {
+	if i, ok := t.find(id); ok {
+		t.slot(t.at[i]).unanswered = true
+	}
 }
 
 // add holds p under id; false when id is held already.
@@ -83,7 +153,7 @@ func (t *table) add(id *sut.TxID, p Pending) bool {
 			t.chunks = append(t.chunks, make([]slot, chunkSlots))
 		}
 	}
-	*t.slot(s) = slot{id: *id, p: p}
+	t.put(s, id, p)
 	t.keys[i], t.at[i] = keyOf(id), s
 	t.n++
 	return true
@@ -96,9 +166,10 @@ func (t *table) remove(id *sut.TxID) (p Pending, ok bool) {
 		return p, false
 	}
 	s := t.at[i]
-	sl := t.slot(s)
-	p = sl.p
-	*sl = slot{} // its strings go with it
+	p = t.pending(s)
+	if t.many != nil {
+		delete(t.many, s)
+	}
 	t.free = append(t.free, s)
 	t.n--
 	// Backward shift: the entries after i that would not be found past a
@@ -144,8 +215,7 @@ func (t *table) resize(size int) {
 func (t *table) each(f func(id sut.TxID, p Pending)) {
 	for _, s := range t.at {
 		if s != 0 {
-			sl := t.slot(s)
-			f(sl.id, sl.p)
+			f(t.slot(s).id, t.pending(s))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package confirm
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 	"time"
@@ -23,7 +24,10 @@ func checkTable(t *testing.T, ops []byte) {
 	}
 	for n, op := range ops {
 		id := idOf(op)
-		p := Pending{Sent: time.Duration(n), Nonce: uint64(n), Kind: string(rune('a' + n%3))}
+		p := Pending{Sent: time.Duration(n), Nonce: uint64(n), Sender: int32(n%5 - 1), Kind: string(rune('a' + n%3)), Unanswered: n%7 == 0}
+		if n%4 == 0 {
+			p.Invalid = "bad_signature"
+		}
 		switch n % 3 {
 		case 0, 1: // add twice as often as remove, so the index grows
 			_, had := ref[id]
@@ -50,7 +54,7 @@ func checkTable(t *testing.T, ops []byte) {
 		if want, ok := ref[id]; !ok || want != p {
 			t.Fatalf("each: %x %+v, want %+v %v", id[:1], p, want, ok)
 		}
-		if q, ok := tb.get(&id); !ok || *q != p {
+		if q, ok := tb.get(&id); !ok || q != p {
 			t.Fatalf("get %x: %v %v", id[:1], q, ok)
 		}
 		seen++
@@ -94,6 +98,27 @@ func TestTableAgreesWithAMap(t *testing.T) {
 	}
 	if tb.n != 0 || len(tb.keys) != minIndex {
 		t.Fatalf("emptied: %d held, index of %d", tb.n, len(tb.keys))
+	}
+	// More names than an entry can number (a mix of hundreds of kinds):
+	// each still reads back as it was held.
+	for i := range ids[:2000] {
+		p := Pending{Nonce: uint64(i), Kind: fmt.Sprintf("kind-%d", i%300), Invalid: fmt.Sprintf("sort-%d", i%3)}
+		tb.add(&ids[i], p)
+		if i%2 == 0 {
+			tb.unanswered(&ids[i])
+			p.Unanswered = true
+		}
+		if got, ok := tb.get(&ids[i]); !ok || got != p {
+			t.Fatalf("id %d: %+v %v, want %+v", i, got, ok, p)
+		}
+	}
+	for i := range ids[:2000] {
+		if p, ok := tb.remove(&ids[i]); !ok || p.Kind != fmt.Sprintf("kind-%d", i%300) || p.Unanswered != (i%2 == 0) {
+			t.Fatalf("id %d: %+v %v", i, p, ok)
+		}
+	}
+	if len(tb.many) != 0 {
+		t.Fatalf("%d names kept after every entry went", len(tb.many))
 	}
 }
 
