@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"sync"
@@ -232,6 +233,10 @@ func (c *Capture) write(sum *report.Profiles, name string, p *profile.Profile) e
 func self(ctx context.Context, what string) (*profile.Profile, error) {
 	var buf bytes.Buffer
 	if what == "allocs" {
+		// The heap profile counts allocations up to the last collection;
+		// a generator that allocates little may run a whole window
+		// without one, and its profile came out empty (as ?gc=1 does).
+		runtime.GC()
 		if err := pprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
 			return nil, err
 		}
