@@ -100,6 +100,7 @@ func New(resolve func(Resolution), start time.Time, rec *measure.Shard) *Tracker
 		resolve: resolve, start: start, rec: rec}
 	for i := range t.shards {
 		t.shards[i].oldest = noExpiry
+		t.shards[i].m.fill = 32 + 19*i/(shardCount-1) // resizes staggered (table.fill)
 	}
 	return t
 }

@@ -25,6 +25,11 @@ type table struct {
 	chunks [][]slot
 	free   []uint32 // slots to reuse
 	next   uint32   // the next never used slot
+	// fill is the load, in 64ths, past which the index doubles (0: 45,
+	// about 0.7). Shards differ, from 0.5 to 0.8: ids spread evenly, so
+	// with one threshold all 64 shards doubled at once, and at 6M pending
+	// that rehash stalled the sender 200 ms.
+	fill int
 	// names are the kinds and invalid sorts held, by number (0: "");
 	// past the 255th, a name is kept in many by slot.
 	names []string
@@ -136,7 +141,11 @@ func (t *table) unanswered(id *sut.TxID) {
 
 // add holds p under id; false when id is held already.
 func (t *table) add(id *sut.TxID, p Pending) bool {
-	if (t.n+1)*10 > len(t.keys)*7 {
+	fill := t.fill
+	if fill == 0 {
+		fill = 45
+	}
+	if (t.n+1)*64 > len(t.keys)*fill {
 		t.resize(max(minIndex, 2*len(t.keys)))
 	}
 	i, ok := t.find(id)

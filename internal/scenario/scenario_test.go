@@ -124,3 +124,29 @@ func FuzzApply(f *testing.F) {
 		}
 	})
 }
+
+// "auto" gathering: about 20 payments within 5..20 ms, and at high rates
+// about 200 payments, down to 1 ms; a duration is taken as given.
+func TestSendEvery(t *testing.T) {
+	for _, c := range []struct {
+		interval string
+		rate     float64
+		want     time.Duration
+	}{
+		{"auto", 0, 20 * time.Millisecond},
+		{"auto", 500, 20 * time.Millisecond},
+		{"auto", 1000, 20 * time.Millisecond},
+		{"auto", 2000, 10 * time.Millisecond},
+		{"auto", 20_000, 5 * time.Millisecond},
+		{"auto", 40_000, 5 * time.Millisecond},
+		{"auto", 100_000, 2 * time.Millisecond},
+		{"auto", 400_000, time.Millisecond},
+		{"auto", 2_000_000, time.Millisecond},
+		{"0", 400_000, 0},
+		{"40ms", 1000, 40 * time.Millisecond},
+	} {
+		if got := (Load{SendInterval: c.interval}).SendEvery(c.rate); got != c.want {
+			t.Errorf("send_interval %s at %.0f/s: %s, want %s", c.interval, c.rate, got, c.want)
+		}
+	}
+}
