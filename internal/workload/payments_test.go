@@ -71,16 +71,19 @@ func newPayments(t *testing.T, c *chainCodec, presigned bool) (*Payments, Builde
 	return p, p.NewBuilder(1)
 }
 
-// send builds sender 0's next payment and answers it with r.
+// send builds sender 0's next payment and answers it with r, as the
+// dispatcher does: a presigned payment is stable (held as a mark into the
+// queue), one signed live is in the builder's buffer, overwritten by the
+// next (held as a copy).
 func send(t *testing.T, b Builder, r sut.Receipt) (Built, Recovery) {
 	t.Helper()
 	x, err := b.Next(context.Background(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx := x.Tx
-	tx.Bytes = append([]byte(nil), tx.Bytes...)
-	return x, b.Answer(context.Background(), 0, tx, false, x.Nonce, r, true)
+	rc := b.Answer(context.Background(), 0, x.Tx, x.Stable, x.Nonce, r, true)
+	x.Tx.Bytes = append([]byte(nil), x.Tx.Bytes...)
+	return x, rc
 }
 
 func TestChainExpectsLowerResubmitsOriginals(t *testing.T) {
@@ -94,7 +97,8 @@ func TestChainExpectsLowerResubmitsOriginals(t *testing.T) {
 		if rc.Class != "chain_lower" || rc.Resigned || len(rc.Resubmit) != 2 {
 			t.Fatalf("presigned=%v: recovery %+v", presigned, rc)
 		}
-		if rc.Resubmit[0].ID != t0.Tx.ID || rc.Resubmit[1].ID != t1.Tx.ID || rc.Tx.ID != t2.Tx.ID || rc.Nonce != 7 {
+		if rc.Resubmit[0].ID != t0.Tx.ID || rc.Resubmit[1].ID != t1.Tx.ID || rc.Tx.ID != t2.Tx.ID || rc.Nonce != 7 ||
+			!bytes.Equal(rc.Resubmit[0].Bytes, t0.Tx.Bytes) || !bytes.Equal(rc.Resubmit[1].Bytes, t1.Tx.Bytes) || t0.Stable != presigned {
 			t.Errorf("presigned=%v: not the original bytes of 5, 6, then 7", presigned)
 		}
 		if next, _ := b.Next(context.Background(), 0, 0); next.Nonce != 8 {
