@@ -283,6 +283,11 @@ func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []tic
 	w.batch = w.batch[:0]
 	w.txs = w.txs[:0]
 	w.arena = w.arena[:0]
+	if t, ok := w.build.(workload.Toucher); ok && len(tks) > 1 {
+		for _, tk := range tks {
+			t.Touch(int(tk.sender))
+		}
+	}
 	for _, tk := range tks {
 		w.batch = append(w.batch, sending{})
 		sg := &w.batch[len(w.batch)-1]

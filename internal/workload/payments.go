@@ -461,6 +461,27 @@ type paymentBuilder struct {
 	kind     string // of the last txFor
 	row      schedule.Row
 	hasRow   bool // the payment being built follows row (a trace)
+	touched  byte // what Touch read, kept so the reads are not dropped
+}
+
+// Touch reads sender s's next presigned payment: its entry, and one byte
+// of every cache line of its encoding (Wire, else Bytes).
+func (b *paymentBuilder) Touch(s int) {
+	p := b.p
+	if p.queue == nil {
+		return
+	}
+	l := &p.lanes[s]
+	q := p.queue[s]
+	if k := l.next - l.base; l.next >= l.base && k < uint64(len(q)) {
+		w := q[k].Wire
+		if len(w) == 0 {
+			w = q[k].Bytes
+		}
+		for i := 0; i < len(w); i += 64 {
+			b.touched += w[i]
+		}
+	}
 }
 
 // NewBuilder returns a builder for one worker goroutine.
