@@ -468,20 +468,26 @@ type paymentBuilder struct {
 // of every cache line of its encoding (Wire, else Bytes).
 func (b *paymentBuilder) Touch(s int) {
 	p := b.p
-	if p.queue == nil {
-		return
-	}
-	l := &p.lanes[s]
-	q := p.queue[s]
-	if k := l.next - l.base; l.next >= l.base && k < uint64(len(q)) {
-		w := q[k].Wire
+	if k, ok := p.presigned(s, p.lanes[s].next); ok {
+		w := p.queue[s][k].Wire
 		if len(w) == 0 {
-			w = q[k].Bytes
+			w = p.queue[s][k].Bytes
 		}
 		for i := 0; i < len(w); i += 64 {
 			b.touched += w[i]
 		}
 	}
+}
+
+// presigned is where sender s's payment with sequence nonce is in its
+// presigned queue, if it is there.
+func (p *Payments) presigned(s int, nonce uint64) (k uint64, ok bool) {
+	if p.queue == nil {
+		return 0, false
+	}
+	base := p.lanes[s].base
+	k = nonce - base
+	return k, nonce >= base && k < uint64(len(p.queue[s]))
 }
 
 // NewBuilder returns a builder for one worker goroutine.
@@ -495,14 +501,11 @@ func (p *Payments) NewBuilder(seed int64) Builder {
 func (b *paymentBuilder) txFor(s int, nonce uint64) (tx sut.Tx, stable bool) {
 	p := b.p
 	b.kind = ""
-	if p.queue != nil {
-		l := &p.lanes[s]
-		if k := nonce - l.base; nonce >= l.base && k < uint64(len(p.queue[s])) {
-			if p.mix != nil {
-				b.kind = p.mix[p.qkind[s][k]].Kind
-			}
-			return p.queue[s][k], true
+	if k, ok := p.presigned(s, nonce); ok {
+		if p.mix != nil {
+			b.kind = p.mix[p.qkind[s][k]].Kind
 		}
+		return p.queue[s][k], true
 	}
 	kind, to, amount := -1, -1, uint64(0)
 	if b.hasRow {
