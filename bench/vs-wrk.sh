@@ -6,7 +6,7 @@
 # tool's requests per CPU-second and the ratio (wrk's CPU from /usr/bin/time;
 # tpslab's over the load, from result.json: not its start or presigning).
 # tpslab runs open-loop at each RATE; wrk is closed-loop (as fast as it
-# can), wrk2 and vegeta open-loop at the same RATE. vegeta runs with -cpus 1
+# can) and paced near RATE (below), wrk2 and vegeta open-loop at the same RATE. vegeta runs with -cpus 1
 # and -max-workers 64 (with its unbounded default it collapsed to 277
 # requests/s at 20k/s on one core) and writes its results to a file, read
 # after. tpslab runs at each of
@@ -64,6 +64,21 @@ done
 wcpu=$(cpu)
 wreq=$(awk '/requests in/ {print $1}' "$work/wrk.out")
 echo "wrk (closed loop, 32 connections): $wreq requests in ${DURATION}s using $wcpu CPU s: $(python3 -c "print(round($wreq/$wcpu))") requests per CPU-second"
+# wrk paced: the closest to wrk2 this machine has. Each connection waits
+# 2 ms (wrk's Lua delay(), whole milliseconds) after each answer before its
+# next request: about 400 requests/s each (measured; the timer is coarse),
+# so RATE/400 connections send near RATE requests/s, each request waiting
+# on a timer as wrk2's schedule does. One Lua call per request is the cost
+# wrk2 does not have.
+cp "$work/post.lua" "$work/paced.lua"
+echo 'function delay() return 2 end' >>"$work/paced.lua"
+for rate in $RATES; do
+  /usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 wrk -t1 -c$((rate / 400)) -d"${DURATION}s" -s "$work/paced.lua" http://127.0.0.1:$port/ >"$work/paced.out" 2>&1 || true
+  pcpu=$(cpu)
+  preq=$(awk '/requests in/ {print $1}' "$work/paced.out")
+  echo "wrk paced (2 ms after each answer, $((rate / 400)) connections) near $rate/s: $preq requests in ${DURATION}s using $pcpu CPU s: $(python3 -c "print(round($preq/$pcpu))") requests per CPU-second"
+  echo "$rate $preq $pcpu" >>"$work/paced"
+done
 printf '{"jsonrpc":"2.0","id":1,"method":"broadcast_tx_sync","params":{"tx":"%s"}}' "$tx" >"$work/body.json"
 for rate in $RATES; do
   echo "POST http://127.0.0.1:$port/" | /usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 "$bin/vegeta" -cpus 1 attack -max-workers 64 \
@@ -86,4 +101,6 @@ while read -r wl rate iv sent tcpu; do
   python3 -c "print(f'ratio tpslab $wl (send interval $iv)/wrk per CPU-second at $rate/s: {($sent/$tcpu)/($wreq/$wcpu):.2f}')"
   read -r _ vreq vcpu < <(grep "^$rate " "$work/vegeta")
   python3 -c "print(f'ratio tpslab $wl (send interval $iv)/vegeta per CPU-second at $rate/s: {($sent/$tcpu)/($vreq/$vcpu):.2f}')"
+  read -r _ preq pcpu < <(grep "^$rate " "$work/paced")
+  python3 -c "print(f'ratio tpslab $wl (send interval $iv)/wrk paced per CPU-second at $rate/s: {($sent/$tcpu)/($preq/$pcpu):.2f}')"
 done <"$work/tpslab"

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -311,24 +310,38 @@ func sample(s []uint32, d time.Duration) []uint32 {
 	return append(s, uint32(min(max(d.Microseconds(), histMin), histMax)))
 }
 
-// recordAll records s into h, yielding the processor every yieldEvery
-// samples: a second's samples at 400k payments/s took 20 ms in one piece,
-// and with one processor the sending goroutine waited for the scheduler's
-// 10 ms slices (the schedule lag's per-second maximum was 10-13 ms).
-func recordAll(h *hdrhistogram.Histogram, s []uint32) {
+// recordAll records s into h, pausing every yieldEvery samples: a second's
+// samples at 400k payments/s took 20 ms to record. With one processor, a
+// goroutine that only yields (Gosched) stays runnable, and the scheduler
+// polls the network only when nothing is runnable (or at sysmon's 10 ms
+// poll), so a lane's answer sat unread up to 10 ms: the schedule lag's
+// per-second p99 stayed near 10 ms. Sleeping empties the run queue, so the
+// poll happens. since counts the samples recorded since the last pause,
+// across calls: one collection pauses only past yieldEvery samples.
+func recordAll(h *hdrhistogram.Histogram, s []uint32, since *int) {
 	for len(s) > 0 {
-		n := min(len(s), yieldEvery)
+		n := min(len(s), yieldEvery-*since)
 		for _, v := range s[:n] {
 			_ = h.RecordValue(int64(v))
 		}
-		if s = s[n:]; len(s) > 0 {
-			runtime.Gosched()
+		s = s[n:]
+		if *since += n; *since == yieldEvery {
+			time.Sleep(yieldFor)
+			*since = 0
 		}
 	}
 }
 
-// yieldEvery samples (about 50 µs of recording) between yields.
-const yieldEvery = 8192
+const (
+	// yieldEvery samples (about 200 µs of recording) between pauses.
+	yieldEvery = 32768
+	// yieldFor outlasts the way from a sleeping goroutine to the
+	// scheduler's network poll, so the timer has not fired before it; an
+	// idle processor waits up to 1 ms (epoll's unit). At 400k payments/s
+	// (two latencies, each into up to three intervals) that is some 75
+	// pauses a second.
+	yieldFor = 100 * time.Microsecond
+)
 
 // Offered records a payment offered at its intended time, in the second
 // that time falls in (not the second its tick happened to collect it).
@@ -617,6 +630,7 @@ func (r *Recorder) CollectUntil(steady bool, next time.Duration) *Interval {
 	if steady {
 		into = append(into, r.Steady)
 	}
+	since := 0
 	for i, s := range r.shards {
 		fresh := r.spare[i]
 		s.mu.Lock()
@@ -636,12 +650,12 @@ func (r *Recorder) CollectUntil(steady bool, next time.Duration) *Interval {
 		for _, iv := range into {
 			iv.Counts.add(&d.Counts)
 			for k, h := range iv.hists() {
-				recordAll(h, samples[k])
+				recordAll(h, samples[k], &since)
 			}
 			if iv.CommitByKind != nil {
 				for k, v := range d.kindCommit {
 					if len(v) > 0 {
-						recordAll(iv.kindHist(k), v)
+						recordAll(iv.kindHist(k), v, &since)
 					}
 				}
 			}
