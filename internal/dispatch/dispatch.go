@@ -5,6 +5,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"runtime"
@@ -45,6 +46,7 @@ type Engine struct {
 	start     time.Time
 	confirmer sut.Confirmer
 	stopped   atomic.Int64 // ns since start when offering was stopped; 0 while offering or after it ended by itself
+	grown     atomic.Int64 // lanes after growth (grow.go); 0: never grew
 	workersMu sync.Mutex
 	workers   []*worker
 	users     []chan bool // closed model: a user's wait for its commit
@@ -277,7 +279,7 @@ func (w *worker) send(ctx context.Context, tk ticket) sut.Receipt {
 
 // sendBatch sends tks' payments in one exchange (the target's batch), then
 // finishes each as send does.
-func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []ticket) {
+func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []ticket) (wait time.Duration) {
 	t0 := w.e.Since()
 	defer func() { w.working += int64(w.e.Since() - t0) }() // less the wait, below
 	w.batch = w.batch[:0]
@@ -305,7 +307,7 @@ func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []tic
 		w.txs = append(w.txs, sg.tx)
 	}
 	if len(w.txs) == 0 {
-		return
+		return 0
 	}
 	if cap(w.rcpts) < len(w.txs) {
 		w.rcpts = make([]sut.Receipt, len(w.txs))
@@ -313,15 +315,16 @@ func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []tic
 	rs := w.rcpts[:len(w.txs)]
 	t1 := w.e.Since()
 	bs.SubmitBatch(ctx, w.txs, rs)
-	wait := int64(w.e.Since() - t1)
-	w.waiting += wait
-	w.working -= wait
+	wait = w.e.Since() - t1
+	w.waiting += int64(wait)
+	w.working -= int64(wait)
 	for k := range w.batch {
 		if rs[k].Throttled > 0 {
 			w.rec.Throttled(rs[k].Throttled)
 		}
 		w.finish(ctx, &w.batch[k], rs[k])
 	}
+	return wait
 }
 
 // prepare builds and tracks one payment and records it sent; a payment
@@ -485,8 +488,17 @@ func (w *worker) finishInvalid(sg *sending, r sut.Receipt) {
 
 // Lanes is how many gathering lanes the open model sends batches on (one
 // per endpoint, one batch in flight each), or 0 when each payment goes
-// on its own over Connections workers.
+// on its own over Connections workers. After the load, it counts the
+// lanes growth added (grow.go).
 func (e *Engine) Lanes() int {
+	if n := e.grown.Load(); n > 0 {
+		return int(n)
+	}
+	return startLanes(e)
+}
+
+// startLanes is the lanes the open model starts with, from the peak rate.
+func startLanes(e *Engine) int {
 	if b, ok := e.Target.(sut.Batcher); ok && e.SendEvery != nil {
 		eps := b.BatchLanes()
 		return eps * LanesFor(e.Peak, eps)
@@ -527,21 +539,16 @@ func (e *Engine) RunOpen(offer, io context.Context, arrivals *schedule.Arrivals,
 type openModel struct{ *Engine }
 
 func (e openModel) run(offer, io context.Context, arrivals *schedule.Arrivals, grace time.Duration) {
-	n := e.Connections
-	maxBacklog := e.MaxBacklog
-	if maxBacklog <= 0 {
-		maxBacklog = DefaultMaxBacklog
-	}
-	lanes := e.Lanes()
-	if lanes > 0 {
-		n = lanes
-	}
+	maxBacklog := cmp.Or(max(e.MaxBacklog, 0), DefaultMaxBacklog)
+	lanes := startLanes(e.Engine)
+	n := cmp.Or(lanes, e.Connections) // a worker per lane, or per connection
 	p := &pauser{e: e.Engine, offer: offer, room: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
 	defer p.timer.Stop()
 	qs, wg := e.startQueues(io, n, lanes, p.room)
 	p.qs = qs
-	sleep := p.until
 	rec := e.Recorder.NewShard()
+	g, connWait := e.watchLanes(qs, lanes, rec)
+	sleep := p.until
 	senders := e.Workload.Senders()
 	var backlog []time.Duration
 	var rows []uint64 // with a trace that names senders: each backlog entry's arrival
@@ -564,8 +571,14 @@ func (e openModel) run(offer, io context.Context, arrivals *schedule.Arrivals, g
 loop:
 	for offer.Err() == nil {
 		now := e.Since()
+		if k := g.add(now, qs); k > 0 {
+			qs = e.grow(io, p, qs, k, wg)
+			n = len(qs)
+			continue
+		}
 		for more && next <= now {
 			rec.Offered(next)
+			g.offered()
 			if len(backlog) < maxBacklog {
 				backlog = append(backlog, next)
 				if traced != nil {
@@ -612,7 +625,7 @@ loop:
 		}
 		if ok, busy := qs[route].offer(ticket{intended: backlog[0], sender: int32(sender), index: index}); ok {
 			if busy && waited == 0 {
-				rec.ConnWait() // it waits behind a batch still being sent
+				connWait() // it waits behind a batch still being sent
 			}
 			backlog = backlog[1:]
 			if traced != nil {
@@ -626,7 +639,7 @@ loop:
 		} else {
 			// The worker is still busy with earlier payments: the target
 			// answers slower than payments are due.
-			blocked(rec.ConnWait)
+			blocked(connWait)
 			if !more && now > giveUp {
 				break loop
 			}
@@ -696,27 +709,32 @@ func (e openModel) startQueues(io context.Context, n, lanes int, room chan struc
 	var wg sync.WaitGroup
 	qs := make([]queue, n)
 	for i := range qs {
-		w := e.newWorker(i, e.Recorder.NewShard())
-		wg.Add(1)
-		if bs, ok := w.conn.(sut.BatchSubmitter); ok && lanes > 0 {
-			l := &lane{kick: make(chan struct{}, 1), room: room}
-			qs[i] = l
-			go func() {
-				defer wg.Done()
-				l.run(io, w, bs)
-			}()
-			continue
-		}
-		ch := make(chanQueue, 8) // small: a busy connection shows as backpressure, not as a hidden queue
-		qs[i] = ch
-		go func() {
-			defer wg.Done()
-			for tk := range ch {
-				w.send(io, tk)
-			}
-		}()
+		qs[i] = e.startQueue(io, i, lanes > 0, room, &wg)
 	}
 	return qs, &wg
+}
+
+// startQueue starts worker i: a lane when gathering and the target takes
+// batches, else a connection sending payments one by one.
+func (e openModel) startQueue(io context.Context, i int, gather bool, room chan struct{}, wg *sync.WaitGroup) queue {
+	w := e.newWorker(i, e.Recorder.NewShard())
+	wg.Add(1)
+	if bs, ok := w.conn.(sut.BatchSubmitter); ok && gather {
+		l := &lane{kick: make(chan struct{}, 1), room: room}
+		go func() {
+			defer wg.Done()
+			l.run(io, w, bs)
+		}()
+		return l
+	}
+	ch := make(chanQueue, 8) // small: a busy connection shows as backpressure, not as a hidden queue
+	go func() {
+		defer wg.Done()
+		for tk := range ch {
+			w.send(io, tk)
+		}
+	}()
+	return ch
 }
 
 // unsentAtStop counts offered, and unsent, every arrival due by the moment
@@ -786,6 +804,16 @@ type lane struct {
 	room    chan struct{} // told when a full lane takes its batch
 	closed  bool
 	sending bool // a batch is in flight
+	// work is the lane's own work so far (building, signing, recording;
+	// not waiting for answers), read by the dispatcher to grow lanes.
+	work atomic.Int64
+}
+
+// idle: nothing gathered, no batch in flight.
+func (l *lane) idle() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pending) == 0 && !l.sending
 }
 
 func (l *lane) offer(tk ticket) (ok, busy bool) {
@@ -856,7 +884,9 @@ func (l *lane) run(ctx context.Context, w *worker, bs sut.BatchSubmitter) {
 				default:
 				}
 			}
-			w.sendBatch(ctx, bs, tks)
+			t0 := w.e.Since()
+			wait := w.sendBatch(ctx, bs, tks)
+			l.work.Add(int64(w.e.Since() - t0 - wait))
 			l.mu.Lock()
 			l.sending = false
 			full := len(l.pending) >= maxBatch

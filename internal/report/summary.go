@@ -291,6 +291,10 @@ type Generator struct {
 	// batch in flight each); 0 when each payment went on its own over the
 	// scenario's connections.
 	Lanes int `json:"lanes,omitempty"`
+	// LanesStart is the lanes the load began with, when it grew: a lane
+	// busy with its own work while payments waited for it got company, up to
+	// GOMAXPROCS per endpoint (docs/metrics.md, "Gathering").
+	LanesStart int `json:"lanes_start,omitempty"`
 	// Workers are the lanes, connections or users that sent. BusyPercent is
 	// the mean share of the load each spent sending (its own work plus
 	// waiting for answers); WaitingPercent the share of that busy time spent

@@ -74,6 +74,7 @@ type cpuState struct {
 	cpuStart     time.Duration
 	cpuLoad      time.Duration
 	busy         dispatch.Busy // how the workers spent the load
+	lanesStart   int           // gathering lanes when the load began (growth adds more)
 	machine0     [3]uint64     // /proc/stat busy, total, steal at the load's start
 	machineLoad  float64       // busy share of the machine over the load, 0..1
 	machineSteal float64       // stolen share of the machine over the load, 0..1
@@ -229,6 +230,7 @@ func (r loop) offerLoad(offer, hard context.Context, loadDone chan struct{}) {
 		if times, _ := sc.Load.TraceTimes(); len(times) > 0 {
 			grace = max(r.loadDur-times[len(times)-1], schedule.TraceTail)
 		}
+		ls.lanesStart = eng.Lanes()
 		eng.RunOpen(offer, hard, sc.Load.Arrivals(sc.Seed), grace)
 	} else {
 		l := sc.Load

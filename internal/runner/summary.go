@@ -96,6 +96,9 @@ func (r *summarizer) summary() report.Summary {
 	}
 	s.Generator = report.Generator{Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10, Lanes: ls.eng.Lanes(),
 		StealPercent: math.Round(1000*ls.machineSteal) / 10, LoadAverage: ls.loadAvg}
+	if g := &s.Generator; g.Lanes > ls.lanesStart {
+		g.LanesStart = ls.lanesStart
+	}
 	if loadSecs > 0 {
 		s.Generator.CPUPercent = math.Round(1000*cpu.Seconds()/loadSecs) / 10
 	}

@@ -1,0 +1,101 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/confirm"
+	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/schedule"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/workload"
+)
+
+// signing signs each transfer for real (Ed25519), so a lane signing live is
+// busy with its own work, as against a real chain.
+type signing struct{ key ed25519.PrivateKey }
+
+func (signing) Accounts() int { return 1000 }
+func (c signing) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
+	at := len(dst)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(from))
+	dst = binary.BigEndian.AppendUint64(dst, nonce)
+	return append(dst, ed25519.Sign(c.key, dst[at:])...)
+}
+func (signing) ID(tx []byte) sut.TxID                                { return sha256.Sum256(tx) }
+func (signing) Nonce(context.Context, int) (uint64, error)           { return 0, nil }
+func (signing) Mismatch(sut.Receipt) (bool, uint64, bool)            { return false, 0, false }
+func (signing) TxSize() int                                          { return 12 + ed25519.SignatureSize }
+func (o *ordered) Probe(context.Context) (sut.Info, error)           { return sut.Info{Height: 1}, nil }
+func (o *ordered) Submitter(int) sut.Submitter                       { return o }
+func (o *ordered) Confirmer() sut.Confirmer                          { return nil }
+func (o *ordered) Close() error                                      { return nil }
+func (o *ordered) BatchLanes() int                                   { return 1 }
+func (o *ordered) Submit(ctx context.Context, tx sut.Tx) sut.Receipt { return o.take(tx) }
+
+// ordered takes batches and checks that every sender's payments arrive in
+// sequence order, across all lanes.
+type ordered struct {
+	mu       sync.Mutex
+	next     map[uint32]uint64
+	outOfOrd int
+}
+
+func (o *ordered) take(tx sut.Tx) sut.Receipt {
+	from, nonce := binary.BigEndian.Uint32(tx.Bytes), binary.BigEndian.Uint64(tx.Bytes[4:])
+	o.mu.Lock()
+	if nonce != o.next[from] {
+		o.outOfOrd++
+	}
+	o.next[from] = nonce + 1
+	o.mu.Unlock()
+	return sut.Receipt{Status: sut.Pending}
+}
+
+func (o *ordered) SubmitBatch(_ context.Context, txs []sut.Tx, out []sut.Receipt) {
+	for k, tx := range txs {
+		out[k] = o.take(tx)
+	}
+}
+
+// A lane busy signing while payments wait for it gets a second lane (two
+// cores), and every sender's payments still arrive in order across the
+// switch.
+func TestLanesGrowWhenBusyWithTheirOwnWork(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	_, key, _ := ed25519.GenerateKey(nil)
+	p, err := workload.NewPayments(context.Background(), workload.PaymentsConfig{Senders: 1000, Window: 1000,
+		Amount: workload.Amount{Min: 1, Max: 1}, SenderChoice: workload.Choice{Dist: "uniform"}, RecipientChoice: workload.Choice{Dist: "uniform"}}, signing{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := &ordered{next: map[uint32]uint64{}}
+	const rate = 100_000 // above one core's Ed25519 signing
+	rec := measure.NewRecorder()
+	e := &Engine{Target: target, Workload: p, Recorder: rec, Peak: rate,
+		SendEvery: func(time.Duration) time.Duration { return 5 * time.Millisecond }}
+	start := time.Now()
+	e.Tracker = confirm.New(e.Resolve, start, rec.NewShard())
+	e.Start(start)
+	ctx := context.Background()
+	if n := e.Lanes(); n != 1 {
+		t.Fatalf("starts with %d lanes, want 1 (the rate alone asks for one)", n)
+	}
+	e.RunOpen(ctx, ctx, schedule.NewArrivals(schedule.Constant(rate, 2500*time.Millisecond), false, 1), 0)
+	iv := rec.Collect(false)
+	if n := e.Lanes(); n != 2 {
+		t.Errorf("ended with %d lanes, want 2: the lane was busy with its own work (sent %d)", n, iv.Sent)
+	}
+	if target.outOfOrd > 0 {
+		t.Errorf("%d payments reached the target out of their sender's order", target.outOfOrd)
+	}
+	if iv.Sent == 0 || iv.Offered != iv.Sent+iv.Unsent {
+		t.Errorf("offered %d, sent %d, unsent %d", iv.Offered, iv.Sent, iv.Unsent)
+	}
+}
