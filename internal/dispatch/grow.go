@@ -12,7 +12,7 @@ import (
 
 // Lanes start at LanesFor's count, sized from the peak rate; growth adds
 // lanes while the load runs, from what it measures: a lane whose own work
-// (building, signing, recording) filled most of a second while due payments
+// (building, signing, recording) filled most of half a second while due payments
 // waited for it is the limit, and another lane runs on another core. Live
 // signing is why: one lane signed ~37k Ed25519 payments/s on one of two
 // cores, and the rate alone never asked for a second lane.
@@ -27,8 +27,8 @@ type growth struct {
 }
 
 const (
-	growEvery = time.Second // how often growth looks
-	// growBusy is the share of the second a lane's own work must fill:
+	growEvery = 500 * time.Millisecond // how often growth looks
+	// growBusy is the share of the time a lane's own work must fill:
 	// below it, the lane has room and waits are the target's answers.
 	growBusy = 0.7
 	// growWaits is the share of due payments that must have waited.
@@ -42,7 +42,7 @@ func newGrowth(lanes, endpoints int, now time.Duration) *growth {
 	if lanes == 0 || endpoints < 1 || lanes >= most {
 		return nil
 	}
-	return &growth{step: endpoints, most: most, next: now + growEvery, last: now}
+	return &growth{step: endpoints, most: most, next: now + growEvery, last: now, work: make([]int64, lanes)}
 }
 
 // watchLanes is the growth of qs, nil unless they are lanes that can grow,
