@@ -78,4 +78,16 @@ func TestIdleGeneratorIsNotLimited(t *testing.T) {
 			t.Errorf("generator at %.0f%% of one core: limited %v, shortfall %+v", c.cpu, s.Generator.Limited, s.Shortfall)
 		}
 	}
+	// Lanes on every core it may use: the verdict says more lanes cannot help.
+	for _, c := range []struct {
+		lanes, procs int
+		every        bool
+	}{{2, 2, true}, {1, 2, false}, {0, 2, false}} {
+		r := &summarizer{sc: &sc, rec: rec, profile: sc.Load.Profile()}
+		s := &report.Summary{Generator: report.Generator{Cores: 2, Procs: c.procs, CPUPercent: 150, Lanes: c.lanes, Workers: max(1, c.lanes), BusyPercent: 99, WaitingPercent: 10}}
+		r.judgeGenerator(s, 10)
+		if got := strings.Contains(s.Generator.Warning, "every core it may use"); got != c.every || !s.Generator.Limited {
+			t.Errorf("%d lanes on GOMAXPROCS %d: limited %v, warning %q", c.lanes, c.procs, s.Generator.Limited, s.Generator.Warning)
+		}
+	}
 }

@@ -419,6 +419,10 @@ func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 	case "generator_workers":
 		g.Limited = true
 		warn = fmt.Sprintf("the load generator, not the system under test, was limiting: %s; its %s were busy %.0f%% of the load and only %.0f%% of that waiting for answers: building, signing and recording payments was the limit; the figures understate what the system can do", why, workers, g.BusyPercent, g.WaitingPercent)
+		if g.Lanes > 0 && g.Procs > 0 && g.Lanes >= g.Procs {
+			// Lanes grow to the cores (dispatch/grow.go): none was left.
+			warn += fmt.Sprintf("; its lanes already ran on every core it may use (GOMAXPROCS %d): more cores, or payments signed ahead (mode presigned) when it signs live, send more", g.Procs)
+		}
 	case "generator_cpu":
 		g.Limited = true
 		if cpuBound {
