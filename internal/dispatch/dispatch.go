@@ -541,7 +541,7 @@ type openModel struct{ *Engine }
 func (e openModel) run(offer, io context.Context, arrivals *schedule.Arrivals, grace time.Duration) {
 	maxBacklog := cmp.Or(max(e.MaxBacklog, 0), DefaultMaxBacklog)
 	lanes := startLanes(e.Engine)
-	e.grown.Store(0) // each run starts from the rate's count
+	e.grown.Store(0)                  // each run starts from the rate's count
 	n := cmp.Or(lanes, e.Connections) // a worker per lane, or per connection
 	p := &pauser{e: e.Engine, offer: offer, room: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
 	defer p.timer.Stop()
