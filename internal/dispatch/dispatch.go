@@ -279,7 +279,7 @@ func (w *worker) send(ctx context.Context, tk ticket) sut.Receipt {
 
 // sendBatch sends tks' payments in one exchange (the target's batch), then
 // finishes each as send does.
-func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []ticket) (wait time.Duration) {
+func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []ticket) {
 	t0 := w.e.Since()
 	defer func() { w.working += int64(w.e.Since() - t0) }() // less the wait, below
 	w.batch = w.batch[:0]
@@ -307,7 +307,7 @@ func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []tic
 		w.txs = append(w.txs, sg.tx)
 	}
 	if len(w.txs) == 0 {
-		return 0
+		return
 	}
 	if cap(w.rcpts) < len(w.txs) {
 		w.rcpts = make([]sut.Receipt, len(w.txs))
@@ -315,16 +315,15 @@ func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []tic
 	rs := w.rcpts[:len(w.txs)]
 	t1 := w.e.Since()
 	bs.SubmitBatch(ctx, w.txs, rs)
-	wait = w.e.Since() - t1
-	w.waiting += int64(wait)
-	w.working -= int64(wait)
+	wait := int64(w.e.Since() - t1)
+	w.waiting += wait
+	w.working -= wait
 	for k := range w.batch {
 		if rs[k].Throttled > 0 {
 			w.rec.Throttled(rs[k].Throttled)
 		}
 		w.finish(ctx, &w.batch[k], rs[k])
 	}
-	return wait
 }
 
 // prepare builds and tracks one payment and records it sent; a payment
@@ -805,8 +804,9 @@ type lane struct {
 	room    chan struct{} // told when a full lane takes its batch
 	closed  bool
 	sending bool // a batch is in flight
-	// work is the lane's own work so far (building, signing, recording;
-	// not waiting for answers), read by the dispatcher to grow lanes.
+	// work is its worker's own-work clock (worker.working: building,
+	// signing, recording; not waiting for answers), published after each
+	// batch for the dispatcher, which grows lanes from it.
 	work atomic.Int64
 }
 
@@ -885,9 +885,8 @@ func (l *lane) run(ctx context.Context, w *worker, bs sut.BatchSubmitter) {
 				default:
 				}
 			}
-			t0 := w.e.Since()
-			wait := w.sendBatch(ctx, bs, tks)
-			l.work.Add(int64(w.e.Since() - t0 - wait))
+			w.sendBatch(ctx, bs, tks)
+			l.work.Store(w.working)
 			l.mu.Lock()
 			l.sending = false
 			full := len(l.pending) >= maxBatch

@@ -72,19 +72,19 @@ func (g *growth) add(now time.Duration, qs []queue) int {
 	if g == nil || now < g.next {
 		return 0
 	}
-	span := now - g.last
-	busiest := 0.0
+	// Right after growth the lanes outnumber the clocks: that span, with
+	// its pause, is not judged.
+	same := len(g.work) == len(qs)
+	if !same {
+		g.work = make([]int64, len(qs))
+	}
+	span, busiest := now-g.last, 0.0
 	for i, q := range qs {
 		w := q.(*lane).work.Load()
-		if i < len(g.work) {
-			busiest = max(busiest, float64(w-g.work[i])/float64(span))
-		}
+		busiest = max(busiest, float64(w-g.work[i])/float64(span))
+		g.work[i] = w
 	}
-	saturated := len(g.work) == len(qs) && busiest >= growBusy && float64(g.waits) > growWaits*float64(g.due)
-	g.work = g.work[:0]
-	for _, q := range qs {
-		g.work = append(g.work, q.(*lane).work.Load())
-	}
+	saturated := same && busiest >= growBusy && float64(g.waits) > growWaits*float64(g.due)
 	g.last, g.next, g.waits, g.due = now, now+growEvery, 0, 0
 	if !saturated || len(qs) >= g.most {
 		return 0
