@@ -97,6 +97,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--dashboard=127.0.0.1:notaport"}, `--dashboard: `},
 		{[]string{"summary", "/nonexistent/run"}, `not a run directory`},
 		{[]string{"serve", "/nonexistent/runs"}, `serve: /nonexistent/runs is not a directory of runs`},
+		{[]string{"run", "--connections", "8", "--max-connections", "4"}, `load.max_connections: 4, expected 0 (8 times load.connections) or 8..10000 (at least load.connections)`},
 		{[]string{"run", "--segments", "3", "--senders", "2"}, `workload.senders: 2, expected at least one per segment (3)`},
 		{[]string{"run", "--segments", "2", "--repeat", "2"}, `--segments: with --repeat 2; expected one of them`},
 		{[]string{"run", "--segment", "2/2", "--coordinator", "http://127.0.0.1:1"}, `--segment: "2/2", expected I/N with 0 <= I < N`},

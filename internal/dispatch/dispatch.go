@@ -32,8 +32,11 @@ type Engine struct {
 	Tracker     *confirm.Tracker
 	Recorder    *measure.Recorder
 	Connections int
-	Seed        int64
-	MaxBacklog  int
+	// MaxConnections bounds the connections growth may add when each
+	// payment goes on its own (grow.go); at most Connections: fixed.
+	MaxConnections int
+	Seed           int64
+	MaxBacklog     int
 	// SendEvery, when set, is how long the open model lets due payments
 	// gather at time t before they leave together: on a target that
 	// batches, one exchange per endpoint lane carries them (Connections
@@ -547,7 +550,7 @@ func (e openModel) run(offer, io context.Context, arrivals *schedule.Arrivals, g
 	qs, wg := e.startQueues(io, n, lanes, p.room)
 	p.qs = qs
 	rec := e.Recorder.NewShard()
-	g, connWait := e.watchLanes(qs, lanes, rec)
+	g, connWait := e.watchQueues(qs, rec)
 	sleep := p.until
 	senders := e.Workload.Senders()
 	var backlog []time.Duration
@@ -572,7 +575,7 @@ loop:
 	for offer.Err() == nil {
 		now := e.Since()
 		if k := g.add(now, qs); k > 0 {
-			qs = e.grow(io, p, qs, k, wg)
+			qs = e.grow(io, p, g, qs, k, wg)
 			n = len(qs)
 			continue
 		}
@@ -624,6 +627,7 @@ loop:
 			route = sender % n
 		}
 		if ok, busy := qs[route].offer(ticket{intended: backlog[0], sender: int32(sender), index: index}); ok {
+			g.took()
 			if busy && waited == 0 {
 				connWait() // it waits behind a batch still being sent
 			}
@@ -727,14 +731,16 @@ func (e openModel) startQueue(io context.Context, i int, gather bool, room chan 
 		}()
 		return l
 	}
-	ch := make(chanQueue, 8) // small: a busy connection shows as backpressure, not as a hidden queue
+	q := &connQueue{ch: make(chan ticket, 8)} // small: a busy connection shows as backpressure, not as a hidden queue
 	go func() {
 		defer wg.Done()
-		for tk := range ch {
+		for tk := range q.ch {
 			w.send(io, tk)
+			q.wait.Store(w.waiting)
+			q.held.Add(-1)
 		}
 	}()
-	return ch
+	return q
 }
 
 // unsentAtStop counts offered, and unsent, every arrival due by the moment
@@ -776,21 +782,34 @@ type queue interface {
 	offer(ticket) (ok, busy bool) // ok false when the worker has no room; busy: it waits behind an exchange in progress
 	flush()                       // the dispatcher is going to sleep
 	close()
+	idle() bool   // nothing held: none waiting, none in flight
+	clock() int64 // what growth judges (grow.go): a lane's own work, a connection's waiting for answers
 }
 
-// chanQueue feeds a worker that sends payments one by one.
-type chanQueue chan ticket
+// connQueue feeds a worker that sends payments one by one.
+type connQueue struct {
+	ch   chan ticket
+	held atomic.Int32 // offered and not yet answered
+	// wait is its worker's time waiting for answers (worker.waiting),
+	// published after each payment for the dispatcher, which adds
+	// connections from it.
+	wait atomic.Int64
+}
 
-func (q chanQueue) offer(tk ticket) (ok, busy bool) {
+func (q *connQueue) offer(tk ticket) (ok, busy bool) {
+	q.held.Add(1)
 	select {
-	case q <- tk:
+	case q.ch <- tk:
 		return true, false
 	default:
+		q.held.Add(-1)
 		return false, true
 	}
 }
-func (chanQueue) flush()   {}
-func (q chanQueue) close() { close(q) }
+func (*connQueue) flush()         {}
+func (q *connQueue) close()       { close(q.ch) }
+func (q *connQueue) idle() bool   { return q.held.Load() == 0 }
+func (q *connQueue) clock() int64 { return q.wait.Load() }
 
 // lane gathers payments for a batch: the dispatcher adds them while it is
 // awake and kicks the lane once before it sleeps, so a gathering leaves as
@@ -809,6 +828,8 @@ type lane struct {
 	// batch for the dispatcher, which grows lanes from it.
 	work atomic.Int64
 }
+
+func (l *lane) clock() int64 { return l.work.Load() }
 
 // idle: nothing gathered, no batch in flight.
 func (l *lane) idle() bool {

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -16,14 +17,24 @@ import (
 // waited for it is the limit, and another lane runs on another core. Live
 // signing is why: one lane signed ~37k Ed25519 payments/s on one of two
 // cores, and the rate alone never asked for a second lane.
+//
+// Connections (each payment on its own) start at load.connections and
+// grow to what the rate needs, up to load.max_connections, while they spend most of their time
+// waiting for answers and due payments wait for them: a far or slow target
+// needs rate × answer time connections, which no fixed count fits (k6's
+// maxVUs, vegeta's workers). Their own work is not the limit there, and a
+// hot sender that keeps one connection busy (its payments stay in order on
+// it) leaves the rest idle, so it adds none.
 type growth struct {
+	conns bool          // connections, judged on waiting; else lanes, judged on own work
 	step  int           // lanes added at a time: one per endpoint, so each keeps as many
-	most  int           // at most GOMAXPROCS lanes per endpoint
+	most  int           // at most GOMAXPROCS lanes per endpoint, or max connections
 	next  time.Duration // when to look again
 	last  time.Duration // when it last looked
-	work  []int64       // each lane's own work when it last looked
+	clock []int64       // each queue's clock (queue.clock) when it last looked
 	waits int64         // due payments that waited for a lane's previous batch since then
 	due   int64         // due payments since then
+	taken int64         // payments the queues took since then
 }
 
 const (
@@ -31,29 +42,26 @@ const (
 	// growBusy is the share of the time a lane's own work must fill:
 	// below it, the lane has room and waits are the target's answers.
 	growBusy = 0.7
+	// growAnswering is the share of the connections' time they must
+	// spend waiting for answers: below it, some connection had room.
+	growAnswering = 0.5
 	// growWaits is the share of due payments that must have waited.
 	growWaits = 0.01
 )
 
-// newGrowth watches lanes (lanes over endpoints) from now; nil when there
-// are none or they cannot grow.
-func newGrowth(lanes, endpoints int, now time.Duration) *growth {
-	most := endpoints * runtime.GOMAXPROCS(0)
-	if lanes == 0 || endpoints < 1 || lanes >= most {
-		return nil
+// watchQueues is the growth of qs, nil unless they can grow, and how the
+// dispatcher counts a payment waiting for its queue (rec's conn_waits, and
+// growth's).
+func (e openModel) watchQueues(qs []queue, rec *measure.Shard) (*growth, func()) {
+	g := &growth{next: e.Since() + growEvery, last: e.Since(), clock: make([]int64, len(qs))}
+	switch qs[0].(type) {
+	case *lane:
+		g.step = e.Target.(sut.Batcher).BatchLanes()
+		g.most = g.step * runtime.GOMAXPROCS(0)
+	case *connQueue:
+		g.conns, g.most = true, e.MaxConnections
 	}
-	return &growth{step: endpoints, most: most, next: now + growEvery, last: now, work: make([]int64, lanes)}
-}
-
-// watchLanes is the growth of qs, nil unless they are lanes that can grow,
-// and how the dispatcher counts a payment waiting for a lane (rec's
-// conn_waits, and growth's).
-func (e openModel) watchLanes(qs []queue, lanes int, rec *measure.Shard) (*growth, func()) {
-	if _, ok := qs[0].(*lane); !ok {
-		return nil, rec.ConnWait
-	}
-	g := newGrowth(lanes, e.Target.(sut.Batcher).BatchLanes(), e.Since())
-	if g == nil {
+	if g.step < 1 && !g.conns || len(qs) >= g.most {
 		return nil, rec.ConnWait
 	}
 	return g, func() { rec.ConnWait(); g.waits++ }
@@ -66,56 +74,85 @@ func (g *growth) offered() {
 	}
 }
 
-// add is how many lanes to add at now, judging qs (all lanes) since the
-// last look; 0 for a nil g.
+// took counts a payment a queue took (nil g: nothing to count).
+func (g *growth) took() {
+	if g != nil {
+		g.taken++
+	}
+}
+
+// restart judges qs afresh from now: the span of a growth, with its pause
+// for idle queues, is not judged.
+func (g *growth) restart(now time.Duration, qs []queue) {
+	g.clock = g.clock[:0]
+	for _, q := range qs {
+		g.clock = append(g.clock, q.clock())
+	}
+	g.last, g.next, g.waits, g.due, g.taken = now, now+growEvery, 0, 0, 0
+}
+
+// add is how many queues to add at now, judging qs since the last look; 0
+// for a nil g.
 func (g *growth) add(now time.Duration, qs []queue) int {
 	if g == nil || now < g.next {
 		return 0
 	}
-	// Right after growth the lanes outnumber the clocks: that span, with
-	// its pause, is not judged.
-	same := len(g.work) == len(qs)
-	if !same {
-		g.work = make([]int64, len(qs))
-	}
-	span, busiest := now-g.last, 0.0
+	span, busiest, total := now-g.last, 0.0, 0.0
 	for i, q := range qs {
-		w := q.(*lane).work.Load()
-		busiest = max(busiest, float64(w-g.work[i])/float64(span))
-		g.work[i] = w
+		c := q.clock()
+		share := float64(c-g.clock[i]) / float64(span)
+		busiest, total = max(busiest, share), total+share
+		g.clock[i] = c
 	}
-	saturated := same && busiest >= growBusy && float64(g.waits) > growWaits*float64(g.due)
-	g.last, g.next, g.waits, g.due = now, now+growEvery, 0, 0
-	if !saturated || len(qs) >= g.most {
+	saturated := busiest >= growBusy
+	if g.conns {
+		saturated = total >= growAnswering*float64(len(qs))
+	}
+	saturated = saturated && float64(g.waits) > growWaits*float64(g.due)
+	due, taken := g.due, g.taken
+	g.last, g.next, g.waits, g.due, g.taken = now, now+growEvery, 0, 0, 0
+	n := len(qs)
+	if !saturated || n >= g.most {
 		return 0
 	}
-	return min(g.step, g.most-len(qs))
+	if !g.conns {
+		return min(g.step, g.most-n)
+	}
+	// Saturated connections carry what they took: the rate due needs
+	// n × due / taken of them (Little's law); twice that drains the
+	// backlog built meanwhile as fast as it built.
+	need := max(n+1, int(math.Ceil(2*float64(n)*float64(due)/float64(max(taken, 1)))))
+	return min(need, g.most) - n
 }
 
-// grow adds k lanes to qs once every lane is idle: a sender's route (its
-// number modulo the lanes) changes with their count, and its payments must
-// still reach the target in order, so none may be gathered or in flight
-// on its old lane. Offering pauses for at most the batches in flight (the
-// payments due meanwhile count it in their schedule lag). It returns qs
-// unchanged when offering ends first.
-func (e openModel) grow(io context.Context, p *pauser, qs []queue, k int, wg *sync.WaitGroup) []queue {
+// grow adds k queues to qs once every queue is idle: a sender's route (its
+// number modulo the queues) changes with their count, and its payments
+// must still reach the target in order, so none may be gathered or in
+// flight on its old queue. Offering pauses for at most the exchanges in
+// flight (the payments due meanwhile count it in their schedule lag). It
+// returns qs unchanged when offering ends first; g judges them afresh.
+func (e openModel) grow(io context.Context, p *pauser, g *growth, qs []queue, k int, wg *sync.WaitGroup) []queue {
 	for !allIdle(qs) {
 		if p.offer.Err() != nil {
 			return qs
 		}
 		p.until(e.Since()+200*time.Microsecond, true)
 	}
+	_, lanes := qs[0].(*lane)
 	for range k {
-		qs = append(qs, e.startQueue(io, len(qs), true, p.room, wg))
+		qs = append(qs, e.startQueue(io, len(qs), lanes, p.room, wg))
 	}
 	p.qs = qs
-	e.grown.Store(int64(len(qs)))
+	if lanes {
+		e.grown.Store(int64(len(qs)))
+	}
+	g.restart(e.Since(), qs)
 	return qs
 }
 
 func allIdle(qs []queue) bool {
 	for _, q := range qs {
-		if !q.(*lane).idle() {
+		if !q.idle() {
 			return false
 		}
 	}

@@ -99,3 +99,71 @@ func TestLanesGrowWhenBusyWithTheirOwnWork(t *testing.T) {
 		t.Errorf("offered %d, sent %d, unsent %d", iv.Offered, iv.Sent, iv.Unsent)
 	}
 }
+
+// slow answers each payment after delay, one at a time per connection, as
+// a far node does; it still checks every sender's order.
+type slow struct {
+	*ordered
+	delay time.Duration
+}
+
+func (s slow) Submitter(int) sut.Submitter { return s }
+func (s slow) Submit(_ context.Context, tx sut.Tx) sut.Receipt {
+	time.Sleep(s.delay)
+	return s.take(tx)
+}
+
+// Connections busy waiting for a slow target's answers while payments
+// wait for them double until they carry the rate (rate × answer time),
+// and every sender's payments still arrive in order across each growth.
+func TestConnectionsGrowForASlowTarget(t *testing.T) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	p, err := workload.NewPayments(context.Background(), workload.PaymentsConfig{Senders: 50, Window: 1000,
+		Amount: workload.Amount{Min: 1, Max: 1}, SenderChoice: workload.Choice{Dist: "uniform"}, RecipientChoice: workload.Choice{Dist: "uniform"}}, signing{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := slow{&ordered{next: map[uint32]uint64{}}, 20 * time.Millisecond}
+	const rate = 1000 // needs 20 connections at 20 ms an answer
+	rec := measure.NewRecorder()
+	e := &Engine{Target: target, Workload: p, Recorder: rec, Connections: 2, MaxConnections: 64}
+	start := time.Now()
+	e.Tracker = confirm.New(e.Resolve, start, rec.NewShard())
+	e.Start(start)
+	ctx := context.Background()
+	e.RunOpen(ctx, ctx, schedule.NewArrivals(schedule.Constant(rate, 3*time.Second), false, 1), 0)
+	iv := rec.Collect(false)
+	t.Logf("connections 2 -> %d, sent %d of %d", e.Busy().Workers, iv.Sent, iv.Offered)
+	if n := e.Busy().Workers; n < 20 {
+		t.Errorf("ended with %d connections, want at least 20 (rate × answer time): 2 grew while they waited for answers (sent %d of %d)", n, iv.Sent, iv.Offered)
+	}
+	if e.Lanes() != 0 {
+		t.Errorf("%d lanes reported: connections are not lanes", e.Lanes())
+	}
+	if target.outOfOrd > 0 {
+		t.Errorf("%d payments reached the target out of their sender's order", target.outOfOrd)
+	}
+	if iv.Sent == 0 || iv.Offered != iv.Sent+iv.Unsent {
+		t.Errorf("offered %d, sent %d, unsent %d", iv.Offered, iv.Sent, iv.Unsent)
+	}
+}
+
+// A target that answers fast keeps the connections it started with.
+func TestConnectionsStayWhenAnswersAreFast(t *testing.T) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	p, err := workload.NewPayments(context.Background(), workload.PaymentsConfig{Senders: 50, Window: 1000,
+		Amount: workload.Amount{Min: 1, Max: 1}, SenderChoice: workload.Choice{Dist: "uniform"}, RecipientChoice: workload.Choice{Dist: "uniform"}}, signing{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := measure.NewRecorder()
+	e := &Engine{Target: &ordered{next: map[uint32]uint64{}}, Workload: p, Recorder: rec, Connections: 4, MaxConnections: 64}
+	start := time.Now()
+	e.Tracker = confirm.New(e.Resolve, start, rec.NewShard())
+	e.Start(start)
+	ctx := context.Background()
+	e.RunOpen(ctx, ctx, schedule.NewArrivals(schedule.Constant(1000, 1500*time.Millisecond), false, 1), 0)
+	if n := e.Busy().Workers; n != 4 {
+		t.Errorf("ended with %d connections, want the 4 it started with: answers came at once", n)
+	}
+}

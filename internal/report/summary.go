@@ -295,6 +295,11 @@ type Generator struct {
 	// busy with its own work while payments waited for it got company, up to
 	// GOMAXPROCS per endpoint (docs/metrics.md, "Gathering").
 	LanesStart int `json:"lanes_start,omitempty"`
+	// ConnectionsStart is load.connections when the connections grew
+	// (each payment on its own): busy waiting for answers while payments
+	// waited for them, they doubled, up to load.max_connections
+	// (docs/metrics.md, "Connections"). Workers is where they ended.
+	ConnectionsStart int `json:"connections_start,omitempty"`
 	// Workers are the lanes, connections or users that sent. BusyPercent is
 	// the mean share of the load each spent sending (its own work plus
 	// waiting for answers); WaitingPercent the share of that busy time spent

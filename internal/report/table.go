@@ -280,6 +280,9 @@ func printCosts(out io.Writer, s *Summary) {
 			if g.Workers != 1 {
 				what += "s"
 			}
+			if from := max(g.LanesStart, g.ConnectionsStart); from > 0 {
+				what += fmt.Sprintf(" (grown from %d)", from)
+			}
 			fmt.Fprintf(out, "; %d %s busy %.0f%% of the load, %.0f%% of that waiting for answers", g.Workers, what, g.BusyPercent, g.WaitingPercent)
 		}
 		fmt.Fprintln(out)

@@ -184,8 +184,8 @@ func (r loop) begin(ctx, observe context.Context, info sut.Info, stopOffer conte
 		}
 		r.start = at
 	}
-	eng := &dispatch.Engine{Target: tgt, Workload: r.conn.Workload, Recorder: r.rec, Connections: sc.Load.Connections, Seed: sc.Seed,
-		Peak: r.profile.Peak()}
+	eng := &dispatch.Engine{Target: tgt, Workload: r.conn.Workload, Recorder: r.rec, Connections: sc.Load.Connections,
+		MaxConnections: sc.Load.MostConnections(), Seed: sc.Seed, Peak: r.profile.Peak()}
 	if every := sc.Load.SendEvery(1); sc.Load.Model == scenario.Open && every > 0 {
 		eng.SendEvery = func(time.Duration) time.Duration { return every } // a fixed interval, parsed once
 		if sc.Load.SendInterval == "auto" {

@@ -257,3 +257,49 @@ func TestCoordinatedOmission(t *testing.T) {
 		t.Errorf("generator lanes %d, warning %q: want 1 lane and the lane's wait named", g.Lanes, g.Warning)
 	}
 }
+
+// A far node (40 ms an answer) at 500 payments/s needs about 20
+// connections one payment at a time: 4 grow to carry the rate and the
+// summary says from where; held at 4 by load.max_connections, the same
+// load waits for them and the warning names the setting.
+func TestConnectionsGrowForAFarNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for several seconds")
+	}
+	sk := sink.NewSink("tpslab", testnet.DefaultGenesis())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(40 * time.Millisecond)
+		sk.ServeHTTP(w, r)
+	})}
+	go srv.Serve(l)
+	defer srv.Close()
+	for _, most := range []int{0, 4} {
+		sc := scenario.Default()
+		sc.Target.Kind = "cometbft"
+		sc.Target.Endpoints = []string{"http://" + l.Addr().String()}
+		sc.Workload.Kind = "raw"
+		sc.Load.Rate = 500
+		sc.Load.Duration = scenario.Duration(4 * time.Second)
+		sc.Load.Warmup = scenario.Duration(time.Second)
+		sc.Load.Drain = scenario.Duration(0)
+		sc.Load.SendInterval = "0"
+		sc.Load.Connections, sc.Load.MaxConnections = 4, most
+		sc.Out = filepath.Join(t.TempDir(), "run")
+		res, err := run(t, context.Background(), sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, g := res.Summary, res.Summary.Generator
+		t.Logf("max_connections %d: connections %d (from %d), sent %d of %d; %s", most, g.Workers, g.ConnectionsStart, s.Sent, s.Offered, g.Warning)
+		if most == 0 && (g.ConnectionsStart != 4 || g.Workers < 20 || g.Workers > 32 || s.Sent < s.Offered*9/10) {
+			t.Errorf("grown: connections %d from %d, sent %d of %d: want 4 grown to 20..32 (8 × 4), sending at least 90%%", g.Workers, g.ConnectionsStart, s.Sent, s.Offered)
+		}
+		if most == 4 && (g.Workers != 4 || g.ConnectionsStart != 0 || s.Sent > s.Offered/2 || !strings.Contains(g.Warning, "load.max_connections")) {
+			t.Errorf("held at 4: connections %d (from %d), sent %d of %d, warning %q: want 4, at most half sent, and the setting named", g.Workers, g.ConnectionsStart, s.Sent, s.Offered, g.Warning)
+		}
+	}
+}

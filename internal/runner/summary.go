@@ -105,6 +105,9 @@ func (r *summarizer) summary() report.Summary {
 	if b := ls.busy; b.Workers > 0 && loadSecs > 0 {
 		used := (b.Working + b.Waiting).Seconds()
 		s.Generator.Workers = b.Workers
+		if g := &s.Generator; g.Lanes == 0 && r.sc.Load.Model == scenario.Open && b.Workers > r.sc.Load.Connections {
+			g.ConnectionsStart = r.sc.Load.Connections
+		}
 		s.Generator.BusyPercent = math.Round(1000*min(1, used/(float64(b.Workers)*loadSecs))) / 10
 		if used > 0 {
 			s.Generator.WaitingPercent = math.Round(1000*b.Waiting.Seconds()/used) / 10
@@ -381,7 +384,7 @@ func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 			warn = fmt.Sprintf("%d due payments waited for their lane's previous batch to be answered (%s, busy %.0f%% of the load, %.0f%% of that waiting for the target's answers; ack p50 %.0f ms): %s; their latencies include the wait (send_interval 0 sends each payment on its own over the connections)",
 				st.ConnWaits, workers, g.BusyPercent, g.WaitingPercent, s.LatencyMs.Ack.P50, larger)
 		} else if connsBusy {
-			warn = fmt.Sprintf("all %d connections were busy waiting for the target's answers for %d due payments (ack p50 %.0f ms): the target's RPC/CheckTx was the limit, not the generator; more connections may offer more", r.sc.Load.Connections, st.ConnWaits, s.LatencyMs.Ack.P50)
+			warn = connectionsWarning(r.sc.Load, g, st.ConnWaits, s.LatencyMs.Ack.P50)
 		} else if windowFull {
 			warn = fmt.Sprintf("senders' in-flight windows were full for %d payments: the system confirmed slower than offered (backpressure, not a generator limit)", st.WindowWaits)
 		}
@@ -395,6 +398,8 @@ func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 		warn = fmt.Sprintf("%s: the generator's %s were busy %.0f%% of the load, %.0f%% of that waiting for the target's answers (ack p50 %.0f ms): the target answered slower than payments were due, not a generator limit", why, workers, g.BusyPercent, g.WaitingPercent, s.LatencyMs.Ack.P50)
 		if g.Lanes > 0 {
 			warn += "; more endpoints, or send_interval 0 (each payment on its own over the connections), show whether it answers faster in parallel"
+		} else if r.sc.Load.Model == scenario.Open {
+			warn += connectionsGrew(r.sc.Load, g)
 		}
 	case saturated && g.CPUPercent < 25:
 		// Busy without CPU and without waiting for answers: held up by
@@ -455,4 +460,34 @@ func byKind(iv *measure.Interval, win float64) map[string]report.KindFigures {
 		}
 	}
 	return out
+}
+
+// connectionsWarning says that due payments waited for connections busy
+// waiting for the target's answers, and whether more could have helped:
+// they grow up to load.max_connections, so waits below it came while they
+// grew.
+func connectionsWarning(l scenario.Load, g *report.Generator, waits int64, ackP50 float64) string {
+	most := l.MostConnections()
+	head := fmt.Sprintf("%d due payments waited for connections busy waiting for the target's answers (ack p50 %.0f ms)", waits, ackP50)
+	switch {
+	case g.Workers >= most && most > l.Connections:
+		return fmt.Sprintf("%s, while the connections grew from %d to %d, the most load.max_connections allows: their latencies include the wait; more connections offer more only if the target answers faster in parallel", head, l.Connections, g.Workers)
+	case g.Workers >= most:
+		return fmt.Sprintf("%s; all %d were busy (load.max_connections): the target's RPC/CheckTx was the limit, not the generator; more connections may offer more", head, g.Workers)
+	case g.Workers > l.Connections:
+		return fmt.Sprintf("%s, while the connections grew from %d to %d to keep up: their latencies include the wait", head, l.Connections, g.Workers)
+	}
+	return fmt.Sprintf("%s at times, too briefly or too few for the %d connections to grow (they double when over half their time in half a second goes to waiting for answers and over 1%% of due payments wait; a sender's payments keep to one connection, in order)", head, g.Workers)
+}
+
+// connectionsGrew says how far the connections grew, for a load that
+// waited on them (each payment on its own).
+func connectionsGrew(l scenario.Load, g *report.Generator) string {
+	if g.Workers >= l.MostConnections() {
+		return fmt.Sprintf("; all %d connections it may open were in use (load.max_connections): more show whether it answers faster in parallel", g.Workers)
+	}
+	if g.ConnectionsStart > 0 {
+		return fmt.Sprintf("; the connections grew from %d to %d", g.ConnectionsStart, g.Workers)
+	}
+	return ""
 }

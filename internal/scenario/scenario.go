@@ -148,6 +148,10 @@ type Load struct {
 	Pacing      Duration `yaml:"pacing" json:"pacing"`     // closed: constant pacing between starts
 	Think       Duration `yaml:"think" json:"think"`       // closed: pause after each result
 	Connections int      `yaml:"connections" json:"connections"`
+	// MaxConnections is how far connections may grow, doubling, while
+	// they are busy waiting for answers and payments wait for them (send
+	// interval 0); 0: MostConnections' default.
+	MaxConnections int `yaml:"max_connections" json:"max_connections,omitempty"`
 	// SendInterval lets due payments gather and leave together (open
 	// model): "auto", a duration, or 0 to send each at its own time.
 	SendInterval string `yaml:"send_interval" json:"send_interval"`
@@ -226,6 +230,19 @@ const (
 	FastBatch  = 200
 	FastGather = time.Millisecond
 )
+
+// connectionsGrowth is how many times load.connections may grow to by
+// default: 32 become at most 256, enough for 2,500/s at 100 ms answers.
+const connectionsGrowth = 8
+
+// MostConnections is how many connections the load may open: its
+// max_connections, or connectionsGrowth times its connections.
+func (l Load) MostConnections() int {
+	if l.MaxConnections > 0 {
+		return l.MaxConnections
+	}
+	return min(MaxConnections, connectionsGrowth*l.Connections)
+}
 
 // SendEvery is how long payments due around load time t gather before they
 // leave, at the rate rate; 0 sends each at its own time.

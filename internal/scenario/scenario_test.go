@@ -25,6 +25,7 @@ func TestBadScenarios(t *testing.T) {
 		{"presign too big", "load:\n  rate: 1000000\n  duration: 160h", `workload.mode: presigned: 576000000001 payments need about`},
 		{"commit timeout", "commit_timeout: 0s", `commit_timeout: 0s, expected a duration between 1ms and 24h0m0s`},
 		{"users", "load:\n  model: closed\n  users: 2000000", `load.users: 2000000, expected 1..1000000`},
+		{"max connections", "load:\n  max_connections: 20000", `load.max_connections: 20000, expected 0 (8 times load.connections) or 32..10000`},
 		{"hot share NaN", "workload:\n  sender_choice: {dist: hot, hot: 5, hot_share: .nan}", `workload.sender_choice.hot_share: ".nan", expected a finite number`},
 		{"negative rate", "load:\n  rate: -5", `load.rate: -5, expected a rate >= 0`},
 		{"zero rate", "load:\n  rate: 0", `load.rate: 0, expected a rate > 0`},

@@ -193,6 +193,9 @@ func (l Load) validate() error {
 	if l.Connections < 1 || l.Connections > MaxConnections {
 		return fmt.Errorf("load.connections: %d, expected 1..%d", l.Connections, MaxConnections)
 	}
+	if m := l.MaxConnections; m != 0 && (m < l.Connections || m > MaxConnections) {
+		return fmt.Errorf("load.max_connections: %d, expected 0 (%d times load.connections) or %d..%d (at least load.connections)", m, connectionsGrowth, l.Connections, MaxConnections)
+	}
 	if l.SendInterval != "auto" {
 		if d, err := time.ParseDuration(l.SendInterval); err != nil || d < 0 || d > time.Second {
 			return fmt.Errorf("load.send_interval: %q, expected auto, 0 or a duration up to 1s", l.SendInterval)

@@ -40,7 +40,7 @@ func (k Kind) Validate(sc *scenario.Scenario) error {
 func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
 	o := cmt.Options{Endpoints: sys.Endpoints, Async: t.Broadcast == "async", Poll: t.Confirm == "poll",
-		Connections: sc.Load.Connections, Reason: chain.Reason}
+		Connections: sc.Load.MostConnections(), Reason: chain.Reason}
 	if sc.Workload.Kind != "raw" { // the ledger says when each node's mempool first held a payment
 		o.Seen = &cmt.SeenQuery{Path: "/seen", Sample: func(id sut.TxID) bool { return chain.SeenSample(id) }, Read: cmt.LedgerSeen}
 	}

@@ -138,7 +138,7 @@ func CheckSDK(ctx context.Context, n *testnet.Net) kinds.Audit {
 func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
 	t, s := sc.Target, SettingsOf(sc)
 	o := sdk.Options{RPC: sys.Endpoints, API: s.APIEndpoints, GRPC: s.GRPCEndpoints, Via: s.Via,
-		Async: t.Broadcast == "async", Poll: t.Confirm == "poll", Connections: sc.Load.Connections}
+		Async: t.Broadcast == "async", Poll: t.Confirm == "poll", Connections: sc.Load.MostConnections()}
 	if n := sys.Net; n != nil {
 		o.API, o.GRPC = nil, nil
 		for _, nd := range n.Nodes {

@@ -191,7 +191,7 @@ func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
 	t := sc.Target
 	es := settingsOf(sc)
-	o := eth.Options{Endpoints: sys.Endpoints, WS: es.WSEndpoints, Depth: es.Depth, Connections: sc.Load.Connections}
+	o := eth.Options{Endpoints: sys.Endpoints, WS: es.WSEndpoints, Depth: es.Depth, Connections: sc.Load.MostConnections()}
 	if n := sys.Net; n != nil {
 		o.WS = nil
 		for _, nd := range n.Nodes {

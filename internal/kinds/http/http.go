@@ -155,7 +155,7 @@ func (k API) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error
 		IDField: h.IDField, Confirm: h.Confirm, PollPath: h.PollPath, PollInterval: h.PollInterval.D(), GiveUp: sc.CommitTimeout.D(),
 		CallbackListen: h.CallbackListen, HealthPath: h.HealthPath, AccountPath: h.AccountPath, SequenceField: h.SequenceField,
 		ThrottleRetries: h.ThrottleRetries, MaxRetryAfter: h.MaxRetryAfter.D(), Timeout: h.Timeout.D(),
-		Connections: sc.Load.Connections, Decode: decodePayment, BatchSize: h.BatchSize, BatchPath: h.BatchPath})
+		Connections: sc.Load.MostConnections(), Decode: decodePayment, BatchSize: h.BatchSize, BatchPath: h.BatchPath})
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}

@@ -131,7 +131,7 @@ func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error)
 	if len(urls) == 0 {
 		return nil, exitcode.BadInputf("target.endpoints: none, expected the exchange's base URL (or a network: --net-home)")
 	}
-	return talerapi.NewTarget(urls, db, s.Coins), nil
+	return talerapi.NewTarget(urls, db, max(s.Coins, sc.Load.MostConnections())), nil
 }
 
 // bankOf is the bank tpslab funds reserves through.
