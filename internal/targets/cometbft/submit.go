@@ -84,7 +84,7 @@ func unreadable(status int, body []byte) sut.Receipt {
 func (t *Target) classifyAnswer(status int, body []byte, a jsonrpc.Answer) sut.Receipt {
 	if len(a.Err) > 0 && a.Err[0] == '{' {
 		var re rpcError
-		_ = json.Unmarshal(a.Err[:jsonrpc.ValueEnd(a.Err)], &re)
+		_ = json.Unmarshal(a.Err, &re)
 		d := re.Data
 		switch {
 		case strings.Contains(d, "mempool is full"):
@@ -99,7 +99,10 @@ func (t *Target) classifyAnswer(status int, body []byte, a jsonrpc.Answer) sut.R
 	if len(a.Result) == 0 || a.Result[0] != '{' {
 		return unreadable(status, body)
 	}
-	res, ok := readResult(a.Result[:jsonrpc.ValueEnd(a.Result)])
+	if c, ok := leadingCode(a.Result); ok && c == 0 {
+		return sut.Receipt{Status: sut.Pending} // accepted: nothing else in it is needed (no gas in CheckTx's answer)
+	}
+	res, ok := readResult(a.Result)
 	if !ok {
 		return unreadable(status, body)
 	}

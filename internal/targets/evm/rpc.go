@@ -71,12 +71,12 @@ func (c *Client) callRaw(ctx context.Context, buf *bytes.Buffer, method string, 
 	}
 	if len(a.Err) > 0 && a.Err[0] == '{' {
 		var re rpcError
-		if err := json.Unmarshal(a.Err[:jsonrpc.ValueEnd(a.Err)], &re); err != nil {
+		if err := json.Unmarshal(a.Err, &re); err != nil {
 			return nil, fmt.Errorf("%s: %s answered with an unreadable error %q", method, c.URL, clip(string(a.Err), 120))
 		}
 		return nil, fmt.Errorf("%s: %w", method, &re)
 	}
-	r := a.Result[:jsonrpc.ValueEnd(a.Result)]
+	r := a.Result
 	if len(r) == 0 || string(r) == "null" {
 		return nil, errNull
 	}

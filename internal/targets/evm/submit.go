@@ -134,7 +134,7 @@ func classify(status int, body []byte) sut.Receipt {
 func classifyAnswer(status int, body []byte, a jsonrpc.Answer) sut.Receipt {
 	if len(a.Err) > 0 && a.Err[0] == '{' {
 		var re rpcError
-		if json.Unmarshal(a.Err[:jsonrpc.ValueEnd(a.Err)], &re) == nil {
+		if json.Unmarshal(a.Err, &re) == nil {
 			r := Reason(re.Message)
 			if r == "already_known" {
 				return sut.Receipt{Status: sut.Pending, Detail: re.Message}

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,9 +18,9 @@ func TestEachAnswer(t *testing.T) {
 	var got []string
 	ok := EachAnswer(body, 10, 4, func(k int, v []byte, a Answer) {
 		if a.Err != nil {
-			got = append(got, fmt.Sprintf("%d error %s", k, a.Err[:ValueEnd(a.Err)]))
+			got = append(got, fmt.Sprintf("%d error %s", k, a.Err))
 		} else {
-			got = append(got, fmt.Sprintf("%d result %s", k, a.Result[:ValueEnd(a.Result)]))
+			got = append(got, fmt.Sprintf("%d result %s", k, a.Result))
 		}
 	})
 	want := []string{
@@ -66,7 +67,7 @@ func TestParseAnswer(t *testing.T) {
 		a, ok := ParseAnswer([]byte(c.in))
 		res := ""
 		if a.Result != nil {
-			res = string(a.Result[:ValueEnd(a.Result)])
+			res = string(a.Result)
 		}
 		if ok != c.ok || a.ID != c.id || a.HasID != c.hasID || res != c.result {
 			t.Errorf("%s: id %d (%v) result %q ok %v; want %d (%v) %q %v", c.in, a.ID, a.HasID, res, ok, c.id, c.hasID, c.result, c.ok)
@@ -91,4 +92,74 @@ func TestAppendBatches(t *testing.T) {
 	if bufs = AppendBatches(bufs, 7, 2, req); len(bufs) != 4 || string(bufs[3]) != `[{"id":6}]` {
 		t.Errorf("seven requests: %s", bufs)
 	}
+}
+
+// EachAnswer reads what encoding/json reads: for any body that is a valid
+// JSON array of objects with distinct member names, each answer's result
+// and error are exactly the raw values encoding/json finds, and each
+// element is passed whole.
+func FuzzEachAnswer(f *testing.F) {
+	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"result":{"code":0,"log":"a\"}","hash":"AB"}},{"id":2,"error":{"code":-1,"message":"x\\"}}]`))
+	f.Add([]byte(` [ {"id" : 12.5 , "result" : [1, {"a":"]"}] } ]`))
+	f.Add([]byte(`[{"id":12345678901234567890,"result":null},{"result":"\\\\"}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var want []map[string]json.RawMessage
+		if json.Unmarshal(body, &want) != nil || !distinctNames(body, len(want)) {
+			return
+		}
+		n := 0
+		ok := EachAnswer(body, 0, len(want), func(k int, v []byte, a Answer) {
+			if n >= len(want) {
+				t.Fatalf("more answers than elements")
+			}
+			w := want[n]
+			if r, has := w["result"]; has != (a.Result != nil) || has && string(r) != string(a.Result) {
+				t.Fatalf("answer %d: result %q, want %q (present %v)", n, a.Result, r, has)
+			}
+			if e, has := w["error"]; has != (a.Err != nil) || has && string(e) != string(a.Err) {
+				t.Fatalf("answer %d: error %q, want %q (present %v)", n, a.Err, e, has)
+			}
+			var whole map[string]json.RawMessage
+			if json.Unmarshal(v, &whole) != nil || len(whole) != len(w) {
+				t.Fatalf("answer %d: element %q is not the whole object", n, v)
+			}
+			n++
+		})
+		if !ok || n != len(want) {
+			t.Fatalf("ok %v, %d answers of %d", ok, n, len(want))
+		}
+	})
+}
+
+// distinctNames: no element of the array repeats a member name (encoding/json
+// keeps the last, EachAnswer the last too, but a null element or a repeated
+// name makes the comparison ambiguous) and every element is an object.
+func distinctNames(body []byte, n int) bool {
+	var elems []json.RawMessage
+	if json.Unmarshal(body, &elems) != nil || len(elems) != n {
+		return false
+	}
+	for _, e := range elems {
+		d := json.NewDecoder(strings.NewReader(string(e)))
+		if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+			return false
+		}
+		seen := map[string]bool{}
+		for d.More() {
+			tok, err := d.Token()
+			if err != nil {
+				return false
+			}
+			name := tok.(string)
+			if seen[name] {
+				return false
+			}
+			seen[name] = true
+			var skip json.RawMessage
+			if d.Decode(&skip) != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
