@@ -19,8 +19,9 @@ import (
 // cores, and the rate alone never asked for a second lane.
 //
 // Connections (each payment on its own) start at load.connections and
-// grow to what the rate needs, up to load.max_connections, while they spend most of their time
-// waiting for answers and due payments wait for them: a far or slow target
+// grow to what the rate needs, up to load.max_connections, while they
+// spend most of their time waiting for answers and due payments wait for
+// them: a far or slow target
 // needs rate × answer time connections, which no fixed count fits (k6's
 // maxVUs, vegeta's workers). Their own work is not the limit there, and a
 // hot sender that keeps one connection busy (its payments stay in order on
@@ -32,7 +33,7 @@ type growth struct {
 	next  time.Duration // when to look again
 	last  time.Duration // when it last looked
 	clock []int64       // each queue's clock (queue.clock) when it last looked
-	waits int64         // due payments that waited for a lane's previous batch since then
+	waits int64         // due payments that waited for their queue's earlier ones since then
 	due   int64         // due payments since then
 	taken int64         // payments the queues took since then
 }

@@ -64,25 +64,33 @@ func (o *ordered) SubmitBatch(_ context.Context, txs []sut.Tx, out []sut.Receipt
 	}
 }
 
+// startSigned gives e a workload of senders signing each payment live
+// (Ed25519), a recorder and a tracker, and starts its clock; it returns
+// the recorder.
+func startSigned(t *testing.T, e *Engine, senders int) *measure.Recorder {
+	t.Helper()
+	_, key, _ := ed25519.GenerateKey(nil)
+	p, err := workload.NewPayments(context.Background(), workload.PaymentsConfig{Senders: senders, Window: 1000,
+		Amount: workload.Amount{Min: 1, Max: 1}, SenderChoice: workload.Choice{Dist: "uniform"}, RecipientChoice: workload.Choice{Dist: "uniform"}}, signing{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Workload, e.Recorder = p, measure.NewRecorder()
+	start := time.Now()
+	e.Tracker = confirm.New(e.Resolve, start, e.Recorder.NewShard())
+	e.Start(start)
+	return e.Recorder
+}
+
 // A lane busy signing while payments wait for it gets a second lane (two
 // cores), and every sender's payments still arrive in order across the
 // switch.
 func TestLanesGrowWhenBusyWithTheirOwnWork(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	_, key, _ := ed25519.GenerateKey(nil)
-	p, err := workload.NewPayments(context.Background(), workload.PaymentsConfig{Senders: 1000, Window: 1000,
-		Amount: workload.Amount{Min: 1, Max: 1}, SenderChoice: workload.Choice{Dist: "uniform"}, RecipientChoice: workload.Choice{Dist: "uniform"}}, signing{key})
-	if err != nil {
-		t.Fatal(err)
-	}
 	target := &ordered{next: map[uint32]uint64{}}
 	const rate = 100_000 // above one core's Ed25519 signing
-	rec := measure.NewRecorder()
-	e := &Engine{Target: target, Workload: p, Recorder: rec, Peak: rate,
-		SendEvery: func(time.Duration) time.Duration { return 5 * time.Millisecond }}
-	start := time.Now()
-	e.Tracker = confirm.New(e.Resolve, start, rec.NewShard())
-	e.Start(start)
+	e := &Engine{Target: target, Peak: rate, SendEvery: func(time.Duration) time.Duration { return 5 * time.Millisecond }}
+	rec := startSigned(t, e, 1000)
 	ctx := context.Background()
 	if n := e.Lanes(); n != 1 {
 		t.Fatalf("starts with %d lanes, want 1 (the rate alone asks for one)", n)
@@ -114,22 +122,13 @@ func (s slow) Submit(_ context.Context, tx sut.Tx) sut.Receipt {
 }
 
 // Connections busy waiting for a slow target's answers while payments
-// wait for them double until they carry the rate (rate × answer time),
+// wait for them grow until they carry the rate (rate × answer time),
 // and every sender's payments still arrive in order across each growth.
 func TestConnectionsGrowForASlowTarget(t *testing.T) {
-	_, key, _ := ed25519.GenerateKey(nil)
-	p, err := workload.NewPayments(context.Background(), workload.PaymentsConfig{Senders: 50, Window: 1000,
-		Amount: workload.Amount{Min: 1, Max: 1}, SenderChoice: workload.Choice{Dist: "uniform"}, RecipientChoice: workload.Choice{Dist: "uniform"}}, signing{key})
-	if err != nil {
-		t.Fatal(err)
-	}
 	target := slow{&ordered{next: map[uint32]uint64{}}, 20 * time.Millisecond}
 	const rate = 1000 // needs 20 connections at 20 ms an answer
-	rec := measure.NewRecorder()
-	e := &Engine{Target: target, Workload: p, Recorder: rec, Connections: 2, MaxConnections: 64}
-	start := time.Now()
-	e.Tracker = confirm.New(e.Resolve, start, rec.NewShard())
-	e.Start(start)
+	e := &Engine{Target: target, Connections: 2, MaxConnections: 64}
+	rec := startSigned(t, e, 50)
 	ctx := context.Background()
 	e.RunOpen(ctx, ctx, schedule.NewArrivals(schedule.Constant(rate, 3*time.Second), false, 1), 0)
 	iv := rec.Collect(false)
@@ -150,17 +149,8 @@ func TestConnectionsGrowForASlowTarget(t *testing.T) {
 
 // A target that answers fast keeps the connections it started with.
 func TestConnectionsStayWhenAnswersAreFast(t *testing.T) {
-	_, key, _ := ed25519.GenerateKey(nil)
-	p, err := workload.NewPayments(context.Background(), workload.PaymentsConfig{Senders: 50, Window: 1000,
-		Amount: workload.Amount{Min: 1, Max: 1}, SenderChoice: workload.Choice{Dist: "uniform"}, RecipientChoice: workload.Choice{Dist: "uniform"}}, signing{key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := measure.NewRecorder()
-	e := &Engine{Target: &ordered{next: map[uint32]uint64{}}, Workload: p, Recorder: rec, Connections: 4, MaxConnections: 64}
-	start := time.Now()
-	e.Tracker = confirm.New(e.Resolve, start, rec.NewShard())
-	e.Start(start)
+	e := &Engine{Target: &ordered{next: map[uint32]uint64{}}, Connections: 4, MaxConnections: 64}
+	startSigned(t, e, 50)
 	ctx := context.Background()
 	e.RunOpen(ctx, ctx, schedule.NewArrivals(schedule.Constant(1000, 1500*time.Millisecond), false, 1), 0)
 	if n := e.Busy().Workers; n != 4 {

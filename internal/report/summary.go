@@ -297,7 +297,7 @@ type Generator struct {
 	LanesStart int `json:"lanes_start,omitempty"`
 	// ConnectionsStart is load.connections when the connections grew
 	// (each payment on its own): busy waiting for answers while payments
-	// waited for them, they doubled, up to load.max_connections
+	// waited for them, they grew, up to load.max_connections
 	// (docs/metrics.md, "Connections"). Workers is where they ended.
 	ConnectionsStart int `json:"connections_start,omitempty"`
 	// Workers are the lanes, connections or users that sent. BusyPercent is

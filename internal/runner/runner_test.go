@@ -6,6 +6,7 @@ import (
 	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -267,20 +268,13 @@ func TestConnectionsGrowForAFarNode(t *testing.T) {
 		t.Skip("runs for several seconds")
 	}
 	sk := sink.NewSink("tpslab", testnet.DefaultGenesis())
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(40 * time.Millisecond)
-		sk.ServeHTTP(w, r)
-	})}
-	go srv.Serve(l)
+	sk.Latency = 40 * time.Millisecond
+	srv := httptest.NewServer(sk)
 	defer srv.Close()
 	for _, most := range []int{0, 4} {
 		sc := scenario.Default()
 		sc.Target.Kind = "cometbft"
-		sc.Target.Endpoints = []string{"http://" + l.Addr().String()}
+		sc.Target.Endpoints = []string{srv.URL}
 		sc.Workload.Kind = "raw"
 		sc.Load.Rate = 500
 		sc.Load.Duration = scenario.Duration(4 * time.Second)

@@ -477,7 +477,7 @@ func connectionsWarning(l scenario.Load, g *report.Generator, waits int64, ackP5
 	case g.Workers > l.Connections:
 		return fmt.Sprintf("%s, while the connections grew from %d to %d to keep up: their latencies include the wait", head, l.Connections, g.Workers)
 	}
-	return fmt.Sprintf("%s at times, too briefly or too few for the %d connections to grow (they double when over half their time in half a second goes to waiting for answers and over 1%% of due payments wait; a sender's payments keep to one connection, in order)", head, g.Workers)
+	return fmt.Sprintf("%s at times, too briefly or too few for the %d connections to grow (they grow when over half their time in half a second goes to waiting for answers and over 1%% of due payments wait; a sender's payments keep to one connection, in order)", head, g.Workers)
 }
 
 // connectionsGrew says how far the connections grew, for a load that

@@ -148,7 +148,7 @@ type Load struct {
 	Pacing      Duration `yaml:"pacing" json:"pacing"`     // closed: constant pacing between starts
 	Think       Duration `yaml:"think" json:"think"`       // closed: pause after each result
 	Connections int      `yaml:"connections" json:"connections"`
-	// MaxConnections is how far connections may grow, doubling, while
+	// MaxConnections is how far connections may grow while
 	// they are busy waiting for answers and payments wait for them (send
 	// interval 0); 0: MostConnections' default.
 	MaxConnections int `yaml:"max_connections" json:"max_connections,omitempty"`

@@ -35,6 +35,10 @@ type Sink struct {
 	// CheckTx, when set, is how long each broadcast takes, one at a time
 	// (a node whose mempool checks payments serially); ServeHTTP only.
 	CheckTx time.Duration
+	// Latency, when set, delays every answer, all in parallel (a far
+	// node: its answers take long, its capacity is not the limit);
+	// ServeHTTP only.
+	Latency time.Duration
 	checkMu sync.Mutex
 	start   time.Time
 }
@@ -71,6 +75,7 @@ type sinkRequest struct {
 }
 
 func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	time.Sleep(s.Latency)
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
