@@ -33,7 +33,8 @@ type Engine struct {
 	Recorder    *measure.Recorder
 	Connections int
 	// MaxConnections bounds the connections growth may add when each
-	// payment goes on its own (grow.go); at most Connections: fixed.
+	// payment goes on its own, and the lanes it adds while they wait for
+	// answers (grow.go); at most Connections: fixed.
 	MaxConnections int
 	Seed           int64
 	MaxBacklog     int
@@ -782,8 +783,8 @@ type queue interface {
 	offer(ticket) (ok, busy bool) // ok false when the worker has no room; busy: it waits behind an exchange in progress
 	flush()                       // the dispatcher is going to sleep
 	close()
-	idle() bool   // nothing held: none waiting, none in flight
-	clock() int64 // what growth judges (grow.go): a lane's own work, a connection's waiting for answers
+	idle() bool                 // nothing held: none waiting, none in flight
+	clocks() (work, wait int64) // what growth judges (grow.go): its worker's own work and waiting for answers
 }
 
 // connQueue feeds a worker that sends payments one by one.
@@ -806,10 +807,10 @@ func (q *connQueue) offer(tk ticket) (ok, busy bool) {
 		return false, true
 	}
 }
-func (*connQueue) flush()         {}
-func (q *connQueue) close()       { close(q.ch) }
-func (q *connQueue) idle() bool   { return q.held.Load() == 0 }
-func (q *connQueue) clock() int64 { return q.wait.Load() }
+func (*connQueue) flush()                       {}
+func (q *connQueue) close()                     { close(q.ch) }
+func (q *connQueue) idle() bool                 { return q.held.Load() == 0 }
+func (q *connQueue) clocks() (work, wait int64) { return 0, q.wait.Load() } // its own work is not judged
 
 // lane gathers payments for a batch: the dispatcher adds them while it is
 // awake and kicks the lane once before it sleeps, so a gathering leaves as
@@ -823,13 +824,13 @@ type lane struct {
 	room    chan struct{} // told when a full lane takes its batch
 	closed  bool
 	sending bool // a batch is in flight
-	// work is its worker's own-work clock (worker.working: building,
-	// signing, recording; not waiting for answers), published after each
-	// batch for the dispatcher, which grows lanes from it.
-	work atomic.Int64
+	// work and wait are its worker's clocks (worker.working: building,
+	// signing, recording; worker.waiting: for answers), published after
+	// each batch for the dispatcher, which grows lanes from them.
+	work, wait atomic.Int64
 }
 
-func (l *lane) clock() int64 { return l.work.Load() }
+func (l *lane) clocks() (work, wait int64) { return l.work.Load(), l.wait.Load() }
 
 // idle: nothing gathered, no batch in flight.
 func (l *lane) idle() bool {
@@ -908,6 +909,7 @@ func (l *lane) run(ctx context.Context, w *worker, bs sut.BatchSubmitter) {
 			}
 			w.sendBatch(ctx, bs, tks)
 			l.work.Store(w.working)
+			l.wait.Store(w.waiting)
 			l.mu.Lock()
 			l.sending = false
 			full := len(l.pending) >= maxBatch

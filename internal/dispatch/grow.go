@@ -12,11 +12,19 @@ import (
 )
 
 // Lanes start at LanesFor's count, sized from the peak rate; growth adds
-// lanes while the load runs, from what it measures: a lane whose own work
-// (building, signing, recording) filled most of half a second while due payments
-// waited for it is the limit, and another lane runs on another core. Live
-// signing is why: one lane signed ~37k Ed25519 payments/s on one of two
-// cores, and the rate alone never asked for a second lane.
+// lanes while the load runs, from what it measures. A lane whose own work
+// (building, signing, recording) filled most of half a second while due
+// payments waited for it is the limit, and another lane runs on another
+// core, up to GOMAXPROCS: live signing is why (one lane signed ~37k
+// Ed25519 payments/s on one of two cores, and the rate alone never asked
+// for a second lane). A lane busy for most of it but waiting a quarter of
+// that or more for its batch's answer holds one batch in flight where the
+// target could take more: lanes grow a step at a time while the process
+// has CPU to spare, up to load.max_connections, as each lane is one
+// connection. One lane against
+// the sink left 15% of its core idle at 400k payments/s while it waited;
+// a second one on the same core built the next batch meanwhile. A far
+// target needs rate × answer time / batch of them.
 //
 // Connections (each payment on its own) start at load.connections and
 // grow to what the rate needs, up to load.max_connections, while they
@@ -27,12 +35,15 @@ import (
 // hot sender that keeps one connection busy (its payments stay in order on
 // it) leaves the rest idle, so it adds none.
 type growth struct {
-	conns bool          // connections, judged on waiting; else lanes, judged on own work
+	conns bool          // connections, judged on waiting; else lanes, judged on own work, then on waiting
 	step  int           // lanes added at a time: one per endpoint, so each keeps as many
-	most  int           // at most GOMAXPROCS lanes per endpoint, or max connections
+	cores int           // lanes growth adds for their own work: GOMAXPROCS per endpoint
+	most  int           // at most: max connections (lanes: at least cores)
 	next  time.Duration // when to look again
 	last  time.Duration // when it last looked
-	clock []int64       // each queue's clock (queue.clock) when it last looked
+	clock [][2]int64    // each queue's clocks (queue.clocks) when it last looked
+	cpu   time.Duration // the process's CPU time when it last looked
+	procs float64       // the cores it may use
 	waits int64         // due payments that waited for their queue's earlier ones since then
 	due   int64         // due payments since then
 	taken int64         // payments the queues took since then
@@ -48,17 +59,29 @@ const (
 	growAnswering = 0.5
 	// growWaits is the share of due payments that must have waited.
 	growWaits = 0.01
+	// laneAnswering is the share of busy lanes' time that must go to
+	// waiting for answers: a core that much idle, which another lane's
+	// building fills.
+	laneAnswering = 0.25
+	// growCPU is the share of its cores the process must leave idle for
+	// queues to grow on waiting: above it (docs/metrics.md: CPU-bound),
+	// their waits are for the CPU, not for answers, and more would not
+	// help (at 400k/s on one core, lanes that grew on waits alone reached
+	// 256).
+	growCPU = 0.9
 )
 
 // watchQueues is the growth of qs, nil unless they can grow, and how the
 // dispatcher counts a payment waiting for its queue (rec's conn_waits, and
 // growth's).
 func (e openModel) watchQueues(qs []queue, rec *measure.Shard) (*growth, func()) {
-	g := &growth{next: e.Since() + growEvery, last: e.Since(), clock: make([]int64, len(qs))}
+	g := &growth{next: e.Since() + growEvery, last: e.Since(), clock: make([][2]int64, len(qs)),
+		cpu: measure.CPUTime(), procs: float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))}
 	switch qs[0].(type) {
 	case *lane:
 		g.step = e.Target.(sut.Batcher).BatchLanes()
-		g.most = g.step * runtime.GOMAXPROCS(0)
+		g.cores = g.step * runtime.GOMAXPROCS(0)
+		g.most = max(g.cores, e.MaxConnections)
 	case *connQueue:
 		g.conns, g.most = true, e.MaxConnections
 	}
@@ -87,9 +110,10 @@ func (g *growth) took() {
 func (g *growth) restart(now time.Duration, qs []queue) {
 	g.clock = g.clock[:0]
 	for _, q := range qs {
-		g.clock = append(g.clock, q.clock())
+		work, wait := q.clocks()
+		g.clock = append(g.clock, [2]int64{work, wait})
 	}
-	g.last, g.next, g.waits, g.due, g.taken = now, now+growEvery, 0, 0, 0
+	g.last, g.next, g.waits, g.due, g.taken, g.cpu = now, now+growEvery, 0, 0, 0, measure.CPUTime()
 }
 
 // add is how many queues to add at now, judging qs since the last look; 0
@@ -98,29 +122,41 @@ func (g *growth) add(now time.Duration, qs []queue) int {
 	if g == nil || now < g.next {
 		return 0
 	}
-	span, busiest, total := now-g.last, 0.0, 0.0
+	span := float64(now - g.last)
+	busiest, working, waiting := 0.0, 0.0, 0.0 // the busiest queue's own work; the queues' summed own work and waiting
 	for i, q := range qs {
-		c := q.clock()
-		share := float64(c-g.clock[i]) / float64(span)
-		busiest, total = max(busiest, share), total+share
-		g.clock[i] = c
+		work, wait := q.clocks()
+		share := float64(work-g.clock[i][0]) / span
+		busiest, working, waiting = max(busiest, share), working+share, waiting+float64(wait-g.clock[i][1])/span
+		g.clock[i] = [2]int64{work, wait}
 	}
-	saturated := busiest >= growBusy
-	if g.conns {
-		saturated = total >= growAnswering*float64(len(qs))
-	}
-	saturated = saturated && float64(g.waits) > growWaits*float64(g.due)
+	waited := float64(g.waits) > growWaits*float64(g.due)
+	cpu := measure.CPUTime()
+	spare := float64(cpu-g.cpu)/span < growCPU*g.procs
 	due, taken := g.due, g.taken
-	g.last, g.next, g.waits, g.due, g.taken = now, now+growEvery, 0, 0, 0
+	g.last, g.next, g.waits, g.due, g.taken, g.cpu = now, now+growEvery, 0, 0, 0, cpu
 	n := len(qs)
-	if !saturated || n >= g.most {
+	switch {
+	case !waited || n >= g.most:
 		return 0
+	case !g.conns && busiest >= growBusy: // own work: another core, if one is left
+		return max(0, min(g.step, g.cores-n))
+	case !spare:
+		return 0 // the waits were for the CPU
+	case !g.conns && (working+waiting < growBusy*float64(n) || waiting < laneAnswering*(working+waiting)):
+		return 0 // room in the lanes, or too little of their time in answers
+	case g.conns && waiting < growAnswering*float64(n):
+		return 0 // some connection had room
 	}
 	if !g.conns {
+		// A step at a time: a lane's batch carries what gathered while
+		// the last was answered, so the lanes a rate needs are not
+		// n × due / taken, and a stall (nothing taken) must not split
+		// the batches after it over max_connections lanes.
 		return min(g.step, g.most-n)
 	}
-	// Saturated connections carry what they took: the rate due needs
-	// n × due / taken of them (Little's law); twice that drains the
+	// Connections saturated by answers carry what they took: the rate due
+	// needs n × due / taken of them (Little's law); twice that drains the
 	// backlog built meanwhile as fast as it built.
 	need := max(n+1, int(math.Ceil(2*float64(n)*float64(due)/float64(max(taken, 1)))))
 	return min(need, g.most) - n

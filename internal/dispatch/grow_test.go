@@ -108,6 +108,43 @@ func TestLanesGrowWhenBusyWithTheirOwnWork(t *testing.T) {
 	}
 }
 
+// farBatches answers each batch after delay, as a far node does.
+type farBatches struct {
+	*ordered
+	delay time.Duration
+}
+
+func (f farBatches) Submitter(int) sut.Submitter { return f }
+func (f farBatches) SubmitBatch(ctx context.Context, txs []sut.Tx, out []sut.Receipt) {
+	time.Sleep(f.delay)
+	f.ordered.SubmitBatch(ctx, txs, out)
+}
+
+// A lane that spends its time waiting for its batch's answer, one batch
+// in flight, carries at most a batch per answer time: lanes grow while
+// they wait and payments wait for them, on one core (their own work is
+// not the limit), and every sender's payments still arrive in order.
+func TestLanesGrowWhileWaitingForAnswers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	target := farBatches{&ordered{next: map[uint32]uint64{}}, 250 * time.Millisecond}
+	const rate = 6000 // one lane carries at most maxBatch per 250 ms: 4096/s
+	e := &Engine{Target: target, Peak: rate, MaxConnections: 16, SendEvery: func(time.Duration) time.Duration { return 5 * time.Millisecond }}
+	rec := startSigned(t, e, 1000)
+	ctx := context.Background()
+	e.RunOpen(ctx, ctx, schedule.NewArrivals(schedule.Constant(rate, 3*time.Second), false, 1), 0)
+	iv := rec.Collect(false)
+	t.Logf("lanes 1 -> %d, sent %d of %d", e.Lanes(), iv.Sent, iv.Offered)
+	if n := e.Lanes(); n < 2 || n > 16 {
+		t.Errorf("ended with %d lanes, want 2..16 (load.max_connections): one lane waited for its answers (sent %d of %d)", n, iv.Sent, iv.Offered)
+	}
+	if target.outOfOrd > 0 {
+		t.Errorf("%d payments reached the target out of their sender's order", target.outOfOrd)
+	}
+	if iv.Sent == 0 || iv.Offered != iv.Sent+iv.Unsent {
+		t.Errorf("offered %d, sent %d, unsent %d", iv.Offered, iv.Sent, iv.Unsent)
+	}
+}
+
 // slow answers each payment after delay, one at a time per connection, as
 // a far node does; it still checks every sender's order.
 type slow struct {

@@ -73,7 +73,7 @@ func (r collector) tick(final bool) {
 		next = time.Duration(t+1) * time.Second
 	}
 	iv := r.rec.CollectUntil(phase == "steady", next)
-	cpu := cpuTime()
+	cpu := measure.CPUTime()
 	s := report.Second{T: t, Phase: phase, Counts: iv.Counts.PerSecond(),
 		AckMs: measure.Summarize(iv.Ack), CommitMs: measure.Summarize(iv.Commit), LagMs: measure.Summarize(iv.Lag),
 		InFlight: ls.trk.Len(), MempoolTxs: int(ls.mempool.Load()), Blocks: len(iv.Blocks),

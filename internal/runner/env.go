@@ -184,12 +184,3 @@ func loadAverage() float64 {
 	v, _ := strconv.ParseFloat(f[0], 64)
 	return v
 }
-
-// cpuTime is this process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

@@ -205,7 +205,7 @@ func (r loop) begin(ctx, observe context.Context, info sut.Info, stopOffer conte
 			r.event(e.Time, e.Kind, e.Target, e.Detail)
 		})
 	}
-	ls.cpuStart = cpuTime()
+	ls.cpuStart = measure.CPUTime()
 	ls.lastCPU = ls.cpuStart
 	ls.machine0[0], ls.machine0[1], ls.machine0[2] = machineCPU()
 	eng.Start(r.start)
@@ -243,7 +243,7 @@ func (r loop) offerLoad(offer, hard context.Context, loadDone chan struct{}) {
 		r.sched.Stop() // undo what is still active: the drain sees a whole network
 	}
 	close(loadDone)
-	ls.cpuLoad = cpuTime() - ls.cpuStart
+	ls.cpuLoad = measure.CPUTime() - ls.cpuStart
 	ls.loadAvg = loadAverage()
 	if busy, total, steal := machineCPU(); total > ls.machine0[1] {
 		ls.machineLoad = float64(busy-ls.machine0[0]) / float64(total-ls.machine0[1])

@@ -91,7 +91,7 @@ func (r *summarizer) summary() report.Summary {
 	cpu := ls.cpuLoad
 	loadSecs := time.Duration(ls.loadEnd.Load()).Seconds()
 	if cpu == 0 {
-		cpu = cpuTime() - ls.cpuStart
+		cpu = measure.CPUTime() - ls.cpuStart
 		loadSecs = ls.eng.Since().Seconds()
 	}
 	s.Generator = report.Generator{Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10, Lanes: ls.eng.Lanes(),
@@ -396,10 +396,8 @@ func (r *summarizer) judgeGenerator(s *report.Summary, win float64) {
 	case saturated && g.WaitingPercent >= 50:
 		by = "target"
 		warn = fmt.Sprintf("%s: the generator's %s were busy %.0f%% of the load, %.0f%% of that waiting for the target's answers (ack p50 %.0f ms): the target answered slower than payments were due, not a generator limit", why, workers, g.BusyPercent, g.WaitingPercent, s.LatencyMs.Ack.P50)
-		if g.Lanes > 0 {
-			warn += "; more endpoints, or send_interval 0 (each payment on its own over the connections), show whether it answers faster in parallel"
-		} else if r.sc.Load.Model == scenario.Open {
-			warn += connectionsGrew(r.sc.Load, g)
+		if r.sc.Load.Model == scenario.Open {
+			warn += queuesGrew(r.sc.Load, g)
 		}
 	case saturated && g.CPUPercent < 25:
 		// Busy without CPU and without waiting for answers: held up by
@@ -480,14 +478,21 @@ func connectionsWarning(l scenario.Load, g *report.Generator, waits int64, ackP5
 	return fmt.Sprintf("%s at times, too briefly or too few for the %d connections to grow (they grow when over half their time in half a second goes to waiting for answers and over 1%% of due payments wait; a sender's payments keep to one connection, in order)", head, g.Workers)
 }
 
-// connectionsGrew says how far the connections grew, for a load that
-// waited on them (each payment on its own).
-func connectionsGrew(l scenario.Load, g *report.Generator) string {
-	if g.Workers >= l.MostConnections() {
-		return fmt.Sprintf("; all %d connections it may open were in use (load.max_connections): more show whether it answers faster in parallel", g.Workers)
+// queuesGrew says how far the lanes or connections grew, for a load that
+// waited on them, or what shows whether the target answers faster in
+// parallel.
+func queuesGrew(l scenario.Load, g *report.Generator) string {
+	what, start := "connections", g.ConnectionsStart
+	if g.Lanes > 0 {
+		what, start = "lanes (one connection each)", g.LanesStart
 	}
-	if g.ConnectionsStart > 0 {
-		return fmt.Sprintf("; the connections grew from %d to %d", g.ConnectionsStart, g.Workers)
+	switch {
+	case g.Workers >= l.MostConnections():
+		return fmt.Sprintf("; all %d %s it may open were in use (load.max_connections): more show whether it answers faster in parallel", g.Workers, what)
+	case start > 0:
+		return fmt.Sprintf("; the %s grew from %d to %d", what, start, g.Workers)
+	case g.Lanes > 0:
+		return "; more endpoints, or send_interval 0 (each payment on its own over the connections), show whether it answers faster in parallel"
 	}
 	return ""
 }
