@@ -12,15 +12,16 @@ import (
 // slots: with millions pending (a system that commits slowly, or never,
 // like the sink) every insert missed the cache on large slots and growth
 // copied every entry, 450 ns a payment at 4M pending against 205 ns for
-// this shape (BenchmarkTrackPending). Here the index is compact (8 bytes
-// of the id and a slot number, linear probing) and entries stay put in
+// this shape (BenchmarkTrackPending). Here the index is compact (one
+// 8-byte word a position: 4 bytes of the id and a slot number, so a probe
+// misses the cache once, not once for each half; linear probing) and
+// entries stay put in
 // fixed chunks, reused through a free list (kept, as a map keeps its
 // memory, so a chain's blocks do not allocate). An entry is 64 bytes
 // without pointers: its two names are numbers into names, so the garbage
 // collector never scans the chunks.
 type table struct {
-	keys   []uint64 // bytes 8..16 of the id (sha256: uniform)
-	at     []uint32 // the slot of keys[i], from 1; 0: empty
+	idx    []uint64 // per position: key (id bytes 8..12; sha256: uniform) << 32 | slot (from 1); 0: empty
 	n      int      // entries
 	chunks [][]slot
 	free   []uint32 // slots to reuse
@@ -102,22 +103,27 @@ const (
 	minIndex   = 64
 )
 
-func keyOf(id *sut.TxID) uint64 { return binary.LittleEndian.Uint64(id[8:16]) }
+func keyOf(id *sut.TxID) uint32 { return binary.LittleEndian.Uint32(id[8:12]) }
+
+// at is the slot an index word holds (0: empty); home is its key's
+// first position under mask.
+func at(e uint64) uint32          { return uint32(e) }
+func home(e uint64, mask int) int { return int(e>>32) & mask }
 
 func (t *table) slot(s uint32) *slot { return &t.chunks[(s-1)/chunkSlots][(s-1)%chunkSlots] }
 
 // find is the index position holding id, or the empty one where it goes.
 func (t *table) find(id *sut.TxID) (int, bool) {
-	if len(t.keys) == 0 {
+	if len(t.idx) == 0 {
 		return -1, false
 	}
-	mask := len(t.keys) - 1
+	mask := len(t.idx) - 1
 	k := keyOf(id)
 	for i := int(k) & mask; ; i = (i + 1) & mask {
-		switch {
-		case t.at[i] == 0:
+		switch e := t.idx[i]; {
+		case e == 0:
 			return i, false
-		case t.keys[i] == k && t.slot(t.at[i]).id == *id:
+		case uint32(e>>32) == k && t.slot(at(e)).id == *id:
 			return i, true
 		}
 	}
@@ -129,13 +135,13 @@ func (t *table) get(id *sut.TxID) (Pending, bool) {
 	if !ok {
 		return Pending{}, false
 	}
-	return t.pending(t.at[i]), true
+	return t.pending(at(t.idx[i])), true
 }
 
 // unanswered marks id's payment's answer lost, if held.
 func (t *table) unanswered(id *sut.TxID) {
 	if i, ok := t.find(id); ok {
-		t.slot(t.at[i]).unanswered = true
+		t.slot(at(t.idx[i])).unanswered = true
 	}
 }
 
@@ -145,8 +151,8 @@ func (t *table) add(id *sut.TxID, p Pending) bool {
 	if fill == 0 {
 		fill = 45
 	}
-	if (t.n+1)*64 > len(t.keys)*fill {
-		t.resize(max(minIndex, 2*len(t.keys)))
+	if (t.n+1)*64 > len(t.idx)*fill {
+		t.resize(max(minIndex, 2*len(t.idx)))
 	}
 	i, ok := t.find(id)
 	if ok {
@@ -163,7 +169,7 @@ func (t *table) add(id *sut.TxID, p Pending) bool {
 		}
 	}
 	t.put(s, id, p)
-	t.keys[i], t.at[i] = keyOf(id), s
+	t.idx[i] = uint64(keyOf(id))<<32 | uint64(s)
 	t.n++
 	return true
 }
@@ -174,7 +180,7 @@ func (t *table) remove(id *sut.TxID) (p Pending, ok bool) {
 	if !ok {
 		return p, false
 	}
-	s := t.at[i]
+	s := at(t.idx[i])
 	p = t.pending(s)
 	if t.many != nil {
 		delete(t.many, s)
@@ -183,47 +189,47 @@ func (t *table) remove(id *sut.TxID) (p Pending, ok bool) {
 	t.n--
 	// Backward shift: the entries after i that would not be found past a
 	// gap move into it, so no tombstones are needed.
-	mask := len(t.keys) - 1
+	mask := len(t.idx) - 1
 	for j := i; ; {
 		j = (j + 1) & mask
-		if t.at[j] == 0 {
+		if t.idx[j] == 0 {
 			break
 		}
-		home := int(t.keys[j]) & mask
-		if (i <= j && i < home && home <= j) || (i > j && (i < home || home <= j)) {
+		h := home(t.idx[j], mask)
+		if (i <= j && i < h && h <= j) || (i > j && (i < h || h <= j)) {
 			continue // still reachable from its home
 		}
-		t.keys[i], t.at[i] = t.keys[j], t.at[j]
+		t.idx[i] = t.idx[j]
 		i = j
 	}
-	t.at[i] = 0
-	if len(t.keys) > minIndex && t.n*8 < len(t.keys) {
-		t.resize(len(t.keys) / 2)
+	t.idx[i] = 0
+	if len(t.idx) > minIndex && t.n*8 < len(t.idx) {
+		t.resize(len(t.idx) / 2)
 	}
 	return p, true
 }
 
 // resize rebuilds the index with size positions (a power of two).
 func (t *table) resize(size int) {
-	keys, at := t.keys, t.at
-	t.keys, t.at = make([]uint64, size), make([]uint32, size)
+	old := t.idx
+	t.idx = make([]uint64, size)
 	mask := size - 1
-	for j, s := range at {
-		if s == 0 {
+	for _, e := range old {
+		if e == 0 {
 			continue
 		}
-		i := int(keys[j]) & mask
-		for t.at[i] != 0 {
+		i := home(e, mask)
+		for t.idx[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t.keys[i], t.at[i] = keys[j], s
+		t.idx[i] = e
 	}
 }
 
 // each calls f for every held payment; f may not change the table.
 func (t *table) each(f func(id sut.TxID, p Pending)) {
-	for _, s := range t.at {
-		if s != 0 {
+	for _, e := range t.idx {
+		if s := at(e); s != 0 {
 			f(t.slot(s).id, t.pending(s))
 		}
 	}

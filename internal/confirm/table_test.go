@@ -96,8 +96,8 @@ func TestTableAgreesWithAMap(t *testing.T) {
 			t.Fatalf("id %d: %+v %v", i, p, ok)
 		}
 	}
-	if tb.n != 0 || len(tb.keys) != minIndex {
-		t.Fatalf("emptied: %d held, index of %d", tb.n, len(tb.keys))
+	if tb.n != 0 || len(tb.idx) != minIndex {
+		t.Fatalf("emptied: %d held, index of %d", tb.n, len(tb.idx))
 	}
 	// More names than an entry can number (a mix of hundreds of kinds):
 	// each still reads back as it was held.
