@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,35 @@ func TestIdleGeneratorIsNotLimited(t *testing.T) {
 		r.judgeGenerator(s, 10)
 		if got := strings.Contains(s.Generator.Warning, "every core it may use"); got != c.every || !s.Generator.Limited {
 			t.Errorf("%d lanes on GOMAXPROCS %d: limited %v, warning %q", c.lanes, c.procs, s.Generator.Limited, s.Generator.Warning)
+		}
+	}
+}
+
+// Lanes that waited for the target's answers: the verdict names the
+// target and says how far the lanes grew, that they reached
+// load.max_connections, or what shows whether it answers faster in
+// parallel.
+func TestLanesWaitingForTheTargetSayHowFarTheyGrew(t *testing.T) {
+	sc := scenario.Default()
+	sc.Load.Duration = scenario.Duration(10 * time.Second)
+	sc.Load.Warmup = 0
+	sc.Load.Rate = 400
+	rec := measure.NewRecorder()
+	rec.Steady.Offered, rec.Steady.Sent = 4000, 1000
+	most := sc.Load.MostConnections()
+	for _, c := range []struct {
+		lanes, start int
+		want         string
+	}{
+		{3, 1, "the lanes (one connection each) grew from 1 to 3"},
+		{most, 1, fmt.Sprintf("all %d lanes (one connection each) it may open were in use (load.max_connections)", most)},
+		{1, 0, "more endpoints, or send_interval 0"},
+	} {
+		r := &summarizer{sc: &sc, rec: rec, profile: sc.Load.Profile()}
+		s := &report.Summary{Generator: report.Generator{Cores: 2, Procs: 2, CPUPercent: 40, Lanes: c.lanes, LanesStart: c.start, Workers: c.lanes, BusyPercent: 99, WaitingPercent: 80}}
+		r.judgeGenerator(s, 10)
+		if g := s.Generator; g.Limited || s.Shortfall == nil || s.Shortfall.By != "target" || !strings.Contains(g.Warning, c.want) {
+			t.Errorf("%d lanes from %d: limited %v, shortfall %+v, warning %q, want %q", c.lanes, c.start, g.Limited, s.Shortfall, g.Warning, c.want)
 		}
 	}
 }
