@@ -204,6 +204,7 @@ type worker struct {
 	// signing, recording) and waiting for the target's answers. Read after
 	// the load, so plain adds on the worker's own goroutine.
 	working, waiting int64
+	from             time.Duration // when it started, into the load (growth starts workers late)
 	// a batch's payments, reused
 	arena []byte // copies of bytes the builder reuses
 	batch []sending
@@ -213,6 +214,9 @@ type worker struct {
 
 func (e *Engine) newWorker(i int, rec *measure.Shard) *worker {
 	w := &worker{e: e, conn: e.Target.Submitter(i), build: e.Workload.NewBuilder(e.Seed + int64(i) + 1), rec: rec}
+	if !e.start.IsZero() {
+		w.from = e.Since()
+	}
 	e.workersMu.Lock()
 	e.workers = append(e.workers, w)
 	e.workersMu.Unlock()
@@ -224,6 +228,7 @@ type Busy struct {
 	Workers int
 	Working time.Duration // their own work: building, signing, recording
 	Waiting time.Duration // waiting for the target's answers
+	Absent  time.Duration // summed time into the load before each started: their busy share counts from then
 }
 
 // Busy sums the workers' time; call it after the load has ended.
@@ -234,6 +239,7 @@ func (e *Engine) Busy() Busy {
 	for _, w := range e.workers {
 		b.Working += time.Duration(w.working)
 		b.Waiting += time.Duration(w.waiting)
+		b.Absent += w.from
 	}
 	return b
 }

@@ -108,7 +108,10 @@ func (r *summarizer) summary() report.Summary {
 		if g := &s.Generator; g.Lanes == 0 && r.sc.Load.Model == scenario.Open && b.Workers > r.sc.Load.Connections {
 			g.ConnectionsStart = r.sc.Load.Connections
 		}
-		s.Generator.BusyPercent = math.Round(1000*min(1, used/(float64(b.Workers)*loadSecs))) / 10
+		// Each worker's share counts from its start: grown lanes and
+		// connections were not there to be busy before.
+		lived := max(loadSecs, float64(b.Workers)*loadSecs-b.Absent.Seconds())
+		s.Generator.BusyPercent = math.Round(1000*min(1, used/lived)) / 10
 		if used > 0 {
 			s.Generator.WaitingPercent = math.Round(1000*b.Waiting.Seconds()/used) / 10
 		}
