@@ -58,7 +58,7 @@ var scenarioFlags = []scenarioFlag{
 	{"pacing", "load.pacing", "closed model: time between a user's payments (constant pacing)"},
 	{"think", "load.think", "closed model: pause after each result"},
 	{"connections", "load.connections", "concurrent submissions (HTTP keep-alive connections) when payments go one per request"},
-	{"max-connections", "load.max_connections", "connections, and lanes (one connection each), may grow up to this while they wait for answers and payments wait for them (0: 8 times --connections)"},
+	{"max-connections", "load.max_connections", "connections may grow up to this while they wait for answers and payments wait for them (0: 8 times --connections)"},
 	{"send-interval", "load.send_interval", "open model: how long due payments gather to leave together in one batch per endpoint: auto (about 20 payments, at most 20ms), a duration, or 0 (each at its own time)"},
 	{"workload", "workload.kind", "payment | raw (unsigned key=value, e.g. for CometBFT's kvstore) | erc20 (evm)"},
 	{"mode", "workload.mode", "presigned | live"},

@@ -33,8 +33,7 @@ type Engine struct {
 	Recorder    *measure.Recorder
 	Connections int
 	// MaxConnections bounds the connections growth may add when each
-	// payment goes on its own, and the lanes it adds while they wait for
-	// answers (grow.go); at most Connections: fixed.
+	// payment goes on its own (grow.go); at most Connections: fixed.
 	MaxConnections int
 	Seed           int64
 	MaxBacklog     int

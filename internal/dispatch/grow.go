@@ -17,14 +17,16 @@ import (
 // payments waited for it is the limit, and another lane runs on another
 // core, up to GOMAXPROCS: live signing is why (one lane signed ~37k
 // Ed25519 payments/s on one of two cores, and the rate alone never asked
-// for a second lane). A lane busy for most of it but waiting a quarter of
-// that or more for its batch's answer holds one batch in flight where the
-// target could take more: lanes grow a step at a time while the process
-// has CPU to spare, up to load.max_connections, as each lane is one
-// connection. One lane against
-// the sink left 15% of its core idle at 400k payments/s while it waited;
-// a second one on the same core built the next batch meanwhile. A far
-// target needs rate × answer time / batch of them.
+// for a second lane). A lane busy for most of it, a quarter to three
+// quarters of that waiting for its batch's answer, leaves its core idle
+// while it waits: lanes grow a step at a time, while the process has CPU
+// to spare, up to two a core, so one builds while the other's batch is
+// answered. One lane against the sink left 15% of its core idle at 400k
+// payments/s; a second one on the same core built the next batch
+// meanwhile. A lane that only waits is held by the target: against a
+// busy chain (CheckTx in turn) lanes that grew on such waits reached 15,
+// split the batches, and find-max's confirmation runs missed at rates
+// one lane held.
 //
 // Connections (each payment on its own) start at load.connections and
 // grow to what the rate needs, up to load.max_connections, while they
@@ -38,7 +40,7 @@ type growth struct {
 	conns bool          // connections, judged on waiting; else lanes, judged on own work, then on waiting
 	step  int           // lanes added at a time: one per endpoint, so each keeps as many
 	cores int           // lanes growth adds for their own work: GOMAXPROCS per endpoint
-	most  int           // at most: max connections (lanes: at least cores)
+	most  int           // at most: max connections, or two lanes a core
 	next  time.Duration // when to look again
 	last  time.Duration // when it last looked
 	clock [][2]int64    // each queue's clocks (queue.clocks) when it last looked
@@ -59,10 +61,11 @@ const (
 	growAnswering = 0.5
 	// growWaits is the share of due payments that must have waited.
 	growWaits = 0.01
-	// laneAnswering is the share of busy lanes' time that must go to
-	// waiting for answers: a core that much idle, which another lane's
-	// building fills.
-	laneAnswering = 0.25
+	// laneAnswering..laneOverlap is the share of busy lanes' time that
+	// must go to waiting for answers: a core that much idle, which
+	// another lane's building fills; above it, the lanes only wait, and
+	// the target is what holds them.
+	laneAnswering, laneOverlap = 0.25, 0.75
 	// growCPU is the share of its cores the process must leave idle for
 	// queues to grow on waiting: above it (docs/metrics.md: CPU-bound),
 	// their waits are for the CPU, not for answers, and more would not
@@ -81,7 +84,7 @@ func (e openModel) watchQueues(qs []queue, rec *measure.Shard) (*growth, func())
 	case *lane:
 		g.step = e.Target.(sut.Batcher).BatchLanes()
 		g.cores = g.step * runtime.GOMAXPROCS(0)
-		g.most = max(g.cores, e.MaxConnections)
+		g.most = 2 * g.cores
 	case *connQueue:
 		g.conns, g.most = true, e.MaxConnections
 	}
@@ -143,16 +146,15 @@ func (g *growth) add(now time.Duration, qs []queue) int {
 		return max(0, min(g.step, g.cores-n))
 	case !spare:
 		return 0 // the waits were for the CPU
-	case !g.conns && (working+waiting < growBusy*float64(n) || waiting < laneAnswering*(working+waiting)):
-		return 0 // room in the lanes, or too little of their time in answers
+	case !g.conns && (working+waiting < growBusy*float64(n) || waiting < laneAnswering*(working+waiting) || waiting > laneOverlap*(working+waiting)):
+		return 0 // room in the lanes, too little of their time in answers, or nothing else
 	case g.conns && waiting < growAnswering*float64(n):
 		return 0 // some connection had room
 	}
 	if !g.conns {
 		// A step at a time: a lane's batch carries what gathered while
 		// the last was answered, so the lanes a rate needs are not
-		// n × due / taken, and a stall (nothing taken) must not split
-		// the batches after it over max_connections lanes.
+		// n × due / taken.
 		return min(g.step, g.most-n)
 	}
 	// Connections saturated by answers carry what they took: the rate due

@@ -108,40 +108,52 @@ func TestLanesGrowWhenBusyWithTheirOwnWork(t *testing.T) {
 	}
 }
 
-// farBatches answers each batch after delay, as a far node does.
-type farBatches struct {
-	*ordered
-	delay time.Duration
-}
-
-func (f farBatches) Submitter(int) sut.Submitter { return f }
-func (f farBatches) SubmitBatch(ctx context.Context, txs []sut.Tx, out []sut.Receipt) {
-	time.Sleep(f.delay)
-	f.ordered.SubmitBatch(ctx, txs, out)
-}
-
-// A lane that spends its time waiting for its batch's answer, one batch
-// in flight, carries at most a batch per answer time: lanes grow while
-// they wait and payments wait for them, on one core (their own work is
-// not the limit), and every sender's payments still arrive in order.
-func TestLanesGrowWhileWaitingForAnswers(t *testing.T) {
+// Lanes grow on waiting for answers only while their core idles in part
+// of it (a quarter to three quarters of their busy time), so a second
+// lane builds while the first's batch is answered, up to two a core; a
+// lane that only waits is held by the target and gets none, nor do lanes
+// with room.
+func TestLanesGrowToOverlapTheirAnswers(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	target := farBatches{&ordered{next: map[uint32]uint64{}}, 250 * time.Millisecond}
-	const rate = 6000 // one lane carries at most maxBatch per 250 ms: 4096/s
-	e := &Engine{Target: target, Peak: rate, MaxConnections: 16, SendEvery: func(time.Duration) time.Duration { return 5 * time.Millisecond }}
-	rec := startSigned(t, e, 1000)
-	ctx := context.Background()
-	e.RunOpen(ctx, ctx, schedule.NewArrivals(schedule.Constant(rate, 3*time.Second), false, 1), 0)
-	iv := rec.Collect(false)
-	t.Logf("lanes 1 -> %d, sent %d of %d", e.Lanes(), iv.Sent, iv.Offered)
-	if n := e.Lanes(); n < 2 || n > 16 {
-		t.Errorf("ended with %d lanes, want 2..16 (load.max_connections): one lane waited for its answers (sent %d of %d)", n, iv.Sent, iv.Offered)
-	}
-	if target.outOfOrd > 0 {
-		t.Errorf("%d payments reached the target out of their sender's order", target.outOfOrd)
-	}
-	if iv.Sent == 0 || iv.Offered != iv.Sent+iv.Unsent {
-		t.Errorf("offered %d, sent %d, unsent %d", iv.Offered, iv.Sent, iv.Unsent)
+	for _, c := range []struct {
+		name       string
+		lanes      int
+		work, wait float64 // shares of the half second, each lane
+		waited     bool
+		want       int
+	}{
+		{"half building, half waiting (the sink at 400k/s)", 1, 0.48, 0.52, true, 1},
+		{"two a core already", 2, 0.48, 0.52, true, 0},
+		{"only waiting (a busy chain's CheckTx)", 1, 0.01, 0.99, true, 0},
+		{"room in the lane", 1, 0.2, 0.2, true, 0},
+		{"nothing waited for it", 1, 0.48, 0.52, false, 0},
+		{"own work: no other core", 1, 0.9, 0.1, true, 0},
+	} {
+		e := openModel{&Engine{Target: &ordered{next: map[uint32]uint64{}}}}
+		e.Start(time.Now())
+		qs := make([]queue, c.lanes)
+		for i := range qs {
+			qs[i] = &lane{}
+		}
+		g, _ := e.watchQueues(qs, measure.NewRecorder().NewShard())
+		if g == nil {
+			if c.want != 0 {
+				t.Errorf("%s: lanes cannot grow", c.name)
+			}
+			continue
+		}
+		span := growEvery
+		for _, q := range qs { // the lanes' workers' clocks, half a second on
+			q.(*lane).work.Store(int64(c.work * float64(span)))
+			q.(*lane).wait.Store(int64(c.wait * float64(span)))
+		}
+		g.due, g.taken = 1000, 900
+		if c.waited {
+			g.waits = 100
+		}
+		if got := g.add(g.last+span, qs); got != c.want {
+			t.Errorf("%s: %d lanes added, want %d", c.name, got, c.want)
+		}
 	}
 }
 

@@ -485,17 +485,18 @@ func connectionsWarning(l scenario.Load, g *report.Generator, waits int64, ackP5
 // waited on them, or what shows whether the target answers faster in
 // parallel.
 func queuesGrew(l scenario.Load, g *report.Generator) string {
-	what, start := "connections", g.ConnectionsStart
 	if g.Lanes > 0 {
-		what, start = "lanes (one connection each)", g.LanesStart
+		grew := ""
+		if g.LanesStart > 0 {
+			grew = fmt.Sprintf("; the lanes grew from %d to %d", g.LanesStart, g.Workers)
+		}
+		return grew + "; more endpoints, or send_interval 0 (each payment on its own over the connections), show whether it answers faster in parallel"
 	}
 	switch {
 	case g.Workers >= l.MostConnections():
-		return fmt.Sprintf("; all %d %s it may open were in use (load.max_connections): more show whether it answers faster in parallel", g.Workers, what)
-	case start > 0:
-		return fmt.Sprintf("; the %s grew from %d to %d", what, start, g.Workers)
-	case g.Lanes > 0:
-		return "; more endpoints, or send_interval 0 (each payment on its own over the connections), show whether it answers faster in parallel"
+		return fmt.Sprintf("; all %d connections it may open were in use (load.max_connections): more show whether it answers faster in parallel", g.Workers)
+	case g.ConnectionsStart > 0:
+		return fmt.Sprintf("; the connections grew from %d to %d", g.ConnectionsStart, g.Workers)
 	}
 	return ""
 }

@@ -148,9 +148,9 @@ type Load struct {
 	Pacing      Duration `yaml:"pacing" json:"pacing"`     // closed: constant pacing between starts
 	Think       Duration `yaml:"think" json:"think"`       // closed: pause after each result
 	Connections int      `yaml:"connections" json:"connections"`
-	// MaxConnections is how far connections (send interval 0), and
-	// lanes (one connection each), may grow while they are busy waiting
-	// for answers and payments wait for them; 0: MostConnections' default.
+	// MaxConnections is how far connections may grow while
+	// they are busy waiting for answers and payments wait for them (send
+	// interval 0); 0: MostConnections' default.
 	MaxConnections int `yaml:"max_connections" json:"max_connections,omitempty"`
 	// SendInterval lets due payments gather and leave together (open
 	// model): "auto", a duration, or 0 to send each at its own time.
