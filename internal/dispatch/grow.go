@@ -139,23 +139,26 @@ func (g *growth) add(now time.Duration, qs []queue) int {
 	due, taken := g.due, g.taken
 	g.last, g.next, g.waits, g.due, g.taken, g.cpu = now, now+growEvery, 0, 0, 0, cpu
 	n := len(qs)
-	switch {
-	case !waited || n >= g.most:
+	if !waited || n >= g.most {
 		return 0
-	case !g.conns && busiest >= growBusy: // own work: another core, if one is left
-		return max(0, min(g.step, g.cores-n))
-	case !spare:
-		return 0 // the waits were for the CPU
-	case !g.conns && (working+waiting < growBusy*float64(n) || waiting < laneAnswering*(working+waiting) || waiting > laneOverlap*(working+waiting)):
-		return 0 // room in the lanes, too little of their time in answers, or nothing else
-	case g.conns && waiting < growAnswering*float64(n):
-		return 0 // some connection had room
 	}
 	if !g.conns {
+		busy := working + waiting
+		switch {
+		case busiest >= growBusy: // own work: another core, if one is left
+			return max(0, min(g.step, g.cores-n))
+		case !spare: // the waits were for the CPU
+			return 0
+		case busy < growBusy*float64(n) || waiting < laneAnswering*busy || waiting > laneOverlap*busy:
+			return 0 // room in the lanes, too little of their time in answers, or nothing else
+		}
 		// A step at a time: a lane's batch carries what gathered while
 		// the last was answered, so the lanes a rate needs are not
 		// n × due / taken.
 		return min(g.step, g.most-n)
+	}
+	if !spare || waiting < growAnswering*float64(n) {
+		return 0 // the waits were for the CPU, or some connection had room
 	}
 	// Connections saturated by answers carry what they took: the rate due
 	// needs n × due / taken of them (Little's law); twice that drains the

@@ -60,12 +60,7 @@ func TestJudgeMachine(t *testing.T) {
 // the system, not short of capacity: the generator is not "limited" (issue
 // 34: find-max stopped, blaming the generator at 1% of one core).
 func TestIdleGeneratorIsNotLimited(t *testing.T) {
-	sc := scenario.Default()
-	sc.Load.Duration = scenario.Duration(10 * time.Second)
-	sc.Load.Warmup = 0
-	sc.Load.Rate = 400
-	rec := measure.NewRecorder()
-	rec.Steady.Offered, rec.Steady.Sent = 4000, 1000
+	sc, rec := shortOfItsSchedule()
 	for _, c := range []struct {
 		cpu     float64
 		limited bool
@@ -97,12 +92,7 @@ func TestIdleGeneratorIsNotLimited(t *testing.T) {
 // faster in parallel (lanes do not grow on waits alone, nor up to
 // load.max_connections).
 func TestLanesWaitingForTheTargetSayHowFarTheyGrew(t *testing.T) {
-	sc := scenario.Default()
-	sc.Load.Duration = scenario.Duration(10 * time.Second)
-	sc.Load.Warmup = 0
-	sc.Load.Rate = 400
-	rec := measure.NewRecorder()
-	rec.Steady.Offered, rec.Steady.Sent = 4000, 1000
+	sc, rec := shortOfItsSchedule()
 	for _, c := range []struct {
 		lanes, start int
 		want         string
@@ -117,4 +107,16 @@ func TestLanesWaitingForTheTargetSayHowFarTheyGrew(t *testing.T) {
 			t.Errorf("%d lanes from %d: limited %v, shortfall %+v, warning %q, want %q", c.lanes, c.start, g.Limited, s.Shortfall, g.Warning, c.want)
 		}
 	}
+}
+
+// shortOfItsSchedule is a 10 s load at 400/s whose steady window sent
+// 1000 of 4000: a shortfall whose cause the verdict must name.
+func shortOfItsSchedule() (scenario.Scenario, *measure.Recorder) {
+	sc := scenario.Default()
+	sc.Load.Duration = scenario.Duration(10 * time.Second)
+	sc.Load.Warmup = 0
+	sc.Load.Rate = 400
+	rec := measure.NewRecorder()
+	rec.Steady.Offered, rec.Steady.Sent = 4000, 1000
+	return sc, rec
 }
