@@ -24,8 +24,8 @@ const (
 	heldCopy
 )
 
-// put holds tx with sequence nonce: as a mark when queued (tx is entry
-// nonce-base of the lane's presigned queue), else a copy of tx.
+// put holds tx with sequence nonce: as a mark when queued (tx is the
+// lane's presigned payment of that sequence), else a copy of tx.
 func (h *held) put(nonce uint64, tx sut.Tx, queued bool) {
 	switch {
 	case len(h.mark) == 0:
@@ -66,9 +66,9 @@ func (h *held) has(nonce uint64) bool {
 	return nonce >= h.head && nonce-h.head < uint64(len(h.mark)) && h.mark[nonce-h.head] != heldNone
 }
 
-// get returns the transaction held for sequence nonce; a mark is read from
-// queue, whose entry k carries sequence base+k.
-func (h *held) get(nonce uint64, queue []sut.Tx, base uint64) (sut.Tx, bool) {
+// get returns the transaction held for sequence nonce; a mark's is
+// queued(nonce), the presigned payment.
+func (h *held) get(nonce uint64, queued func(nonce uint64) sut.Tx) (sut.Tx, bool) {
 	if !h.has(nonce) {
 		return sut.Tx{}, false
 	}
@@ -76,7 +76,7 @@ func (h *held) get(nonce uint64, queue []sut.Tx, base uint64) (sut.Tx, bool) {
 	if h.mark[k] == heldCopy {
 		return h.txs[k], true
 	}
-	return queue[nonce-base], true
+	return queued(nonce), true
 }
 
 func (h *held) del(nonce uint64) {

@@ -44,7 +44,7 @@ func TestHeldIsAMap(t *testing.T) {
 		}
 		if i%1000 == 0 {
 			for n := next - 200; n < next+5; n++ {
-				got, ok := h.get(n, queue, base)
+				got, ok := h.get(n, func(n uint64) sut.Tx { return queue[n-base] })
 				want, wok := m[n]
 				if ok != wok || got.ID != want.ID {
 					t.Fatalf("step %d: get(%d) = %v %v, map says %v %v", i, n, got.ID, ok, want.ID, wok)

@@ -36,8 +36,9 @@ type Payments struct {
 	releases atomic.Uint64
 	fullAt   uint64 // dispatcher only
 	recipCfg Choice
-	queue    [][]sut.Tx // presigned: queue[s][k] carries sequence lanes[s].base+k
-	qkind    [][]uint8  // with a mix: the kind of queue[s][k], an index into mix
+	store    *presigned // the payments signed ahead (nil: none)
+	picks    []int32    // the dispatcher's sender picks, drawn ahead by Presign
+	picked   int        // dispatcher only: the picks taken
 	invalid  Invalid
 	mix      []Mix
 	mixSum   float64
@@ -240,11 +241,16 @@ func (p *Payments) PresignPlan(n int) (count int, bytes float64) {
 	for _, c := range p.presignCounts(n) {
 		count += c
 	}
-	return count, float64(count) * float64(p.codec.TxSize()+p.wireSize()+sizeofTx)
+	return count, float64(count) * float64(p.codec.TxSize()+p.wireSize()+sizeofTx+sizeofOrder)
 }
 
-// sizeofTx is a queued sut.Tx's own size: its id and two slice headers.
-const sizeofTx = int(unsafe.Sizeof(sut.Tx{}))
+// sizeofTx is a queued sut.Tx's own size: its id and two slice headers;
+// sizeofOrder is a payment's share of the layout: its pick, its place in
+// presigned.at, and its row of places while signing.
+const (
+	sizeofTx    = int(unsafe.Sizeof(sut.Tx{}))
+	sizeofOrder = 4 + 4 + int(unsafe.Sizeof(place{}))
+)
 
 // EncodeAhead has Presign encode each payment for e as well (Tx.Wire).
 func (p *Payments) EncodeAhead(e sut.Encoder) { p.wire = e }
@@ -283,45 +289,48 @@ func (p *Payments) presignCounts(n int) []int {
 // far. It stops, with ctx's error, as soon as ctx ends.
 func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func(done, total int)) (int, error) {
 	counts := p.presignCounts(n)
-	total := 0
-	for _, c := range counts {
-		total += c
+	if !p.namedSenders {
+		// The dispatcher's picks, drawn now so the payments are laid out
+		// in the order it sends them (Reserve takes them from p.picks).
+		p.picks, p.picked = make([]int32, n), 0
+		for i := range p.picks {
+			p.picks[i] = int32(p.senders.Pick())
+		}
 	}
-	p.queue = make([][]sut.Tx, len(p.lanes))
-	if p.mix != nil {
-		p.qkind = make([][]uint8, len(p.lanes))
-	}
-	reuse := make([][]sut.Tx, len(p.lanes))
+	q, places := layout(p.picks, counts, p.mix != nil)
+	total := len(places)
+	have := make([]int, len(p.lanes))
 	if p.carry != nil {
-		for s := range reuse {
-			reuse[s] = p.carry.from(p.offset+s, p.lanes[s].base)
-			total -= min(len(reuse[s]), counts[s])
+		for s := range have {
+			reuse := p.carry.from(p.offset+s, p.lanes[s].base)
+			have[s] = min(len(reuse), counts[s])
+			for k, tx := range reuse[:have[s]] {
+				q.txs[q.at[s][k]] = tx
+			}
+			total -= have[s]
 		}
 	}
 	var done atomic.Int64
-	// One random source and chooser per worker (no locks between them).
-	fanout.Workers(len(p.lanes), func(w int) func(s int) {
-		r := rand.New(rand.NewSource(seed + int64(w)))
-		recip := NewChooser(p.recipCfg, p.codec.Accounts(), r)
-		size := p.codec.TxSize() + p.wireSize()
-		return func(s int) {
+	chunks := (len(places) + presignChunk - 1) / presignChunk
+	size := p.codec.TxSize() + p.wireSize()
+	fanout.Workers(chunks, func(int) func(c int) {
+		return func(c int) {
 			if ctx.Err() != nil {
 				return
 			}
-			have := len(reuse[s])
-			if have >= counts[s] {
-				p.queue[s] = reuse[s]
-				return
-			}
-			// One backing array per sender keeps the buffer compact.
-			buf := make([]byte, 0, size*(counts[s]-have))
-			q := make([]sut.Tx, counts[s])
-			copy(q, reuse[s])
-			var qk []uint8
-			if p.mix != nil {
-				qk = make([]uint8, counts[s])
-			}
-			for k := have; k < len(q); k++ {
+			// One random source and chooser per chunk: no locks, and the
+			// same payments whatever the number of cores.
+			r := rand.New(rand.NewSource(seed + int64(c)))
+			recip := NewChooser(p.recipCfg, p.codec.Accounts(), r)
+			part := places[c*presignChunk : min((c+1)*presignChunk, len(places))]
+			// One backing array per chunk keeps the bytes in send order.
+			buf := make([]byte, 0, size*len(part))
+			for j, pl := range part {
+				s, k := int(pl.s), int(pl.k)
+				if k < have[s] {
+					continue
+				}
+				at := c*presignChunk + j
 				start := len(buf)
 				kind, to, amount := -1, -1, uint64(0)
 				if p.rowsOf != nil && k < len(p.rowsOf[s]) {
@@ -337,19 +346,19 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 					if kind < 0 {
 						kind = p.drawKind(r)
 					}
-					qk[k] = uint8(kind)
+					q.kind[at] = uint8(kind)
 					buf = p.sign(buf, kind, s, to, amount, recip, p.lanes[s].base+uint64(k))
 				} else {
 					buf = p.codec.Sign(buf, p.offset+s, to, amount, p.lanes[s].base+uint64(k))
 				}
 				tx := buf[start:len(buf):len(buf)]
-				q[k] = sut.Tx{ID: p.codec.ID(tx), Bytes: tx}
+				q.txs[at] = sut.Tx{ID: p.codec.ID(tx), Bytes: tx}
 				if p.wire != nil {
 					// After its bytes in the same array (an append that
 					// moves it leaves tx valid in the old one).
-					at := len(buf)
+					w := len(buf)
 					buf = p.wire.AppendWire(buf, tx)
-					q[k].Wire = buf[at:len(buf):len(buf)]
+					q.txs[at].Wire = buf[w:len(buf):len(buf)]
 				}
 				if d := done.Add(1); d%2000 == 0 {
 					if ctx.Err() != nil {
@@ -360,19 +369,15 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 					}
 				}
 			}
-			p.queue[s] = q
-			if qk != nil {
-				p.qkind[s] = qk
-			}
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		p.queue = nil
 		return int(done.Load()), err
 	}
+	p.store = q
 	if p.carry != nil {
-		for s, q := range p.queue {
-			p.carry.keep(p.offset+s, p.lanes[s].base, q)
+		for s := range p.lanes {
+			p.carry.keep(p.offset+s, p.lanes[s].base, q.bySender(s))
 		}
 	}
 	if progress != nil {
@@ -380,6 +385,9 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 	}
 	return total, nil
 }
+
+// presignChunk is how many payments one task of Presign signs.
+const presignChunk = 4096
 
 func (p *Payments) drawAmount(r *rand.Rand) uint64 {
 	if p.amount.Max == p.amount.Min {
@@ -393,7 +401,7 @@ func (p *Payments) drawAmount(r *rand.Rand) uint64 {
 // dispatcher calls it.
 func (p *Payments) Reserve() int {
 	for try := 0; try < 8; try++ {
-		if s := p.senders.Pick(); p.ReserveSender(s) {
+		if s := p.pick(); p.ReserveSender(s) {
 			return s
 		}
 	}
@@ -411,6 +419,16 @@ func (p *Payments) Reserve() int {
 	}
 	p.fullAt = r + 1
 	return -1
+}
+
+// pick is the dispatcher's next sender pick: the one Presign drew for it,
+// else a new draw.
+func (p *Payments) pick() int {
+	if p.picked < len(p.picks) {
+		p.picked++
+		return int(p.picks[p.picked-1])
+	}
+	return p.senders.Pick()
 }
 
 // ReserveSender reserves room for one more payment of sender s.
@@ -469,9 +487,10 @@ type paymentBuilder struct {
 func (b *paymentBuilder) Touch(s int) {
 	p := b.p
 	if k, ok := p.presigned(s, p.lanes[s].next); ok {
-		w := p.queue[s][k].Wire
+		tx := p.store.get(s, k)
+		w := tx.Wire
 		if len(w) == 0 {
-			w = p.queue[s][k].Bytes
+			w = tx.Bytes
 		}
 		for i := 0; i < len(w); i += 64 {
 			b.touched += w[i]
@@ -480,14 +499,14 @@ func (b *paymentBuilder) Touch(s int) {
 }
 
 // presigned is where sender s's payment with sequence nonce is in its
-// presigned queue, if it is there.
+// presigned payments (the k of store.get), if it is there.
 func (p *Payments) presigned(s int, nonce uint64) (k uint64, ok bool) {
-	if p.queue == nil {
+	if p.store == nil {
 		return 0, false
 	}
 	base := p.lanes[s].base
 	k = nonce - base
-	return k, nonce >= base && k < uint64(len(p.queue[s]))
+	return k, nonce >= base && p.store.has(s, k)
 }
 
 // NewBuilder returns a builder for one worker goroutine.
@@ -503,9 +522,9 @@ func (b *paymentBuilder) txFor(s int, nonce uint64) (tx sut.Tx, stable bool) {
 	b.kind = ""
 	if k, ok := p.presigned(s, nonce); ok {
 		if p.mix != nil {
-			b.kind = p.mix[p.qkind[s][k]].Kind
+			b.kind = p.mix[p.store.kind[p.store.at[s][k]]].Kind
 		}
-		return p.queue[s][k], true
+		return *p.store.get(s, k), true
 	}
 	kind, to, amount := -1, -1, uint64(0)
 	if b.hasRow {
@@ -529,12 +548,13 @@ func (b *paymentBuilder) txFor(s int, nonce uint64) (tx sut.Tx, stable bool) {
 	return sut.Tx{ID: p.codec.ID(b.buf), Bytes: b.buf}, false
 }
 
-// queueOf is sender s's presigned queue (nil without one).
-func (b *paymentBuilder) queueOf(s int) []sut.Tx {
-	if b.p.queue == nil {
-		return nil
+// queued is sender s's presigned payment with sequence nonce (a held
+// mark's bytes).
+func (b *paymentBuilder) queued(s int) func(nonce uint64) sut.Tx {
+	return func(nonce uint64) sut.Tx {
+		k, _ := b.p.presigned(s, nonce)
+		return *b.p.store.get(s, k)
 	}
-	return b.p.queue[s]
 }
 
 // drawKind draws a payment's kind from the mix by weight.
@@ -705,7 +725,7 @@ func (b *paymentBuilder) Answer(ctx context.Context, s int, tx sut.Tx, stable bo
 		l.mu.Lock()
 		all := true
 		for k := e; k < nonce; k++ {
-			h, ok := l.held.get(k, b.queueOf(s), l.base)
+			h, ok := l.held.get(k, b.queued(s))
 			if !ok {
 				all = false
 				break

@@ -280,18 +280,19 @@ func TestPresignCarriesWhatTheRunBeforeLeft(t *testing.T) {
 		return plan - signed
 	}
 	first, n1 := presign(durableCodec{chain}, 1)
-	if carried(first, n1) != 0 || n1 != len(first.queue[0])+len(first.queue[1])+len(first.queue[2]) {
+	if carried(first, n1) != 0 || n1 != len(queueOf(first, 0))+len(queueOf(first, 1))+len(queueOf(first, 2)) {
 		t.Fatalf("first run: signed %d, carried %d, expected every payment signed", n1, carried(first, n1))
 	}
 	// The chain took 10 payments of account 0 and every one of account 2.
-	chain.seq[0], chain.seq[2] = 10, uint64(len(first.queue[2]))+5
+	chain.seq[0], chain.seq[2] = 10, uint64(len(queueOf(first, 2)))+5
 	second, n2 := presign(durableCodec{chain}, 2)
 	counts := second.presignCounts(60)
-	want := min(len(first.queue[0])-10, counts[0]) + min(len(first.queue[1]), counts[1])
+	want := min(len(queueOf(first, 0))-10, counts[0]) + min(len(queueOf(first, 1)), counts[1])
 	if carried(second, n2) != want || n2 != counts[0]+counts[1]+counts[2]-want {
 		t.Fatalf("second run: carried %d, signed %d; expected %d carried of %v", carried(second, n2), n2, want, counts)
 	}
-	for s, q := range second.queue {
+	for s := range second.lanes {
+		q := queueOf(second, s)
 		if len(q) < counts[s] {
 			t.Fatalf("sender %d: %d presigned, expected at least %d", s, len(q), counts[s])
 		}
@@ -301,10 +302,10 @@ func TestPresignCarriesWhatTheRunBeforeLeft(t *testing.T) {
 			}
 		}
 	}
-	if !bytes.Equal(second.queue[0][0].Bytes, first.queue[0][10].Bytes) {
+	if !bytes.Equal(queueOf(second, 0)[0].Bytes, queueOf(first, 0)[10].Bytes) {
 		t.Fatal("account 0's payment of sequence 10 was signed again, expected the first run's")
 	}
-	if third, n3 := presign(chain, 3); carried(third, n3) != 0 || n3 != len(third.queue[0])+len(third.queue[1])+len(third.queue[2]) {
+	if third, n3 := presign(chain, 3); carried(third, n3) != 0 || n3 != len(queueOf(third, 0))+len(queueOf(third, 1))+len(queueOf(third, 2)) {
 		t.Fatalf("a codec whose payments are not durable: signed %d, carried %d, expected all signed", n3, carried(third, n3))
 	}
 }
@@ -335,8 +336,8 @@ func TestPresignEncodesAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, q := range p.queue {
-		for _, tx := range q {
+	for s := range p.lanes {
+		for _, tx := range queueOf(p, s) {
 			if got := hex.EncodeToString(tx.Bytes); string(tx.Wire) != got {
 				t.Fatalf("payment %x: wire %q, expected %q", tx.ID[:4], tx.Wire, got)
 			}
@@ -351,8 +352,54 @@ func TestPresignEncodesAhead(t *testing.T) {
 	if err != nil || !x.Stable || x.Tx.Wire == nil {
 		t.Fatalf("the first payment: stable %v, wire %q, err %v: expected the presigned one", x.Stable, x.Tx.Wire, err)
 	}
-	p.queue = nil // as in live mode
+	p.store = nil // as in live mode
 	if x, _ := b.Next(ctx, 0, 0); x.Stable || x.Tx.Wire != nil {
 		t.Fatalf("a payment signed as it goes: stable %v, wire %q", x.Stable, x.Tx.Wire)
+	}
+}
+
+// queueOf is sender s's presigned payments by sequence from its base.
+func queueOf(p *Payments, s int) []sut.Tx { return p.store.bySender(s) }
+
+// Presigned payments lie in the order the dispatcher takes them: the i-th
+// sender Reserve picks sends the i-th payment of the store (so the send
+// path reads memory forwards), and presigning changes none of the picks.
+func TestPresignedPaymentsLieInSendOrder(t *testing.T) {
+	ctx := context.Background()
+	cfg := PaymentsConfig{Senders: 50, Window: 1 << 20, Amount: Amount{Min: 1, Max: 9}, Seed: 7,
+		SenderChoice: Choice{Dist: "zipf", S: 1.1}, RecipientChoice: Choice{Dist: "uniform"}}
+	codec := &chainCodec{accounts: 60, seq: map[int]uint64{3: 5}}
+	p, err := NewPayments(ctx, cfg, codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := NewPayments(ctx, cfg, codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	if _, err := p.Presign(ctx, n, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	where := map[sut.TxID]int{}
+	for i, tx := range p.store.txs {
+		where[tx.ID] = i
+	}
+	b := p.NewBuilder(1)
+	for i := 0; i < n; i++ {
+		s, ls := p.Reserve(), live.Reserve()
+		if s != ls {
+			t.Fatalf("pick %d: sender %d, expected %d as without presigning", i, s, ls)
+		}
+		x, err := b.Next(ctx, s, uint64(i))
+		if err != nil || !x.Stable {
+			t.Fatalf("pick %d: stable %v, err %v: expected a presigned payment", i, x.Stable, err)
+		}
+		if nonceOf(x.Tx) != x.Nonce {
+			t.Fatalf("pick %d: nonce %d in the bytes, expected %d", i, nonceOf(x.Tx), x.Nonce)
+		}
+		if at := where[x.Tx.ID]; at != i {
+			t.Fatalf("pick %d (sender %d): payment %d of the store, expected %d", i, s, at, i)
+		}
 	}
 }
