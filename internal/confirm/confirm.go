@@ -5,6 +5,7 @@
 package confirm
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -52,7 +53,8 @@ type shard struct {
 	// oldest is at most the earliest Sent in m (noExpiry when m was empty
 	// at the last scan): Expire skips a shard with nothing old enough
 	// rather than walk every payment in flight each time.
-	oldest time.Duration
+	oldest  time.Duration
+	touched uint64 // what TrackAll read ahead, kept so the reads stay
 }
 
 // noExpiry is an oldest for a shard that holds nothing.
@@ -119,6 +121,64 @@ func (t *Tracker) Track(id sut.TxID, p Pending) bool {
 	}
 	s.oldest = min(s.oldest, p.Sent)
 	return true
+}
+
+// Batch is payments to track together (TrackAll): a worker keeps one and
+// reuses it.
+type Batch struct {
+	IDs     []sut.TxID
+	Pending []Pending
+	OK      []bool  // after TrackAll: whether IDs[i] was tracked (as Track)
+	order   []int32 // positions in IDs, grouped by shard
+}
+
+// Reset empties b for the next batch.
+func (b *Batch) Reset() { b.IDs, b.Pending = b.IDs[:0], b.Pending[:0] }
+
+// Add puts one more payment in b.
+func (b *Batch) Add(id sut.TxID, p Pending) {
+	b.IDs = append(b.IDs, id)
+	b.Pending = append(b.Pending, p)
+}
+
+// TrackAll tracks b's payments as Track does, in order. It takes each
+// shard's lock once for the batch's ids in it, and reads their index
+// positions before probing for any, so the cache misses overlap: one at a
+// time, with millions pending, the probe was 12-15% of the generator's CPU
+// at 400k payments/s.
+func (t *Tracker) TrackAll(b *Batch) {
+	n := len(b.IDs)
+	b.OK = slices.Grow(b.OK[:0], n)[:n]
+	b.order = slices.Grow(b.order[:0], n)[:n]
+	var start [shardCount + 1]int32
+	for i := range b.IDs {
+		start[b.IDs[i][0]%shardCount+1]++
+	}
+	for k := 1; k <= shardCount; k++ {
+		start[k] += start[k-1]
+	}
+	next := start
+	for i := range b.IDs {
+		k := b.IDs[i][0] % shardCount
+		b.order[next[k]] = int32(i)
+		next[k]++
+	}
+	for k := range t.shards {
+		group := b.order[start[k]:start[k+1]]
+		if len(group) == 0 {
+			continue
+		}
+		s := &t.shards[k]
+		s.mu.Lock()
+		s.touched += s.m.touch(b.IDs, group)
+		for _, i := range group {
+			b.OK[i] = s.m.add(&b.IDs[i], b.Pending[i])
+			if b.OK[i] {
+				s.oldest = min(s.oldest, b.Pending[i].Sent)
+			}
+		}
+		s.mu.Unlock()
+	}
 }
 
 // Unanswered marks a tracked payment's answer as lost.

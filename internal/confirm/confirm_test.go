@@ -200,3 +200,70 @@ func BenchmarkTrackPending(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTrackAllPending is BenchmarkTrackPending's payments tracked a
+// batch at a time, as a lane does (TrackAll).
+func BenchmarkTrackAllPending(b *testing.B) {
+	rec := measure.NewRecorder()
+	trk := New(func(Resolution) {}, time.Now(), rec.NewShard())
+	ids := make([]sut.TxID, b.N)
+	for i := range ids {
+		ids[i] = sha256.Sum256(binary.BigEndian.AppendUint64(nil, uint64(i)))
+	}
+	const perSecond, per = 400_000, 256
+	var batch Batch
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < len(ids); i += per {
+		batch.Reset()
+		for k := i; k < min(i+per, len(ids)); k++ {
+			at := time.Duration(k) * time.Second / perSecond
+			batch.Add(ids[k], Pending{Intended: at, Sent: at, Nonce: uint64(k)})
+		}
+		trk.TrackAll(&batch)
+		if i/perSecond != (i+per)/perSecond {
+			trk.Expire(time.Duration(i)*time.Second/perSecond - 30*time.Second)
+		}
+	}
+}
+
+// A batch is tracked as its payments one by one would be: the same bytes
+// twice in a batch, or already in flight, are refused, and what is tracked
+// resolves from a block.
+func TestTrackAllAgreesWithTrack(t *testing.T) {
+	one, all := newFixture(), newFixture()
+	var b Batch
+	want := []bool{}
+	for i := 0; i < 2000; i++ {
+		name := string(rune('a' + i%1500)) // 500 repeats, in and across batches
+		p := Pending{Intended: time.Duration(i), Sent: time.Duration(i), Sender: int32(i % 7), Nonce: uint64(i)}
+		want = append(want, one.trk.Track(id(name), p))
+		b.Add(id(name), p)
+		if len(b.IDs) == 300 || i == 1999 {
+			all.trk.TrackAll(&b)
+			for k, ok := range b.OK {
+				if w := want[len(want)-len(b.OK)+k]; ok != w {
+					t.Fatalf("payment %d: tracked %v in a batch, %v alone", len(want)-len(b.OK)+k, ok, w)
+				}
+			}
+			b.Reset()
+		}
+	}
+	if one.trk.Len() != 1500 || all.trk.Len() != one.trk.Len() {
+		t.Fatalf("%d tracked in batches, %d alone, expected 1500", all.trk.Len(), one.trk.Len())
+	}
+	blk := &sut.Block{Height: 2, Seen: one.at(time.Second), Final: true}
+	for i := 0; i < 1500; i++ {
+		blk.Txs = append(blk.Txs, sut.TxResult{ID: id(string(rune('a' + i))), OK: true})
+	}
+	one.trk.Block(blk)
+	all.trk.Block(blk)
+	if c1, c2 := one.rec.Collect(false).Committed, all.rec.Collect(false).Committed; c1 != 1500 || c2 != c1 {
+		t.Fatalf("committed %d from batches, %d alone, expected 1500", c2, c1)
+	}
+	for i := range one.resolved {
+		if one.resolved[i].Pending != all.resolved[i].Pending {
+			t.Fatalf("resolution %d: %+v from batches, %+v alone", i, all.resolved[i].Pending, one.resolved[i].Pending)
+		}
+	}
+}

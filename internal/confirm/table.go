@@ -129,6 +129,19 @@ func (t *table) find(id *sut.TxID) (int, bool) {
 	}
 }
 
+// touch reads the home position of each of ids[group], so a batch's cache
+// misses overlap before any probe waits on one; the sum keeps the reads.
+func (t *table) touch(ids []sut.TxID, group []int32) (sum uint64) {
+	if len(t.idx) == 0 {
+		return 0
+	}
+	mask := len(t.idx) - 1
+	for _, i := range group {
+		sum += t.idx[int(keyOf(&ids[i]))&mask]
+	}
+	return sum
+}
+
 // get is id's pending payment, if held.
 func (t *table) get(id *sut.TxID) (Pending, bool) {
 	i, ok := t.find(id)

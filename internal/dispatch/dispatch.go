@@ -209,6 +209,7 @@ type worker struct {
 	batch []sending
 	txs   []sut.Tx
 	rcpts []sut.Receipt
+	track confirm.Batch
 }
 
 func (e *Engine) newWorker(i int, rec *measure.Shard) *worker {
@@ -323,7 +324,7 @@ func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []tic
 	for _, tk := range tks {
 		w.batch = append(w.batch, sending{})
 		sg := &w.batch[len(w.batch)-1]
-		if _, ok := w.prepare(ctx, tk, sg, &c); !ok {
+		if _, ok := w.assemble(ctx, tk, sg, &c); !ok {
 			w.batch = w.batch[:len(w.batch)-1]
 			continue
 		}
@@ -334,8 +335,20 @@ func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []tic
 			w.arena = append(w.arena, sg.tx.Bytes...)
 			sg.tx.Bytes = w.arena[at:len(w.arena):len(w.arena)]
 		}
-		w.txs = append(w.txs, sg.tx)
 	}
+	w.track.Reset()
+	for k := range w.batch {
+		w.track.Add(w.batch[k].tx.ID, w.batch[k].p)
+	}
+	w.e.Tracker.TrackAll(&w.track)
+	kept := w.batch[:0]
+	for k := range w.batch {
+		if _, ok := w.tracked(&w.batch[k], w.track.OK[k]); ok {
+			kept = append(kept, w.batch[k])
+			w.txs = append(w.txs, w.batch[k].tx)
+		}
+	}
+	w.batch = kept
 	if len(w.txs) == 0 {
 		return
 	}
@@ -360,6 +373,15 @@ func (w *worker) sendBatch(ctx context.Context, bs sut.BatchSubmitter, tks []tic
 // prepare builds and tracks one payment and records it sent at c's time;
 // a payment that could not be built is answered at once (ok false).
 func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending, c *clock) (r sut.Receipt, ok bool) {
+	if r, ok := w.assemble(ctx, tk, sg, c); !ok {
+		return r, false
+	}
+	return w.tracked(sg, w.e.Tracker.Track(sg.tx.ID, sg.p))
+}
+
+// assemble builds one payment into sg, sent at c's time; a payment that
+// could not be built is answered at once (ok false).
+func (w *worker) assemble(ctx context.Context, tk ticket, sg *sending, c *clock) (r sut.Receipt, ok bool) {
 	e := w.e
 	s := int(tk.sender)
 	sender := tk.sender
@@ -379,21 +401,28 @@ func (w *worker) prepare(ctx context.Context, tk ticket, sg *sending, c *clock) 
 	sent := c.now(!b.Stable)
 	*sg = sending{tk: tk, sender: sender, tx: b.Tx, nonce: b.Nonce, sent: sent, stable: b.Stable,
 		p: confirm.Pending{Intended: tk.intended, Sent: sent, Sender: sender, Nonce: b.Nonce, Invalid: b.Invalid, Kind: b.Kind}}
-	if !e.Tracker.Track(b.Tx.ID, sg.p) {
+	return sut.Receipt{}, true
+}
+
+// tracked records sg's payment sent once the tracker took it (ok); if it
+// did not, the payment is answered at once (ok false).
+func (w *worker) tracked(sg *sending, ok bool) (sut.Receipt, bool) {
+	e, tk, sent := w.e, sg.tk, sg.sent
+	if !ok {
 		// Another payment reached this presigned sequence first and is in
 		// flight with these very bytes: sending them again is not a payment.
 		w.rec.Sent(sent - tk.intended)
 		w.rec.Acked(false, false, "duplicate_in_flight", e.Since()-tk.intended)
-		e.Workload.Release(s)
+		e.Workload.Release(int(tk.sender))
 		return sut.Receipt{Status: sut.Rejected, Reason: "duplicate_in_flight"}, false
 	}
-	if b.Invalid != "" {
-		w.rec.Invalid("sent", b.Invalid, "")
+	if sg.p.Invalid != "" {
+		w.rec.Invalid("sent", sg.p.Invalid, "")
 		return sut.Receipt{}, true
 	}
 	w.rec.Sent(sent - tk.intended)
-	if b.Kind != "" {
-		w.rec.SentKind(b.Kind)
+	if sg.p.Kind != "" {
+		w.rec.SentKind(sg.p.Kind)
 	}
 	return sut.Receipt{}, true
 }
