@@ -53,7 +53,7 @@ for rate in $RATES; do
     --workload "$wl" "${mode[@]}" --rate "$rate" --duration "${DURATION}s" --warmup 2s --drain 0s --window 1000000 --send-interval "$iv" \
     --out "$work/t-$wl-$rate-$iv" >/dev/null 2>&1 || true
   read -r sent lag tcpu < <(python3 -c "
-import json; s=json.load(open('$work/t-$wl-$rate-$iv/result.json'))['summary']; print(s['sent'], s['latency_ms']['schedule_lag']['p99'], s['generator']['cpu_percent']/100*$DURATION)")
+import json; s=json.load(open('$work/t-$wl-$rate-$iv/result.json'))['summary']; print(s['sent'], s['latency_ms']['schedule_lag']['p99'], round(s['generator']['cpu_percent']/100*$DURATION, 3))")
   echo "tpslab  $wl, rate $rate/s, send interval $iv: sent $sent in ${DURATION}s using $tcpu CPU s: $(python3 -c "print(round($sent/$tcpu))") payments per CPU-second; schedule lag p99 $lag ms"
   echo "$wl $rate $iv $sent $tcpu" >>"$work/tpslab"
 done
