@@ -603,7 +603,9 @@ func (b *paymentBuilder) Next(ctx context.Context, s int, i uint64) (Built, erro
 		b.row, b.hasRow = p.trace.Row(i)
 	}
 	var out Built
-	if l.resync.Swap(false) {
+	// A plain load first: the swap is a locked instruction, 1.6% of the
+	// CPU at 400k payments/s when taken for every payment.
+	if l.resync.Load() && l.resync.Swap(false) {
 		e, err := p.codec.Nonce(ctx, p.offset+s)
 		if err != nil {
 			l.resync.Store(true)
