@@ -20,15 +20,16 @@ func (q *presigned) has(s int, k uint64) bool { return k < uint64(len(q.at[s])) 
 // get is sender s's k-th presigned payment.
 func (q *presigned) get(s int, k uint64) *sut.Tx { return &q.txs[q.at[s][k]] }
 
-// place is where each payment goes, one row per position of txs: sender
-// s's first counts[s] payments, in the order of the picks (a pick past a
-// sender's count is left to live signing), then what is left of each
-// count, sender by sender.
+// place is what one position of txs holds: sender s's k-th payment.
 type place struct {
 	s int32
 	k uint32
 }
 
+// layout places each sender's counts[s] payments: in the order of the
+// picks (a pick past its sender's count is left to live signing), then what
+// is left of each count, sender by sender. It returns the store, empty, and
+// each position's place.
 func layout(picks []int32, counts []int, withKind bool) (*presigned, []place) {
 	total := 0
 	for _, c := range counts {
