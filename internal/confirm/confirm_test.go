@@ -178,17 +178,23 @@ func TestSameBytesStayWithThePaymentInFlight(t *testing.T) {
 	}
 }
 
+// pendingBench is an empty tracker and b.N distinct ids for the pending
+// benchmarks.
+func pendingBench(b *testing.B) (*Tracker, []sut.TxID) {
+	rec := measure.NewRecorder()
+	ids := make([]sut.TxID, b.N)
+	for i := range ids {
+		ids[i] = sha256.Sum256(binary.BigEndian.AppendUint64(nil, uint64(i)))
+	}
+	return New(func(Resolution) {}, time.Now(), rec.NewShard()), ids
+}
+
 // BenchmarkTrackPending is the tracker's cost per payment against a system
 // that commits nothing (the sink): every payment stays pending, so the
 // tables grow to millions of entries; the run expires the oldest second by
 // second, as the runner does.
 func BenchmarkTrackPending(b *testing.B) {
-	rec := measure.NewRecorder()
-	trk := New(func(Resolution) {}, time.Now(), rec.NewShard())
-	ids := make([]sut.TxID, b.N)
-	for i := range ids {
-		ids[i] = sha256.Sum256(binary.BigEndian.AppendUint64(nil, uint64(i)))
-	}
+	trk, ids := pendingBench(b)
 	const perSecond = 400_000
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -204,12 +210,7 @@ func BenchmarkTrackPending(b *testing.B) {
 // BenchmarkTrackAllPending is BenchmarkTrackPending's payments tracked a
 // batch at a time, as a lane does (TrackAll).
 func BenchmarkTrackAllPending(b *testing.B) {
-	rec := measure.NewRecorder()
-	trk := New(func(Resolution) {}, time.Now(), rec.NewShard())
-	ids := make([]sut.TxID, b.N)
-	for i := range ids {
-		ids[i] = sha256.Sum256(binary.BigEndian.AppendUint64(nil, uint64(i)))
-	}
+	trk, ids := pendingBench(b)
 	const perSecond, per = 400_000, 256
 	var batch Batch
 	b.ReportAllocs()

@@ -521,10 +521,11 @@ func (b *paymentBuilder) txFor(s int, nonce uint64) (tx sut.Tx, stable bool) {
 	p := b.p
 	b.kind = ""
 	if k, ok := p.presigned(s, nonce); ok {
+		i := p.store.at[s][k]
 		if p.mix != nil {
-			b.kind = p.mix[p.store.kind[p.store.at[s][k]]].Kind
+			b.kind = p.mix[p.store.kind[i]].Kind
 		}
-		return *p.store.get(s, k), true
+		return p.store.txs[i], true
 	}
 	kind, to, amount := -1, -1, uint64(0)
 	if b.hasRow {
