@@ -34,6 +34,9 @@ const (
 	Committed Outcome = iota
 	FailedInBlock
 	Expired
+	// InFlightAtEnd: unresolved when the run ended, its commit timeout not
+	// yet passed; the run cannot say what it became.
+	InFlightAtEnd
 )
 
 // Resolution is passed to the tracker's callback for every resolved payment.
@@ -436,7 +439,19 @@ func (t *Tracker) Resolved(id sut.TxID, ok bool, reason string, at time.Time) {
 }
 
 // Expire resolves as expired every payment sent before cutoff.
-func (t *Tracker) Expire(cutoff time.Duration) {
+func (t *Tracker) Expire(cutoff time.Duration) { t.sweep(cutoff, Expired) }
+
+// End resolves what is still pending when the run ends: expired if it was
+// sent before cutoff (its commit timeout passed), else in flight at the
+// end (a block after the drain may still hold it; issue 51).
+func (t *Tracker) End(cutoff time.Duration) {
+	t.sweep(cutoff, Expired)
+	t.sweep(noExpiry, InFlightAtEnd)
+}
+
+// sweep resolves every payment sent before cutoff as o (Expired or
+// InFlightAtEnd); an invalid one is refused or unknown either way.
+func (t *Tracker) sweep(cutoff time.Duration, o Outcome) {
 	var n int64
 	for i := range t.shards {
 		s := &t.shards[i]
@@ -449,7 +464,7 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 		oldest := noExpiry
 		s.m.each(func(id sut.TxID, p Pending) {
 			if p.Sent < cutoff {
-				gone = append(gone, Resolution{Pending: p, ID: id, Outcome: Expired})
+				gone = append(gone, Resolution{Pending: p, ID: id, Outcome: o})
 			} else {
 				oldest = min(oldest, p.Sent)
 			}
@@ -474,6 +489,9 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 		gone = valid
 		t.expMu.Lock()
 		for _, r := range gone {
+			if o != Expired {
+				break // nothing commits after the end: no late commit to recognise
+			}
 			t.expired[r.ID] = r.Pending
 			if len(t.expired) >= lateWindow {
 				t.expOld, t.expired = t.expired, make(map[sut.TxID]Pending)
@@ -490,7 +508,7 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 	t.incMu.Lock()
 	for id, in := range t.included {
 		if in.Sent < cutoff {
-			gone = append(gone, Resolution{Pending: in.Pending, ID: id, Outcome: Expired})
+			gone = append(gone, Resolution{Pending: in.Pending, ID: id, Outcome: o})
 			delete(t.included, id)
 		}
 	}
@@ -503,7 +521,11 @@ func (t *Tracker) Expire(cutoff time.Duration) {
 		}
 		t.resolve(r)
 	}
-	if n > 0 {
+	switch {
+	case n == 0:
+	case o == Expired:
 		t.rec.Expired(n)
+	default:
+		t.rec.InFlightEnd(n)
 	}
 }

@@ -135,7 +135,7 @@ func (e *Engine) Resolve(r confirm.Resolution) {
 	case confirm.FailedInBlock:
 		o = workload.Failed
 		e.sample(r.Reason, r.Detail)
-	case confirm.Expired:
+	case confirm.Expired, confirm.InFlightAtEnd:
 		o = workload.Expired
 	}
 	e.resolved(int(r.Sender), r.Nonce, o, r.Reason)

@@ -55,6 +55,8 @@ var Counters = []Counter{
 		Reasons: reasons(func(c *Counts) *map[string]int64 { return &c.Failed })},
 	{Name: "expired", Prom: "payments_expired_total", Title: "expired", Always: true, Help: "accepted payments not committed within commit_timeout",
 		Scalar: scalar(func(c *Counts) *int64 { return &c.Expired })},
+	{Name: "in_flight_end", Prom: "payments_in_flight_end_total", Title: "in flight at the end", Help: "accepted payments unresolved when the run ended, their commit_timeout not yet passed",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.InFlightEnd })},
 	{Name: "late_commits", Prom: "late_commits_total", Title: "late commits", Help: "expired payments later seen committed",
 		Scalar: scalar(func(c *Counts) *int64 { return &c.LateCommits })},
 	{Name: "throttled", Prom: "throttled_total", Title: "throttled (429, waited and retried)", Help: "answers that asked tpslab to slow down (HTTP 429), waited out",

@@ -29,14 +29,17 @@ const (
 
 // Counts are the counters of docs/metrics.md.
 type Counts struct {
-	Offered     int64            `json:"offered"`
-	Sent        int64            `json:"sent"`
-	Accepted    int64            `json:"accepted"`
-	Rejected    map[string]int64 `json:"rejected"`
-	Unacked     map[string]int64 `json:"unacked,omitempty"`
-	Committed   int64            `json:"committed"`
-	Failed      map[string]int64 `json:"committed_failed"`
-	Expired     int64            `json:"expired"`
+	Offered   int64            `json:"offered"`
+	Sent      int64            `json:"sent"`
+	Accepted  int64            `json:"accepted"`
+	Rejected  map[string]int64 `json:"rejected"`
+	Unacked   map[string]int64 `json:"unacked,omitempty"`
+	Committed int64            `json:"committed"`
+	Failed    map[string]int64 `json:"committed_failed"`
+	Expired   int64            `json:"expired"`
+	// InFlightEnd are payments still unresolved when the run ended whose
+	// commit timeout had not passed: neither committed nor expired.
+	InFlightEnd int64            `json:"in_flight_end,omitempty"`
 	LateCommits int64            `json:"late_commits"`
 	Resyncs     int64            `json:"resyncs"`
 	Resubmitted int64            `json:"resubmitted,omitempty"`
@@ -73,7 +76,7 @@ type Counts struct {
 //
 //	offered = sent + unsent
 //	sent = accepted + rejected + unacked
-//	accepted + unacked = committed + committed_failed + expired
+//	accepted + unacked = committed + committed_failed + expired + in_flight_end
 //
 // It names each one that does not hold, with its figures.
 func (c *Counts) Check() error {
@@ -89,8 +92,8 @@ func (c *Counts) Check() error {
 	if c.Sent != c.Accepted+rej+unack {
 		broken = append(broken, fmt.Sprintf("sent %d != accepted %d + rejected %d + unacked %d", c.Sent, c.Accepted, rej, unack))
 	}
-	if c.Accepted+unack != c.Committed+failed+c.Expired {
-		broken = append(broken, fmt.Sprintf("accepted %d + unacked %d != committed %d + committed_failed %d + expired %d", c.Accepted, unack, c.Committed, failed, c.Expired))
+	if c.Accepted+unack != c.Committed+failed+c.Expired+c.InFlightEnd {
+		broken = append(broken, fmt.Sprintf("accepted %d + unacked %d != committed %d + committed_failed %d + expired %d + in_flight_end %d", c.Accepted, unack, c.Committed, failed, c.Expired, c.InFlightEnd))
 	}
 	if len(broken) == 0 {
 		return nil
@@ -488,6 +491,14 @@ func (s *Shard) Invalid(step, sort, reason string) {
 func (s *Shard) Expired(n int64) {
 	s.mu.Lock()
 	s.d.Expired += n
+	s.mu.Unlock()
+}
+
+// InFlightEnd records payments unresolved when the run ended, within their
+// commit timeout.
+func (s *Shard) InFlightEnd(n int64) {
+	s.mu.Lock()
+	s.d.InFlightEnd += n
 	s.mu.Unlock()
 }
 

@@ -155,6 +155,9 @@ func compactCounts(s *Summary) [][3]string {
 		rej = row("rejected ("+top+")", s.RejectedTotal, "")
 	}
 	rows = append(rows, rej, row("expired", s.Expired, ""))
+	if s.InFlightEnd > 0 {
+		rows = append(rows, row("in flight at the end", s.InFlightEnd, ""))
+	}
 	if s.FailedTotal > 0 {
 		rows = append(rows, row("failed in block", s.FailedTotal, ""))
 	}
@@ -204,7 +207,7 @@ func stages(s *Summary) string {
 
 // otherCounts are the counters the table leaves out that are not zero.
 func otherCounts(s *Summary) string {
-	shown := map[string]bool{"offered": true, "sent": true, "committed": true, "rejected": true, "expired": true, "accepted": true, "committed_failed": true}
+	shown := map[string]bool{"offered": true, "sent": true, "committed": true, "rejected": true, "expired": true, "accepted": true, "committed_failed": true, "in_flight_end": true}
 	var parts []string
 	for _, d := range measure.Counters {
 		if shown[d.Name] {

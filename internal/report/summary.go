@@ -410,6 +410,9 @@ func (r *Result) Verdict() string {
 	if s.Expired > 0 {
 		fmt.Fprintf(&b, "; %s expired", count(s.Expired))
 	}
+	if s.InFlightEnd > 0 {
+		fmt.Fprintf(&b, "; %s still in flight at the end (within their commit timeout)", count(s.InFlightEnd))
+	}
 	if n := measure.Sum(s.InvalidSent); n > 0 {
 		fmt.Fprintf(&b, "; %d invalid payments sent apart, %d refused", n, measure.Sum(s.InvalidRefused))
 		if u := measure.Sum(s.InvalidUnknown); u > 0 {

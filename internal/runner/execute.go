@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,6 +149,9 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 	if e, ok := endOf(offer); ended.Kind == Completed && ok && ctx.Err() == nil {
 		ended = e // the chain halted during the drain
 	}
+	if ls.trk.Len() > 0 && hard.Err() == nil && !ended.hopeless() {
+		r.readHead(observe)
+	}
 	if ended.Kind == Interrupted {
 		ended.Detail = fmt.Sprintf("stopped offering at %.1f s; %s", time.Duration(ls.loadEnd.Load()).Seconds(), drained)
 	}
@@ -264,8 +266,9 @@ func (r loop) wrapUp(ended End) (*report.Result, error) {
 			r.note("%s", n)
 		}
 	}
-	// Whatever is still pending was not committed within the run.
-	ls.trk.Expire(time.Duration(math.MaxInt64))
+	// Whatever is still pending did not commit within the run: expired if
+	// its commit timeout passed, else in flight at the end.
+	ls.trk.End(ls.eng.Since() - r.sc.CommitTimeout.D())
 	collector{r.run}.tick(true)
 	if r.tel != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -306,6 +309,35 @@ func (r loop) drain(offer, hard context.Context, ended End) string {
 	}
 	return fmt.Sprintf("drained in %.1f s", waited)
 }
+
+// readHead reads the chain's height once more when the drain ends with
+// payments in flight, and waits (up to headWait) until the confirmer has
+// reported every block up to it: a block made just before the drain ended
+// is counted, not left to the confirmer's next poll (issue 51).
+func (r loop) readHead(ctx context.Context) {
+	ls := r.ls
+	if !ls.hasBlock {
+		return
+	}
+	c, cancel := context.WithTimeout(ctx, headWait)
+	defer cancel()
+	info, err := r.conn.Target.Probe(c)
+	if err != nil {
+		return
+	}
+	for c.Err() == nil && ls.trk.Len() > 0 {
+		ls.mu.Lock()
+		h := ls.lastH
+		ls.mu.Unlock()
+		if h >= info.Height {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// headWait bounds readHead: the confirmer polls at least once a second.
+const headWait = 3 * time.Second
 
 // onBlock is told of every block the tracker recorded: it keeps the block
 // range and the gaps between blocks (seen times).

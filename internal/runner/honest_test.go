@@ -19,6 +19,7 @@ import (
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 )
 
 // atLoad calls f when the run writing to out has been loading for about d
@@ -328,5 +329,56 @@ func TestBusyMachineIsNamed(t *testing.T) {
 	}
 	if o := res.Outcome(); o != report.OutcomeKeptUp && o != report.OutcomeMachine && o != report.OutcomeRefused {
 		t.Errorf("outcome %s on a machine others kept busy: %s", o, res.Verdict())
+	}
+}
+
+// A block that comes after the drain ends holds payments whose commit
+// timeout has not passed: they are in flight at the end, never expired,
+// and the next block holds exactly them (issue 51: evmd's block 144 came
+// 9 s after a 15 s drain and its 1,617 payments were called expired).
+func TestPaymentsInFlightWhenTheDrainEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network")
+	}
+	g := chain.Genesis{Seed: "late-block", Accounts: 200, Balance: 1_000_000_000}
+	set := testnet.DefaultSettings()
+	set.TimeoutCommit = 4 * time.Second // blocks far apart: the drain ends between two
+	n, err := chainnet.Up(context.Background(), chainnet.Options{Validators: 1, Home: filepath.Join(t.TempDir(), "net"),
+		ChainID: "late-chain", Genesis: g, Settings: set, Binary: testbin.Path(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { downFresh(n) })
+	sc := scenario.Default()
+	sc.Target.NetHome = n.Home
+	sc.Load.Rate = 100
+	sc.Load.Duration = scenario.Duration(5 * time.Second)
+	sc.Load.Warmup = scenario.Duration(time.Second)
+	sc.Load.Drain = scenario.Duration(500 * time.Millisecond)
+	sc.Workload.Senders = 200
+	sc.Out = filepath.Join(t.TempDir(), "run")
+	res, err := run(t, context.Background(), sc)
+	if err != nil && res == nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.InFlightEnd == 0 || s.Expired != 0 {
+		t.Fatalf("in flight at the end %d, expired %d: want some in flight and none expired (commit timeout %s)", s.InFlightEnd, s.Expired, sc.CommitTimeout.D())
+	}
+	if !strings.Contains(res.Verdict(), "still in flight at the end") {
+		t.Errorf("the headline does not say what was in flight: %s", res.Verdict())
+	}
+	senders := sendersFrom(g, 0, 200)
+	ok, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, senders)
+	if ok != s.Committed {
+		t.Errorf("committed %d; blocks %d..%d hold %d", s.Committed, res.Chain.FirstHeight, res.Chain.LastHeight, ok)
+	}
+	// The blocks after the run hold the payments it left in flight.
+	if err := n.WaitForBlocks(context.Background(), res.Chain.LastHeight+2, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	later, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.LastHeight+1, res.Chain.LastHeight+2, senders)
+	if later != s.InFlightEnd {
+		t.Errorf("in flight at the end %d; the next blocks hold %d of ours", s.InFlightEnd, later)
 	}
 }

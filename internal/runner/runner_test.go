@@ -165,7 +165,7 @@ func TestCommittedCountMatchesBlocks(t *testing.T) {
 		if s.Sent != s.Accepted+s.RejectedTotal+s.UnackedTotal {
 			t.Errorf("%s: sent %d != accepted %d + rejected %d + unacked %d", mode, s.Sent, s.Accepted, s.RejectedTotal, s.UnackedTotal)
 		}
-		if s.Accepted+s.UnackedTotal != s.Committed+s.FailedTotal+s.Expired {
+		if s.Accepted+s.UnackedTotal != s.Committed+s.FailedTotal+s.Expired+s.InFlightEnd {
 			t.Errorf("%s: accepted %d + unacked %d != committed %d + failed %d + expired %d", mode, s.Accepted, s.UnackedTotal, s.Committed, s.FailedTotal, s.Expired)
 		}
 		checkResultFile(t, sc.Out)

@@ -140,7 +140,7 @@ func (r *summarizer) summary() report.Summary {
 	s.Cost = cost(&s, ls.steadyGenCPU, ls.steadyN)
 	// Every accepted (or unanswered) payment ends committed, failed in a
 	// block or expired; whatever is neither, and not still pending, is lost.
-	s.Lost = max(0, s.Accepted+s.UnackedTotal-s.Committed-s.FailedTotal-s.Expired-int64(ls.trk.Len()))
+	s.Lost = max(0, s.Accepted+s.UnackedTotal-s.Committed-s.FailedTotal-s.Expired-s.InFlightEnd-int64(ls.trk.Len()))
 	return s
 }
 
