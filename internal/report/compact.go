@@ -93,6 +93,14 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "limit: %s\n", r.Limit())
+	if j := r.Judge(); j.Outcome != OutcomeKeptUp && j.Limit.Cause != "" {
+		for _, a := range j.Also() {
+			writeWrapped(out, "  also held: ", a, width)
+		}
+		for _, a := range j.SetAside() {
+			writeWrapped(out, "  ", a, width)
+		}
+	}
 	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
 		fmt.Fprintf(out, "generator %.0f%% of one core; machine %.0f%% busy of %d cores (others %.0f%% of one core, steal %.0f%%)",
 			g.CPUPercent, g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent)
@@ -280,29 +288,17 @@ func printNodeColumns(out io.Writer, r *Result) {
 	}
 }
 
-// Limit is what held the run back, in words, as find-max names it.
+// Limit is what held the run back, with its figures, as the judgement
+// found it (Judge).
 func (r *Result) Limit() string {
-	s := &r.Summary
-	switch o := r.Outcome(); o {
-	case OutcomeKeptUp:
-		return fmt.Sprintf("none reached: the system kept up with %s tx/s (tpslab find-max finds where it stops)", thousands(s.OfferedTPS))
-	case OutcomeGenerator, OutcomeTargetShort:
-		return s.Shortfall.Phrase()
-	case OutcomeMachine:
-		if s.Generator.MachineBusy != "" {
-			return s.Generator.MachineBusy
-		}
-		return s.Shortfall.Phrase()
-	case OutcomeHalted:
-		return "the chain: " + s.Halted
-	case OutcomeRefused:
-		return fmt.Sprintf("the system refused %.1f%% of payments (mostly %s)", 100*s.RejectRate, strings.ReplaceAll(topReason(s.Rejected), "_", " "))
-	case OutcomeNothing:
-		return "the system committed none of what it was sent"
-	case OutcomeFellBehind:
-		return fmt.Sprintf("the system: it committed %s of %s offered tx/s", thousands(s.CommittedTPS), thousands(s.OfferedTPS))
+	j := r.Judge()
+	if j.Outcome == OutcomeKeptUp {
+		return fmt.Sprintf("none reached: the system kept up with %s tx/s (tpslab find-max finds where it stops)", thousands(r.Summary.ValidOfferedTPS()))
 	}
-	return "-"
+	if j.Limit.Cause == "" {
+		return "-"
+	}
+	return j.Limit.Phrase()
 }
 
 // writeWrapped writes prefix+text wrapped at width, continuation lines

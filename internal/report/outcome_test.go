@@ -41,7 +41,7 @@ func TestHeadlineOutcomes(t *testing.T) {
 			r := outcomeRun(950, 600, 600)
 			r.Summary.Expired, r.Summary.Committed = 571, 11429
 			return r
-		}, OutcomeFellBehind, "fell behind: committed 950 of 1,000 offered tx/s for 10 s; p99 commit 1.20 s; 0.0% rejected; 571 expired"},
+		}, OutcomeFellBehind, "fell behind: committed 950 of 1,000 offered tx/s for 10 s (95% of offered); p99 commit 1.20 s; limit: the system under test"},
 		{"refused", func() *Result {
 			r := outcomeRun(800, 600, 600)
 			r.Summary.RejectRate = 0.17
@@ -52,19 +52,39 @@ func TestHeadlineOutcomes(t *testing.T) {
 			r := outcomeRun(600, 600, 600)
 			r.Summary.SentTPS = 600
 			r.Summary.Shortfall = &Shortfall{Scheduled: 10000, Sent: 6000, Unsent: 3, By: "generator_cpu"}
+			r.Summary.Generator = Generator{Cores: 2, CPUPercent: 198, MachineCPUPercent: 100, Limited: true}
 			return r
-		}, OutcomeGenerator, "generator-limited: sent 600 of 1,000 offered tx/s (3 never sent; the generator's CPU could not keep up)"},
+		}, OutcomeGenerator, "generator-limited: sent 600 of 1,000 offered tx/s (3 never sent); committed 600 of 1,000 offered tx/s for 10 s; p99 commit 1.20 s; limit: the load generator (tpslab used 198% CPU of 2 core(s)"},
 		{"machine busy", func() *Result {
 			r := outcomeRun(600, 600, 600)
 			r.Summary.SentTPS = 600
 			r.Summary.Shortfall = &Shortfall{Unsent: 4000, By: "machine_cpu"}
+			r.Summary.Generator = Generator{Cores: 2, CPUPercent: 20, MachineCPUPercent: 100, OthersCPUPercent: 150}
 			return r
-		}, OutcomeMachine, "machine busy: sent 600 of 1,000 offered tx/s (4,000 never sent; the generator was starved"},
+		}, OutcomeMachine, "machine busy: sent 600 of 1,000 offered tx/s (4,000 never sent); committed 600 of 1,000 offered tx/s for 10 s; p99 commit 1.20 s; limit: the machine (the machine was 100% busy on 2 cores; other processes used 150% of one core"},
+		{"sent late on a quiet machine (a frozen generator)", func() *Result {
+			r := outcomeRun(990, 600, 600)
+			r.Summary.LatencyMs.ScheduleLag.P99 = 9600
+			r.Summary.Generator = Generator{Cores: 2, CPUPercent: 3, MachineCPUPercent: 20}
+			return r
+		}, OutcomeGenerator, "generator-limited: committed 990 of 1,000 offered tx/s for 10 s; p99 commit 1.20 s; limit: the load generator sent late (schedule lag p99 9.60 s"},
+		{"a third of the payments deliberately invalid, all valid ones committed", func() *Result {
+			r := outcomeRun(700, 600, 600)
+			r.Summary.OfferedTPS, r.Summary.InvalidOfferedTPS = 700, 300
+			r.Summary.InvalidSent = map[string]int64{"bad_signature": 3600}
+			r.Summary.Offered, r.Summary.Sent, r.Summary.Accepted, r.Summary.Committed = 12000, 8400, 8400, 8400
+			return r
+		}, OutcomeKeptUp, "kept up: committed 700 of 700 offered tx/s for 10 s"},
+		{"a backlog committing in the window", func() *Result {
+			r := outcomeRun(1340, 600, 600)
+			r.Summary.Committed = 12000
+			return r
+		}, OutcomeKeptUp, "kept up: committed 1,340 tx/s for 10 s, more than the 1,000 offered"},
 		{"fell behind on a machine others kept busy", func() *Result {
 			r := outcomeRun(315, 3000, 8000)
-			r.Summary.Generator.MachineBusy = "the machine was 100% busy on 2 cores, load average 31.0: other processes used 120% of one core"
+			r.Summary.Generator = Generator{Cores: 2, CPUPercent: 5, MachineCPUPercent: 100, OthersCPUPercent: 120}
 			return r
-		}, OutcomeMachine, "machine busy: committed 315 of 1,000 offered tx/s for 10 s (the machine was 100% busy on 2 cores, load average 31.0: other processes"},
+		}, OutcomeMachine, "machine busy: committed 315 of 1,000 offered tx/s for 10 s; p99 commit 16.00 s; limit: the machine (the machine was 100% busy on 2 cores; other processes used 120% of one core"},
 		{"kept up on a busy machine", func() *Result {
 			r := outcomeRun(985, 600, 640)
 			r.Summary.Generator.MachineBusy = "the machine was 95% busy on 2 cores, load average 4.0: a hypervisor took 30% of its CPU (steal)"
@@ -75,7 +95,14 @@ func TestHeadlineOutcomes(t *testing.T) {
 			r.Summary.SentTPS = 192
 			r.Summary.Shortfall = &Shortfall{Unsent: 8080, By: "target"}
 			return r
-		}, OutcomeTargetShort, "fell behind: sent 192 of 1,000 offered tx/s (8,080 never sent; the target's answers could not keep up)"},
+		}, OutcomeTargetShort, "fell behind: sent 192 of 1,000 offered tx/s (8,080 never sent); committed 192 of 1,000 offered tx/s for 10 s (19% of offered); p99 commit 1.20 s; limit: the target's answers"},
+		{"a target slow on a busy machine stays the target's", func() *Result {
+			r := outcomeRun(192, 600, 600)
+			r.Summary.SentTPS = 192
+			r.Summary.Shortfall = &Shortfall{Unsent: 8080, By: "target"}
+			r.Summary.Generator = Generator{Cores: 2, CPUPercent: 1, MachineCPUPercent: 100, OthersCPUPercent: 150, BusyPercent: 100, WaitingPercent: 100}
+			return r
+		}, OutcomeTargetShort, "fell behind: sent 192 of 1,000 offered tx/s (8,080 never sent); committed 192 of 1,000 offered tx/s for 10 s (19% of offered); p99 commit 1.20 s; limit: the target's answers"},
 		{"a sink that commits nothing", func() *Result {
 			r := outcomeRun(0, 0, 0)
 			r.Summary.Committed = 0

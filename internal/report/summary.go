@@ -18,7 +18,10 @@ type Summary struct {
 	UnackedTotal  int64     `json:"unacked_total"`
 	FailedTotal   int64     `json:"committed_failed_total"`
 	CommittedTPS  float64   `json:"committed_tps"`
-	OfferedTPS    float64   `json:"offered_tps"`
+	// OfferedTPS is the valid payments offered a second over the steady
+	// window; InvalidOfferedTPS the deliberately invalid ones, apart.
+	OfferedTPS        float64 `json:"offered_tps"`
+	InvalidOfferedTPS float64 `json:"invalid_offered_tps,omitempty"`
 	SentTPS       float64   `json:"sent_tps"`
 	AcceptedTPS   float64   `json:"accepted_tps"`
 	RejectRate    float64   `json:"reject_rate"` // rejected / sent, whole run
@@ -355,7 +358,8 @@ type Blocks struct {
 	GasPerPayment float64 `json:"gas_per_payment,omitempty"`
 }
 
-// Verdict is the run in one sentence.
+// Verdict is the run in one sentence: what the system did with the valid
+// load offered, and what limited it, with its figures (Judge).
 func (r *Result) Verdict() string {
 	var b strings.Builder
 	if r.Status == "partial" {
@@ -368,38 +372,36 @@ func (r *Result) Verdict() string {
 	if taken := s.InvalidTaken(); len(taken) > 0 {
 		fmt.Fprintf(&b, "FINDING: %d deliberately invalid payments were taken (%s); ", measure.Sum(taken), byKey(taken))
 	}
-	switch o := r.Outcome(); o {
+	j := r.Judge()
+	offered := s.ValidOfferedTPS()
+	switch o := j.Outcome; o {
+	case OutcomeDied:
+		fmt.Fprintf(&b, "a component died (%s); %s committed tx/s over the %.0f s steady window", j.Limit.Figures, thousands(s.CommittedTPS), s.Steady.DurationS)
 	case OutcomeHalted:
-		fmt.Fprintf(&b, "the chain stopped committing (%s); %s committed tx/s over the %.0f s steady window", s.Halted, thousands(s.CommittedTPS), s.Steady.DurationS)
+		fmt.Fprintf(&b, "the chain stopped committing (%s); %s committed tx/s over the %.0f s steady window", j.Limit.Figures, thousands(s.CommittedTPS), s.Steady.DurationS)
 	case OutcomeNoLoad:
 		fmt.Fprintf(&b, "no load was offered")
 	case OutcomeNoSteady:
 		fmt.Fprintf(&b, "no steady window: %s committed in all", count(s.Committed))
-	case OutcomeMachine, OutcomeGenerator, OutcomeTargetShort:
-		if s.Shortfall == nil { // fell behind on a machine others kept busy: nothing left unsent
-			fmt.Fprintf(&b, "machine busy: committed %s of %s offered tx/s for %.0f s (%s); p99 commit %s",
-				thousands(s.CommittedTPS), thousands(s.OfferedTPS), s.Steady.DurationS, s.Generator.MachineBusy, fmtMs(s.LatencyMs.Commit.P99))
-			break
-		}
-		f := s.Shortfall
-		lead := map[Outcome]string{OutcomeGenerator: "generator-limited", OutcomeMachine: "machine busy", OutcomeTargetShort: "fell behind"}[o]
-		fmt.Fprintf(&b, "%s: sent %s of %s offered tx/s (%s never sent; %s); committed %s tx/s for %.0f s; p99 commit %s",
-			lead, thousands(s.SentTPS), thousands(s.OfferedTPS), count(f.Unsent), f.Phrase(), thousands(s.CommittedTPS), s.Steady.DurationS, fmtMs(s.LatencyMs.Commit.P99))
 	case OutcomeNothing:
 		fmt.Fprintf(&b, "committed nothing: %s payments sent over %.0f s, none in a block", count(s.Sent), s.Steady.DurationS)
 	default:
-		lead := map[Outcome]string{OutcomeKeptUp: "kept up", OutcomeRefused: "refused", OutcomeFellBehind: "fell behind"}[o]
-		if s.OfferedTPS > 0 {
-			fmt.Fprintf(&b, "%s: committed %s of %s offered tx/s for %.0f s", lead, thousands(s.CommittedTPS), thousands(s.OfferedTPS), s.Steady.DurationS)
-		} else {
-			fmt.Fprintf(&b, "%s: committed %s tx/s for %.0f s", lead, thousands(s.CommittedTPS), s.Steady.DurationS)
+		lead := map[Outcome]string{OutcomeKeptUp: "kept up", OutcomeRefused: "refused", OutcomeFellBehind: "fell behind",
+			OutcomeGenerator: "generator-limited", OutcomeMachine: "machine busy", OutcomeTargetShort: "fell behind"}[o]
+		b.WriteString(lead + ": ")
+		if f := s.Shortfall; f != nil && o != OutcomeKeptUp {
+			fmt.Fprintf(&b, "sent %s of %s offered tx/s (%s never sent); ", thousands(s.SentTPS), thousands(offered), count(f.Unsent))
 		}
-		if o == OutcomeFellBehind {
+		b.WriteString(committedOf(&s, offered))
+		if o == OutcomeFellBehind || o == OutcomeTargetShort {
 			if why := r.behind(); why != "" {
 				fmt.Fprintf(&b, " (%s)", why)
 			}
 		}
 		fmt.Fprintf(&b, "; p99 commit %s", fmtMs(s.LatencyMs.Commit.P99))
+	}
+	if j.Outcome != OutcomeKeptUp && j.Limit.Cause != "" && j.Outcome != OutcomeDied && j.Outcome != OutcomeHalted {
+		fmt.Fprintf(&b, "; limit: %s", j.Limit.Phrase())
 	}
 	if s.Sent > 0 {
 		fmt.Fprintf(&b, "; %.1f%% rejected", 100*s.RejectRate)
@@ -425,76 +427,48 @@ func (r *Result) Verdict() string {
 	return b.String()
 }
 
+// committedOf is "committed X of Y offered tx/s for S s"; a rate above
+// what was offered is a backlog committing in the window, said as such,
+// never as a share over 100%.
+func committedOf(s *Summary, offered float64) string {
+	switch {
+	case offered <= 0:
+		return fmt.Sprintf("committed %s tx/s for %.0f s", thousands(s.CommittedTPS), s.Steady.DurationS)
+	case s.CommittedTPS > shareCap*offered:
+		return fmt.Sprintf("committed %s tx/s for %.0f s, more than the %s offered (payments sent before the window committed in it)", thousands(s.CommittedTPS), s.Steady.DurationS, thousands(offered))
+	}
+	return fmt.Sprintf("committed %s of %s offered tx/s for %.0f s", thousands(s.CommittedTPS), thousands(offered), s.Steady.DurationS)
+}
+
 // Outcome is what the system did with what was offered: the headline's
 // first words (docs/metrics.md, "The headline").
 type Outcome string
 
 const (
+	OutcomeDied        Outcome = "component_died"    // the target or a part of it stopped answering
 	OutcomeHalted      Outcome = "halted"            // no blocks for over a quarter of the steady window
 	OutcomeNoLoad      Outcome = "no_load"           // nothing was offered
 	OutcomeNoSteady    Outcome = "no_steady"         // no whole steady second
-	OutcomeGenerator   Outcome = "generator_limited" // tpslab could not send what was due
+	OutcomeGenerator   Outcome = "generator_limited" // tpslab could not send what was due, or sent it late
 	OutcomeMachine     Outcome = "machine_busy"      // other processes or a hypervisor took the CPU tpslab or the system needed
 	OutcomeTargetShort Outcome = "fell_behind_send"  // the target could not take what was due
 	OutcomeNothing     Outcome = "committed_nothing" // payments were sent; none committed
-	OutcomeRefused     Outcome = "refused"           // at least 5% of sent payments refused
-	OutcomeFellBehind  Outcome = "fell_behind"       // committed well under offered, expiries, or latency growing
+	OutcomeRefused     Outcome = "refused"           // at least 5% of valid payments sent refused
+	OutcomeFellBehind  Outcome = "fell_behind"       // committed under 97% of the valid offered, expiries, or latency growing
 	OutcomeKeptUp      Outcome = "kept_up"           // committed about what was offered, latency flat
 )
 
-// keptUpShare is how much of the offered rate a run must commit to have
-// kept up: block-aligned rates over a short window wobble by a few percent.
-const keptUpShare = 0.9
-
-// Outcome decides the headline from what the system did with what was
-// offered, never from the committed rate alone.
-func (r *Result) Outcome() Outcome {
-	o := r.outcome()
-	// A machine busy with other work explains a system that did not keep
-	// up at least as well as the system does (refusals are the system's).
-	if r.Summary.Generator.MachineBusy != "" {
-		switch o {
-		case OutcomeTargetShort, OutcomeNothing, OutcomeFellBehind:
-			return OutcomeMachine
-		}
-	}
-	return o
-}
-
-func (r *Result) outcome() Outcome {
-	s := &r.Summary
-	switch {
-	case s.Halted != "":
-		return OutcomeHalted
-	case s.Offered == 0:
-		return OutcomeNoLoad
-	case s.Steady.DurationS == 0:
-		return OutcomeNoSteady
-	case s.Shortfall != nil:
-		switch s.Shortfall.By {
-		case "generator_workers", "generator_cpu":
-			return OutcomeGenerator
-		case "machine_cpu":
-			return OutcomeMachine
-		}
-		return OutcomeTargetShort
-	case s.Committed == 0 && s.Sent > 0:
-		return OutcomeNothing
-	case s.RejectRate >= 0.05:
-		return OutcomeRefused
-	case s.CommittedTPS < keptUpShare*s.OfferedTPS || float64(s.Expired) > 0.01*float64(s.Sent) || r.latencyGrew() != "":
-		return OutcomeFellBehind
-	}
-	return OutcomeKeptUp
-}
+// Outcome decides the headline from what the system did with the valid
+// load offered and the evidence of what limited it (Judge).
+func (r *Result) Outcome() Outcome { return r.Judge().Outcome }
 
 // behind says how a run fell behind: the share of the offered rate
 // committed, or latency growing.
 func (r *Result) behind() string {
 	s := &r.Summary
 	var why []string
-	if s.OfferedTPS > 0 && s.CommittedTPS < keptUpShare*s.OfferedTPS {
-		why = append(why, fmt.Sprintf("%.0f%% of offered", 100*s.CommittedTPS/s.OfferedTPS))
+	if sh := s.CommittedShare(); s.ValidOfferedTPS() > 0 && sh < keptUpFloor {
+		why = append(why, fmt.Sprintf("%.0f%% of offered", 100*sh))
 	}
 	if g := r.latencyGrew(); g != "" {
 		why = append(why, g)

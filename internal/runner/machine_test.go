@@ -32,7 +32,7 @@ func TestJudgeMachine(t *testing.T) {
 		wantOthers float64
 	}{
 		{"nodes use the machine", report.Generator{Cores: 2, MachineCPUPercent: 98, CPUPercent: 20}, tel(90, 80), "target", false, "target", 6},
-		{"other processes use it", report.Generator{Cores: 2, MachineCPUPercent: 100, CPUPercent: 3, LoadAverage: 31}, tel(40, 30), "target", true, "machine_cpu", 127},
+		{"other processes use it", report.Generator{Cores: 2, MachineCPUPercent: 100, CPUPercent: 3, LoadAverage: 31}, tel(40, 30), "target", true, "target", 127}, // the verdict weighs the machine beside the target (report.Judge)
 		{"steal", report.Generator{Cores: 2, MachineCPUPercent: 60, CPUPercent: 10, StealPercent: 25}, tel(50), "", true, "", 60},
 		{"no node measured: never blamed on others", report.Generator{Cores: 2, MachineCPUPercent: 100, CPUPercent: 5}, nil, "target", false, "target", 195},
 		{"a quiet machine", report.Generator{Cores: 2, MachineCPUPercent: 30, CPUPercent: 10}, tel(40), "", false, "", 10},

@@ -69,7 +69,10 @@ func (r *summarizer) summary() report.Summary {
 	lat := st
 	if win > 0 {
 		r.committedRate(&s, st)
-		s.OfferedTPS = float64(st.Offered) / win
+		// Invalid payments count apart from every payment figure.
+		inv := measure.Sum(st.InvalidSent)
+		s.OfferedTPS = float64(st.Offered-inv) / win
+		s.InvalidOfferedTPS = float64(inv) / win
 		s.SentTPS = float64(st.Sent) / win
 		s.AcceptedTPS = float64(st.Accepted) / win
 		s.ByKind = byKind(st, win)
@@ -174,9 +177,8 @@ func judgeMachine(s *report.Summary) {
 	}
 	g.MachineBusy = fmt.Sprintf("the machine was %.0f%% busy on %d cores, load average %.1f: %s", g.MachineCPUPercent, g.Cores, g.LoadAverage, strings.Join(why, "; "))
 	s.Warnings = append(s.Warnings, g.MachineBusy+": the figures describe this machine's load as much as the system under test; measure on a quiet machine")
-	if sf := s.Shortfall; sf != nil && sf.By == "target" {
-		sf.By = "machine_cpu" // the target answered slowly on a machine others kept busy
-	}
+	// A target that answered slowly on a busy machine stays the target's
+	// shortfall: the verdict weighs the machine beside it (report.Judge).
 }
 
 // cost is what a committed payment cost over the steady window: the mean

@@ -1,0 +1,438 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/tpslab/tpslab/internal/telemetry"
+)
+
+// Cause is a candidate limit of a run (docs/metrics.md, "What limited it").
+type Cause string
+
+const (
+	CauseDied      Cause = "component_died" // the target or its database stopped answering
+	CauseHalt      Cause = "halt"           // the chain made no block for a long stretch
+	CauseFault     Cause = "fault"          // a scheduled fault was in the window
+	CauseGenerator Cause = "generator"      // tpslab's own CPU or senders could not keep up
+	CauseLate      Cause = "generator_late" // tpslab sent late without using its CPU: stopped or descheduled
+	CauseRefusals  Cause = "refusals"       // the system refused valid payments
+	CauseDatabase  Cause = "database"       // lock waits, deadlocks, retries
+	CauseBlocks    Cause = "block_space"    // blocks cannot hold the offered rate
+	CauseSystemCPU Cause = "system_cpu"     // the system's processes took the machine's CPU
+	CauseTarget    Cause = "target_answers" // the target answered slower than payments were due
+	CauseLinks     Cause = "links"          // emulated links between the nodes
+	CauseMachine   Cause = "machine"        // other processes or a hypervisor took the CPU
+	CauseSystem    Cause = "system"         // none of the above measured: the system itself
+)
+
+// order is the dominance of the causes: the first that holds is the limit.
+// A component that died or a chain that halted explains everything after
+// it; tpslab's own limits come before the system's, because the system's
+// figures then describe what tpslab managed to send; the system's own
+// evidence (its refusals, its database, its blocks, its CPU, its answers)
+// comes before the machine, which explains a shortfall only when nothing
+// in the system does.
+var order = []Cause{CauseDied, CauseHalt, CauseFault, CauseGenerator, CauseLate, CauseRefusals, CauseDatabase,
+	CauseBlocks, CauseSystemCPU, CauseTarget, CauseLinks, CauseMachine}
+
+// Evidence is one candidate limit and the figures that decide it.
+type Evidence struct {
+	Cause   Cause  `json:"cause"`
+	Holds   bool   `json:"holds"`
+	Figures string `json:"figures"` // what supports it, or why it was set aside
+	// Absent: the run had nothing of the kind (no fault, no database, no
+	// links): not shown among the candidates set aside.
+	Absent bool `json:"absent,omitempty"`
+}
+
+// Judgement is the run's outcome and what limited it, from the evidence.
+type Judgement struct {
+	Outcome Outcome
+	// Limit is the first candidate, in order, that holds; Cause is "" when
+	// the run kept up.
+	Limit Evidence
+	// Considered is every candidate, in order.
+	Considered []Evidence
+}
+
+// Thresholds of the evidence (docs/metrics.md, "What limited it").
+const (
+	keptUpFloor   = 0.97 // of the valid offered load, committed
+	lagLate       = 1000 // ms of schedule lag p99: sent late
+	refusedShare  = 0.05 // of valid payments sent, refused
+	lockWaitShare = 0.25 // of the database's connections waiting for a lock
+	deadlocksRate = 0.1  // a second
+	retriesPer    = 0.1  // serialization retries a committed payment
+	systemCPUBusy = 0.80 // of the machine's cores, the system's processes
+	machineBusy   = 90.0 // % of the machine busy
+	steal         = 10.0 // % of the CPU taken by a hypervisor
+	othersShare   = 0.25 // of the machine's cores, other processes
+	generatorCore = 0.5  // of one core: under it, a late generator was not short of CPU
+	shareCap      = 1.03 // a committed share above it is a backlog, not a rate
+)
+
+// Judge decides what the system did with the valid load offered, and what
+// limited it, from the figures the run measured.
+func (r *Result) Judge() Judgement {
+	s := &r.Summary
+	ev := r.evidence()
+	j := Judgement{Considered: ev}
+	for _, e := range ev {
+		if e.Holds {
+			j.Limit = e
+			break
+		}
+	}
+	switch {
+	case j.Limit.Cause == CauseDied:
+		j.Outcome = OutcomeDied
+	case j.Limit.Cause == CauseHalt:
+		j.Outcome = OutcomeHalted
+	case s.Offered == 0:
+		j.Outcome = OutcomeNoLoad
+	case s.Steady.DurationS == 0:
+		j.Outcome = OutcomeNoSteady
+	case s.Committed == 0 && s.Sent > 0 && s.RejectRate < refusedShare:
+		j.Outcome = OutcomeNothing
+	case r.keptUp() && j.Limit.Cause != CauseLate && j.Limit.Cause != CauseGenerator:
+		j.Outcome, j.Limit = OutcomeKeptUp, Evidence{}
+	case j.Limit.Cause == CauseGenerator || j.Limit.Cause == CauseLate:
+		j.Outcome = OutcomeGenerator
+	case j.Limit.Cause == CauseMachine:
+		j.Outcome = OutcomeMachine
+	case j.Limit.Cause == CauseRefusals:
+		j.Outcome = OutcomeRefused
+	case s.Shortfall != nil:
+		j.Outcome = OutcomeTargetShort
+	default:
+		j.Outcome = OutcomeFellBehind
+	}
+	if j.Outcome != OutcomeKeptUp && j.Limit.Cause == "" {
+		j.Limit = Evidence{Cause: CauseSystem, Holds: true, Figures: "no other resource tpslab measures was saturated"}
+	}
+	return j
+}
+
+// ValidOfferedTPS is the offered rate of valid payments over the steady
+// window: deliberately invalid ones count apart from every payment figure.
+func (s *Summary) ValidOfferedTPS() float64 {
+	if s.InvalidOfferedTPS > 0 || s.Offered == 0 {
+		return s.OfferedTPS
+	}
+	// Results written before invalid_offered_tps: the whole run's share.
+	inv := 0.0
+	for _, v := range s.InvalidSent {
+		inv += float64(v)
+	}
+	return s.OfferedTPS * (1 - inv/float64(s.Offered))
+}
+
+// CommittedShare is the share of the valid offered load that committed:
+// the steady window's rate, or the whole run's count when that is higher
+// (block-aligned rates over a short window wobble by a block).
+func (s *Summary) CommittedShare() float64 {
+	share := 0.0
+	if off := s.ValidOfferedTPS(); off > 0 {
+		share = s.CommittedTPS / off
+	}
+	inv := int64(0)
+	for _, v := range s.InvalidSent {
+		inv += v
+	}
+	if valid := s.Offered - inv; valid > 0 {
+		share = math.Max(share, float64(s.Committed)/float64(valid))
+	}
+	return share
+}
+
+// keptUp: at least keptUpFloor of the valid offered load committed, few
+// expired, and commit latency that did not grow.
+func (r *Result) keptUp() bool {
+	s := &r.Summary
+	return s.CommittedShare() >= keptUpFloor && float64(s.Expired) <= 0.01*float64(s.Sent) && r.latencyGrew() == ""
+}
+
+// evidence gathers every candidate limit, in order.
+func (r *Result) evidence() []Evidence {
+	s := &r.Summary
+	g := &s.Generator
+	out := make([]Evidence, 0, len(order))
+	add := func(c Cause, holds bool, format string, a ...any) {
+		out = append(out, Evidence{Cause: c, Holds: holds, Figures: fmt.Sprintf(format, a...)})
+	}
+	// A component that died.
+	died, how := r.died()
+	add(CauseDied, died, "%s", how)
+	// A halt: no block over a quarter of the window, or the run ended so.
+	switch {
+	case s.Halted != "":
+		add(CauseHalt, true, "%s", s.Halted)
+	case strings.HasPrefix(r.EndedBecause, "chain_halted"):
+		add(CauseHalt, true, "the run ended %s; longest gap %.1f s", r.EndedBecause, s.LongestGapS)
+	case s.Steady.DurationS > 0 && s.LongestGapS > 0.25*s.Steady.DurationS && s.LongestGapS >= 5:
+		add(CauseHalt, true, "no block for %.1f s (%.0f%% of the %.0f s steady window)%s", s.LongestGapS, 100*s.LongestGapS/s.Steady.DurationS, s.Steady.DurationS, r.faultDuring())
+	default:
+		add(CauseHalt, false, "longest gap between blocks %.1f s", s.LongestGapS)
+	}
+	// Scheduled faults.
+	if len(s.Faults) > 0 {
+		names := make([]string, len(s.Faults))
+		for i, f := range s.Faults {
+			names[i] = fmt.Sprintf("%s (%.1f..%.1f s: %.0f tx/s before, %.0f during)", f.Fault, f.StartS, f.EndS, f.BeforeTPS, f.DuringTPS)
+		}
+		add(CauseFault, true, "%s", strings.Join(names, "; "))
+	} else {
+		out = append(out, Evidence{Cause: CauseFault, Figures: "no fault scheduled", Absent: true})
+	}
+	// tpslab itself.
+	usable := float64(max(1, g.Cores))
+	if g.Procs > 0 && float64(g.Procs) < usable {
+		usable = float64(g.Procs)
+	}
+	machine := r.machineEvidence()
+	genShort := g.Limited || (s.Shortfall != nil && (s.Shortfall.By == "generator_cpu" || s.Shortfall.By == "generator_workers"))
+	lag := s.LatencyMs.ScheduleLag.P99
+	switch {
+	case genShort && g.CPUPercent < generatorCore*100 && machine.Holds:
+		add(CauseGenerator, false, "it sent short at %.0f%% of one core while the rest of the machine was busy: not its own capacity", g.CPUPercent)
+	case genShort:
+		add(CauseGenerator, true, "tpslab used %.0f%% CPU of %.0f core(s), its senders busy %.0f%% (%.0f%% of that waiting for answers)", g.CPUPercent, usable, g.BusyPercent, g.WaitingPercent)
+	default:
+		add(CauseGenerator, false, "tpslab used %.0f%% of one core; sent %s of %s offered tx/s", g.CPUPercent, thousands(s.SentTPS), thousands(s.ValidOfferedTPS()))
+	}
+	starved := s.Shortfall != nil && s.Shortfall.By == "machine_cpu"
+	late := (lag >= lagLate || starved) && g.CPUPercent < generatorCore*100*usable && !machine.Holds && !r.waitedForTarget()
+	if late {
+		add(CauseLate, true, "schedule lag p99 %s while tpslab used %.0f%% of one core on a quiet machine: it was stopped or descheduled, and every latency includes the delay", fmtMs(lag), g.CPUPercent)
+	} else {
+		add(CauseLate, false, "schedule lag p99 %s", fmtMs(lag))
+	}
+	// The system's refusals, valid payments only.
+	if s.RejectRate >= refusedShare {
+		add(CauseRefusals, true, "%.1f%% of valid payments refused, %s", 100*s.RejectRate, rootReason(s.Rejected))
+	} else {
+		add(CauseRefusals, false, "%.1f%% of valid payments refused", 100*s.RejectRate)
+	}
+	out = append(out, r.databaseEvidence())
+	out = append(out, r.blockSpaceEvidence())
+	out = append(out, r.systemCPUEvidence())
+	// The target's answers.
+	if r.waitedForTarget() {
+		add(CauseTarget, true, "tpslab's %d sender(s) were busy %.0f%% of the load, %.0f%% of that waiting for the target's answers (ack p50 %s, p99 %s)", g.Workers, g.BusyPercent, g.WaitingPercent, fmtMs(s.LatencyMs.Ack.P50), fmtMs(s.LatencyMs.Ack.P99))
+	} else {
+		add(CauseTarget, false, "ack p50 %s; senders busy %.0f%%, %.0f%% of that waiting", fmtMs(s.LatencyMs.Ack.P50), g.BusyPercent, g.WaitingPercent)
+	}
+	if len(s.Links) > 0 {
+		l := s.Links[0]
+		add(CauseLinks, true, "%d emulated link(s), e.g. %s (%s, round trip %.0f ms)", len(s.Links), l.Name, l.Conditions, l.RTTMs)
+	} else {
+		out = append(out, Evidence{Cause: CauseLinks, Figures: "no emulated links", Absent: true})
+	}
+	out = append(out, machine)
+	return out
+}
+
+// faultDuring names the faults, if any, for a halt's figures.
+func (r *Result) faultDuring() string {
+	if len(r.Summary.Faults) == 0 {
+		return ""
+	}
+	var f []string
+	for _, x := range r.Summary.Faults {
+		f = append(f, x.Fault)
+	}
+	return "; faults: " + strings.Join(f, ", ")
+}
+
+// died says whether the target, or a part of it, stopped answering: the
+// run ended target_failed, or the system's answers turned into connection
+// failures (a database that died under a service answers 5xx or refuses).
+func (r *Result) died() (bool, string) {
+	s := &r.Summary
+	if strings.HasPrefix(r.EndedBecause, "target_failed") {
+		return true, "the run ended " + r.EndedBecause
+	}
+	for _, n := range r.Notes {
+		if i := strings.Index(n, "database"); i >= 0 && (strings.Contains(n, "refused") || strings.Contains(n, "terminat") || strings.Contains(n, "shut down")) {
+			return true, n
+		}
+	}
+	for reason, v := range s.Rejected {
+		if strings.Contains(reason, "database") && float64(v) > 0.01*float64(max(1, s.Sent)) {
+			return true, fmt.Sprintf("%d payments refused for %s", v, strings.ReplaceAll(reason, "_", " "))
+		}
+	}
+	return false, "every part answered until the end"
+}
+
+// waitedForTarget: the senders were busy most of the load, mostly waiting
+// for the target's answers, or payments waited for them.
+func (r *Result) waitedForTarget() bool {
+	s := &r.Summary
+	g := &s.Generator
+	if s.Shortfall != nil && s.Shortfall.By == "target" {
+		return true
+	}
+	return g.BusyPercent >= 90 && g.WaitingPercent >= 50
+}
+
+// machineEvidence: other processes or a hypervisor took the CPU.
+func (r *Result) machineEvidence() Evidence {
+	g := &r.Summary.Generator
+	capacity := 100 * float64(max(1, g.Cores))
+	switch {
+	case g.StealPercent >= steal:
+		return Evidence{Cause: CauseMachine, Holds: true, Figures: fmt.Sprintf("a hypervisor took %.0f%% of the CPU (steal)", g.StealPercent)}
+	case g.MachineCPUPercent >= machineBusy && g.OthersCPUPercent >= othersShare*capacity:
+		return Evidence{Cause: CauseMachine, Holds: true, Figures: fmt.Sprintf("the machine was %.0f%% busy on %d cores; other processes used %.0f%% of one core, tpslab %.0f%%", g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.CPUPercent)}
+	}
+	return Evidence{Cause: CauseMachine, Figures: fmt.Sprintf("the machine was %.0f%% busy on %d cores, others %.0f%% of one core, steal %.0f%%", g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent)}
+}
+
+// telemetryMean sums the steady means of every metric ending in suffix.
+func (s *Summary) telemetryMean(suffix string) (float64, bool) {
+	return SystemSum(s.Telemetry, suffix, func(st telemetry.Stat) float64 { return st.Mean })
+}
+
+// databaseEvidence: connections waiting for locks, deadlocks, retries.
+func (r *Result) databaseEvidence() Evidence {
+	s := &r.Summary
+	e := Evidence{Cause: CauseDatabase}
+	waits, okW := s.telemetryMean(".db.lock_waits")
+	conns, _ := s.telemetryMean(".db.backends")
+	dl, okD := s.telemetryMean(".db.deadlocks")
+	retries, okR := s.telemetryMean(".retries")
+	if !okW && !okD && !okR {
+		e.Figures, e.Absent = "no database telemetry", true
+		return e
+	}
+	var figs []string
+	if okW {
+		figs = append(figs, fmt.Sprintf("%.1f of %.0f connections waiting for locks", waits, conns))
+		e.Holds = e.Holds || (waits >= 1 && waits >= lockWaitShare*conns)
+	}
+	if okD {
+		figs = append(figs, fmt.Sprintf("%.2f deadlocks/s", dl))
+		e.Holds = e.Holds || dl >= deadlocksRate
+	}
+	if okR && s.CommittedTPS > 0 {
+		figs = append(figs, fmt.Sprintf("%.2f retries a payment", retries/s.CommittedTPS))
+		e.Holds = e.Holds || retries/s.CommittedTPS >= retriesPer
+	}
+	e.Figures = strings.Join(figs, ", ")
+	if e.Holds {
+		e.Figures = "lock contention: " + e.Figures
+	}
+	return e
+}
+
+// blockSpaceEvidence: the chain said, before the load, that its blocks
+// cannot hold the offered rate.
+func (r *Result) blockSpaceEvidence() Evidence {
+	for _, n := range r.Notes {
+		if b, ok := strings.CutPrefix(n, "warning: block space: "); ok {
+			return Evidence{Cause: CauseBlocks, Holds: true, Figures: b}
+		}
+	}
+	for _, w := range r.Summary.Warnings {
+		if b, ok := strings.CutPrefix(w, "block space: "); ok {
+			return Evidence{Cause: CauseBlocks, Holds: true, Figures: b}
+		}
+	}
+	b := r.Summary.BlocksSummary
+	return Evidence{Cause: CauseBlocks, Figures: fmt.Sprintf("blocks held %.0f payments on average, %d at most", b.TxsMean, b.TxsMax)}
+}
+
+// systemCPUEvidence: the system's own processes took most of a busy
+// machine.
+func (r *Result) systemCPUEvidence() Evidence {
+	s := &r.Summary
+	g := &s.Generator
+	nodes, ok := s.telemetryMean(".cpu_percent")
+	if !ok {
+		return Evidence{Cause: CauseSystemCPU, Figures: "the system's CPU was not measured", Absent: true}
+	}
+	capacity := 100 * float64(max(1, g.Cores))
+	e := Evidence{Cause: CauseSystemCPU, Figures: fmt.Sprintf("the system's processes used %.0f%% of one core (of %.0f)", nodes, capacity)}
+	if nodes >= systemCPUBusy*capacity || (g.MachineCPUPercent >= machineBusy && nodes >= 0.5*g.MachineCPUPercent/100*capacity) {
+		e.Holds = true
+		e.Figures = fmt.Sprintf("the system's processes used %.0f%% of one core of %.0f on a machine %.0f%% busy (%s)", nodes, capacity, g.MachineCPUPercent, busiest(s.Telemetry))
+	}
+	return e
+}
+
+// busiest names the process that used the most CPU.
+func busiest(tel map[string]telemetry.Stat) string {
+	name, most := "", -1.0
+	keys := make([]string, 0, len(tel))
+	for k := range tel {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if p, ok := strings.CutSuffix(k, ".cpu_percent"); ok && !strings.HasPrefix(k, "links.") && tel[k].Mean > most {
+			name, most = p, tel[k].Mean
+		}
+	}
+	return fmt.Sprintf("the busiest, %s, %.0f%%", name, most)
+}
+
+// rootReason names the refusals' cause: sequence refusals follow another
+// refusal of the same sender (its next payments carry sequences the chain
+// never saw), so when others are present the top other reason is named.
+func rootReason(m map[string]int64) string {
+	other := map[string]int64{}
+	var seq int64
+	for k, v := range m {
+		if strings.Contains(k, "sequence") {
+			seq += v
+		} else {
+			other[k] = v
+		}
+	}
+	if top := topReason(other); top != "" && seq > 0 {
+		return fmt.Sprintf("first %s (%d); the %d sequence refusals that followed are its consequence", strings.ReplaceAll(top, "_", " "), other[top], seq)
+	}
+	top := topReason(m)
+	return fmt.Sprintf("mostly %s (%d)", strings.ReplaceAll(top, "_", " "), m[top])
+}
+
+// Phrase is the limit in words, with its figures.
+func (e Evidence) Phrase() string {
+	what := map[Cause]string{
+		CauseDied: "a component died", CauseHalt: "the chain halted", CauseFault: "the scheduled fault",
+		CauseGenerator: "the load generator", CauseLate: "the load generator sent late",
+		CauseRefusals: "the system's refusals", CauseDatabase: "the database", CauseBlocks: "block space",
+		CauseSystemCPU: "the system's CPU", CauseTarget: "the target's answers", CauseLinks: "the emulated links",
+		CauseMachine: "the machine", CauseSystem: "the system under test",
+	}[e.Cause]
+	if e.Figures == "" {
+		return what
+	}
+	return what + " (" + e.Figures + ")"
+}
+
+// SetAside lists the candidates that did not hold, each with its figures.
+func (j Judgement) SetAside() []string {
+	var out []string
+	for _, e := range j.Considered {
+		if !e.Holds && !e.Absent {
+			out = append(out, fmt.Sprintf("not %s: %s", strings.ReplaceAll(string(e.Cause), "_", " "), e.Figures))
+		}
+	}
+	return out
+}
+
+// Also lists the candidates that held besides the limit.
+func (j Judgement) Also() []string {
+	var out []string
+	for _, e := range j.Considered {
+		if e.Holds && e.Cause != j.Limit.Cause {
+			out = append(out, e.Phrase())
+		}
+	}
+	return out
+}
