@@ -12,15 +12,27 @@ import (
 )
 
 func compareCmd() *cobra.Command {
-	var out, format string
-	var all bool
+	var out, format, noiseFrom string
+	var all, allowIncomplete bool
 	c := &cobra.Command{
 		Use:   "compare RUN_A RUN_B [RUN_C ...]",
 		Short: "Compare runs (or sets of repetitions) metric by metric, with confidence intervals",
 		Long: `Compare each later argument with the first. An argument is a run directory,
 or a directory of repetitions as written by run --repeat N. With repetitions
 the samples are their steady-state values; with a single run, its steady
-seconds (weaker evidence, and the output says so).`,
+seconds (weaker evidence, and the output says so).
+
+Only the primary figures vote on the verdict: committed TPS, p50 and p99
+commit, reject and expired rate, each tested at 5% divided by their number
+(Bonferroni), and each change must exceed the noise floor: the largest
+change between two runs of the same settings, within each set or in
+--noise-from (10% when neither side has repetitions). The rest are shown,
+not voted. Runs that ended early are refused (--allow-incomplete), and
+sets offered different rates or settings are compared only with a warning
+in the verdict.
+
+  tpslab compare runs/a runs/b
+  tpslab compare runs/a runs/b --noise-from runs/same --summary-format markdown`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
@@ -28,13 +40,24 @@ seconds (weaker evidence, and the output says so).`,
 			}
 			var sets []compare.Set
 			for _, a := range args {
-				s, err := compare.Load(a)
+				s, err := compare.LoadWith(a, allowIncomplete)
 				if err != nil {
 					return exitcode.Wrap(exitcode.BadInput, err)
 				}
 				sets = append(sets, s)
 			}
-			res := compare.Run(sets)
+			var opts compare.Options
+			if noiseFrom != "" {
+				n, err := compare.Load(noiseFrom)
+				if err != nil {
+					return exitcode.BadInputf("--noise-from: %v", err)
+				}
+				if len(n.Runs) < 2 {
+					return exitcode.BadInputf("--noise-from: %s holds %d run, expected 2 or more at the same settings (run --repeat N)", noiseFrom, len(n.Runs))
+				}
+				opts.Noise = &n
+			}
+			res := compare.RunWith(sets, opts)
 			res.All = all
 			printComparison(res, format)
 			if out == "" {
@@ -59,6 +82,8 @@ seconds (weaker evidence, and the output says so).`,
 	}
 	addFormatFlag(c, &format)
 	c.Flags().BoolVar(&all, "all", false, "show every row, per-node telemetry without a significant change too")
+	c.Flags().BoolVar(&allowIncomplete, "allow-incomplete", false, "compare runs that ended early (interrupted, halted, disk full) or partial merges too")
+	c.Flags().StringVar(&noiseFrom, "noise-from", "", "a directory of repeated runs at the same settings (run --repeat N): the largest change between any two is each figure's noise floor")
 	c.Flags().StringVar(&out, "out", "", "where to write the HTML comparison (default: compare.html in the last run's directory)")
 	return c
 }

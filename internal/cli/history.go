@@ -95,11 +95,15 @@ func (v *historyView) print(a history.Analysis) error {
 
 func historyAddCmd(store *string) *cobra.Command {
 	var label, series string
+	var allowIncomplete bool
 	add := &cobra.Command{
 		Use: "add RUN_DIR", Short: "Add a finished run to its series", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := readRun(args[0])
 			if err != nil {
+				return err
+			}
+			if err := refuseIncomplete(r, allowIncomplete); err != nil {
 				return err
 			}
 			if label == "" {
@@ -126,6 +130,7 @@ func historyAddCmd(store *string) *cobra.Command {
 	}
 	add.Flags().StringVar(&label, "label", "", "the entry's label, e.g. a commit (default: git rev-parse --short HEAD)")
 	add.Flags().StringVar(&series, "series", "", "the series (default: SCENARIO/KIND/MACHINE)")
+	add.Flags().BoolVar(&allowIncomplete, "allow-incomplete", false, "add a run that ended early (interrupted, halted, disk full) or a partial merge too")
 	return add
 }
 

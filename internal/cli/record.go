@@ -28,6 +28,7 @@ import (
 // times it offered, without the run having logged each one.
 func recordCmd(reg *kinds.Registry) *cobra.Command {
 	var out string
+	var allowIncomplete bool
 	var chainOpts recordChain
 	c := &cobra.Command{
 		Use:   "record RUN_DIR | record --rpc URL --from H [--to H] --out FILE",
@@ -56,6 +57,9 @@ maps the trace's accounts onto the run's senders.`,
 			}
 			r, err := readRun(args[0])
 			if err != nil {
+				return err
+			}
+			if err := refuseIncomplete(r, allowIncomplete); err != nil {
 				return err
 			}
 			b, _ := json.Marshal(r.Scenario)
@@ -112,6 +116,7 @@ maps the trace's accounts onto the run's senders.`,
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "the trace file (default RUN_DIR/trace.csv; with --rpc, required)")
+	c.Flags().BoolVar(&allowIncomplete, "allow-incomplete", false, "record a run that ended early or a partial merge too (its trace holds only what it offered)")
 	c.Flags().StringVar(&chainOpts.rpc, "rpc", "", "read payments from this CometBFT RPC's blocks instead of a run")
 	decoders := reg.NamesWhere(func(k kinds.Kind) bool { _, ok := k.(kinds.PaymentDecoder); return ok })
 	c.Flags().StringVar(&chainOpts.kind, "kind", reg.Default().Info().Name, "the kind of chain, how its transactions are read as payments: "+strings.Join(decoders, ", "))

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/kinds"
 )
 
@@ -77,4 +78,21 @@ func wrapArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// refuseIncomplete refuses a run that did not run its course (interrupted,
+// halted, disk full, a partial merge) unless allow: its figures cover
+// another load than the one planned (issue 51).
+func refuseIncomplete(r *report.Result, allow bool) error {
+	if allow {
+		return nil
+	}
+	why := r.Incomplete()
+	if why == "" {
+		why = r.EndedEarly()
+	}
+	if why == "" {
+		return nil
+	}
+	return exitcode.BadInputf("%s: %s, so its figures cover another load than the one planned; --allow-incomplete takes it anyway", r.Dir, why)
 }

@@ -3,6 +3,7 @@
 package compare
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -25,7 +26,13 @@ type Set struct {
 // (as `run --repeat` writes them). It refuses runs it cannot compare: an
 // unreadable or foreign result, a run that did not finish, a run without a
 // steady window.
-func Load(dir string) (Set, error) {
+func Load(dir string) (Set, error) { return LoadWith(dir, false) }
+
+// LoadWith is Load; allowIncomplete takes runs that ended early
+// (interrupted, halted, a target that failed, a full disk) or partial
+// merges too, which Load refuses: their figures cover another load than
+// the one planned.
+func LoadWith(dir string, allowIncomplete bool) (Set, error) {
 	s := Set{Name: dir}
 	r, err := report.ReadResult(dir)
 	switch {
@@ -51,8 +58,11 @@ func Load(dir string) (Set, error) {
 		}
 	}
 	for _, r := range s.Runs {
-		if why := r.Incomplete(); why != "" {
+		if why := r.Incomplete(); why != "" && !(allowIncomplete && r.Status == "partial") {
 			return s, fmt.Errorf("%s: the run did not finish (%s), so it has no figures to compare", r.Dir, why)
+		}
+		if why := r.EndedEarly(); why != "" && !allowIncomplete {
+			return s, fmt.Errorf("%s: %s: its figures cover another load than the one planned; --allow-incomplete compares it anyway", r.Dir, why)
 		}
 		if r.Summary.Steady.DurationS == 0 {
 			return s, fmt.Errorf("%s: no steady data to compare (the run ended: %s; its load had no whole second past the warm-up)", r.Dir, r.EndedBecause)
@@ -173,6 +183,14 @@ type Row struct {
 	Better      bool    `json:"better"`
 	Samples     [2]int  `json:"samples"`
 	PerSecond   bool    `json:"per_second"`
+	// Primary rows are the pre-declared figures a verdict rests on
+	// (committed TPS, p50 and p99 commit, reject and expired rate): their
+	// intervals are widened for testing several at once (Bonferroni), and
+	// only they are voted. The rest are shown at 95%, not voted.
+	Primary bool `json:"primary"`
+	// NoiseFloorPct is the largest change between runs of the same
+	// settings (within each set, or --noise-from): a change must exceed it.
+	NoiseFloorPct float64 `json:"noise_floor_pct"`
 }
 
 // MinEffectPct is the smallest relative change called significant even when
@@ -183,9 +201,23 @@ const MinEffectPct = 2.0
 // Resamples is the bootstrap's resample count.
 const Resamples = 10000
 
+// Alpha is the chance of calling one figure different when it is not; the
+// primary figures share it (Bonferroni: each is tested at Alpha/their
+// number), so a verdict's false-positive rate stays at most Alpha.
+const Alpha = 0.05
+
+// SingleRunFloorPct is the noise floor when neither side has repetitions
+// and no --noise-from runs say what this machine's noise is: the steady
+// seconds of one run say nothing about run-to-run drift (issue 51: 10 of 10
+// pairs of same-settings single runs were called different).
+const SingleRunFloorPct = 10.0
+
 // Bootstrap returns the 95% percentile interval of mean(b)/mean(a) - 1 (in
 // percent), resampling each side with replacement.
-func Bootstrap(a, b []float64, seed int64) (lo, hi float64) {
+func Bootstrap(a, b []float64, seed int64) (lo, hi float64) { return BootstrapAt(a, b, seed, Alpha) }
+
+// BootstrapAt is Bootstrap's interval at level 1-alpha.
+func BootstrapAt(a, b []float64, seed int64, alpha float64) (lo, hi float64) {
 	rng := rand.New(rand.NewSource(seed))
 	diffs := make([]float64, 0, Resamples)
 	for i := 0; i < Resamples; i++ {
@@ -199,7 +231,7 @@ func Bootstrap(a, b []float64, seed int64) (lo, hi float64) {
 		return math.NaN(), math.NaN()
 	}
 	sort.Float64s(diffs)
-	return diffs[int(0.025*float64(len(diffs)))], diffs[int(0.975*float64(len(diffs)-1))]
+	return diffs[int(alpha/2*float64(len(diffs)))], diffs[int((1-alpha/2)*float64(len(diffs)-1))]
 }
 
 func resampleMean(rng *rand.Rand, xs []float64) float64 {
@@ -210,13 +242,30 @@ func resampleMean(rng *rand.Rand, xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
+// Options are how a comparison judges noise.
+type Options struct {
+	// Noise are runs at the same settings as both sides (--noise-from):
+	// the largest change between any two is each figure's noise floor.
+	Noise *Set
+}
+
 // Compare sets each later set against the first.
-func Compare(base, other Set) []Row {
+func Compare(base, other Set) []Row { return CompareWith(base, other, Options{}) }
+
+// CompareWith is Compare with a noise set.
+func CompareWith(base, other Set, o Options) []Row {
+	ms := metrics(base, other)
+	primaries := 0
+	for i, m := range ms {
+		if isPrimary(i, m.Name) {
+			primaries++
+		}
+	}
 	var rows []Row
-	for _, m := range metrics(base, other) {
+	for i, m := range ms {
 		a, perA := samples(base, m)
 		b, perB := samples(other, m)
-		r := Row{Metric: m.Title(), Unit: m.Unit, Samples: [2]int{len(a), len(b)}, PerSecond: perA || perB}
+		r := Row{Metric: m.Title(), Unit: m.Unit, Samples: [2]int{len(a), len(b)}, PerSecond: perA || perB, Primary: isPrimary(i, m.Name)}
 		if len(a) == 0 || len(b) == 0 {
 			rows = append(rows, r)
 			continue
@@ -225,14 +274,63 @@ func Compare(base, other Set) []Row {
 		if r.Base != 0 {
 			r.ChangePct = 100 * (r.Value/r.Base - 1)
 		}
-		r.CILowPct, r.CIHighPct = Bootstrap(a, b, 1)
+		alpha := Alpha
+		if r.Primary {
+			alpha /= float64(max(1, primaries))
+		}
+		r.CILowPct, r.CIHighPct = BootstrapAt(a, b, 1, alpha)
+		r.NoiseFloorPct = noiseFloor(m, o.Noise, base, other)
 		// One value a side (a single run of a figure that has no per-second
 		// values) gives no interval: never significant.
-		r.Significant = len(a) > 1 && len(b) > 1 && !math.IsNaN(r.CILowPct) && (r.CILowPct > 0 || r.CIHighPct < 0) && math.Abs(r.ChangePct) >= MinEffectPct
+		r.Significant = len(a) > 1 && len(b) > 1 && !math.IsNaN(r.CILowPct) && (r.CILowPct > 0 || r.CIHighPct < 0) && r.aboveNoise()
 		r.Better = (r.ChangePct > 0) == (m.Better == "higher")
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// aboveNoise: the change is at least MinEffectPct and beyond the noise floor.
+func (r Row) aboveNoise() bool {
+	return math.Abs(r.ChangePct) >= MinEffectPct && math.Abs(r.ChangePct) > r.NoiseFloorPct
+}
+
+// primaryNames are the pre-declared figures a verdict votes on, besides
+// the registry's first (committed TPS).
+var primaryNames = map[string]bool{"p50_commit": true, "p99_commit": true, "reject_rate": true, "expired_rate": true}
+
+func isPrimary(i int, name string) bool { return i == 0 || primaryNames[name] }
+
+// noiseFloor is the largest relative change of figure d between two runs
+// at the same settings: within the noise set if given, else within each
+// side that has repetitions; SingleRunFloorPct when neither side has any.
+func noiseFloor(d report.Def, noise *Set, sides ...Set) float64 {
+	sets := sides
+	if noise != nil {
+		sets = []Set{*noise}
+	}
+	floor, measured := 0.0, false
+	for _, s := range sets {
+		if len(s.Runs) < 2 {
+			continue
+		}
+		var xs []float64
+		for _, r := range s.Runs {
+			if v, ok := d.Run(&r.Summary); ok {
+				xs = append(xs, v)
+			}
+		}
+		for i := range xs {
+			for j := range xs {
+				if i != j && xs[j] != 0 {
+					floor, measured = math.Max(floor, 100*math.Abs(xs[i]/xs[j]-1)), true
+				}
+			}
+		}
+	}
+	if !measured {
+		return SingleRunFloorPct
+	}
+	return floor
 }
 
 // Collapsed says other committed nothing where base committed something.
@@ -280,10 +378,10 @@ func Verdict(base, other Set, rows []Row) string {
 	// the largest of the other significant changes: a telemetry counter
 	// going from 0.04 to 0 must not outweigh a slower commit.
 	var pick *Row
-	for tier := 0; tier < 3 && pick == nil; tier++ {
+	for tier := 0; tier < 2 && pick == nil; tier++ {
 		for i := range rows {
 			r := &rows[i]
-			if !r.Significant || headlineTier(i, r.Metric) != tier {
+			if !r.Significant || !r.Primary || headlineTier(i, r.Metric) != tier {
 				continue
 			}
 			if pick == nil || math.Abs(r.ChangePct) > math.Abs(pick.ChangePct) {
@@ -291,8 +389,12 @@ func Verdict(base, other Set, rows []Row) string {
 			}
 		}
 	}
+	differ := Differ(base, other)
+	if differ != "" {
+		differ = "; NOT LIKE FOR LIKE: " + differ + ": a difference is the settings' as much as the system's"
+	}
 	if pick == nil {
-		return fmt.Sprintf("%s vs %s: no significant difference", other.Name, base.Name)
+		return fmt.Sprintf("%s vs %s: no significant difference%s", other.Name, base.Name, differ)
 	}
 	word := "worse"
 	if pick.Better {
@@ -301,13 +403,83 @@ func Verdict(base, other Set, rows []Row) string {
 	if pick.Metric == "committed TPS" || pick.Unit == "ms" {
 		word = map[bool]string{true: "faster", false: "slower"}[pick.Better]
 	}
-	v := fmt.Sprintf("%s is %s than %s: %+.1f%% %s (95%% CI %+.1f%% to %+.1f%%)", other.Name, word, base.Name, pick.ChangePct, pick.Metric, pick.CILowPct, pick.CIHighPct)
+	v := fmt.Sprintf("%s is %s than %s: %+.1f%% %s (interval %+.1f%% to %+.1f%%, beyond a noise floor of %.1f%%)", other.Name, word, base.Name, pick.ChangePct, pick.Metric, pick.CILowPct, pick.CIHighPct, pick.NoiseFloorPct)
 	if why := notKeptUp(base, other); why != "" {
 		// An overloaded system's figures swing with its backlog: the
 		// difference may be the overload's, not the change's (issue 34).
 		v += "; but " + why + ": figures of a system that did not keep up vary with its backlog, compare at a rate both keep up with"
 	}
-	return v
+	if why := busyMachine(base, other); why != "" {
+		v += "; " + why
+	}
+	return v + differ
+}
+
+// Differ names what the two sets' runs were given differently: the
+// offered rate, the load's length, the network, the workload. Empty when
+// they ran at the same settings.
+func Differ(base, other Set) string {
+	one := func(s Set) *report.Result { return s.Runs[0] }
+	a, b := one(base), one(other)
+	var out []string
+	if ra, rb := a.Summary.ValidOfferedTPS(), b.Summary.ValidOfferedTPS(); ra > 0 && rb > 0 && math.Abs(rb/ra-1) > 0.05 {
+		out = append(out, fmt.Sprintf("offered %.0f vs %.0f tx/s", ra, rb))
+	}
+	for _, f := range [][]string{{"load", "duration"}, {"load", "model"}, {"workload", "kind"}, {"workload", "mode"}, {"workload", "senders"}} {
+		if va, vb := scenarioField(a, f...), scenarioField(b, f...); va != vb {
+			out = append(out, fmt.Sprintf("%s %s vs %s", strings.Join(f, "."), va, vb))
+		}
+	}
+	if na, nb := netOf(a), netOf(b); na != nb {
+		out = append(out, fmt.Sprintf("network %s vs %s", na, nb))
+	}
+	return strings.Join(out, ", ")
+}
+
+// netOf names a run's network: its kind, validators and settings.
+func netOf(r *report.Result) string {
+	if r.Network == nil {
+		return "external"
+	}
+	set, _ := json.Marshal(r.Network.Settings)
+	return fmt.Sprintf("%s with %d validator(s) %s", r.Network.Kind, r.Network.Validators, set)
+}
+
+// scenarioField is one field of the run's scenario as written, "" if absent.
+func scenarioField(r *report.Result, path ...string) string {
+	var v any = r.Scenario
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			b, _ := json.Marshal(v)
+			if json.Unmarshal(b, &m) != nil {
+				return ""
+			}
+		}
+		v = m[k]
+	}
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// busyMachine names the sets with runs made on a machine others kept
+// busy: their figures describe that machine's load too.
+func busyMachine(sets ...Set) string {
+	var out []string
+	for _, s := range sets {
+		n := 0
+		for _, r := range s.Runs {
+			if r.Summary.Generator.MachineBusy != "" {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%d of %s's %d runs ran on a machine other processes kept busy", n, s.Name, len(s.Runs)))
+		}
+	}
+	return strings.Join(out, " and ")
 }
 
 // notKeptUp names the sets with runs whose headline was not "kept up"
@@ -321,8 +493,6 @@ func notKeptUp(sets ...Set) string {
 		for _, r := range s.Runs {
 			if o := r.Outcome(); o != report.OutcomeKeptUp && o != report.OutcomeNoLoad && o != report.OutcomeNoSteady {
 				n, what = n+1, o
-			} else if r.Summary.Generator.MachineBusy != "" {
-				n, what = n+1, report.OutcomeMachine // kept up, on a machine others kept busy
 			}
 		}
 		if n > 0 {

@@ -53,3 +53,53 @@ func TestLoadRefusesAMissingSeries(t *testing.T) {
 		t.Errorf("the intact side: %v", err)
 	}
 }
+
+// Runs that did not run their course (interrupted, halted, a full disk)
+// are refused unless --allow-incomplete (issue 51: compare and history
+// took them as complete).
+func TestLoadRefusesRunsThatEndedEarly(t *testing.T) {
+	for _, ended := range []string{"interrupted (stopped offering at 3.1 s; drained in 0.2 s)", "chain_halted: no block for 30 s", "disk_full: no space left on device"} {
+		dir := filepath.Join(t.TempDir(), "run")
+		writeRun(t, dir, 10, 1000)
+		r, err := report.ReadResult(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.EndedBecause = ended
+		if err := report.WriteJSON(filepath.Join(dir, "result.json"), *r); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "--allow-incomplete") {
+			t.Errorf("a run that ended %q: %v, want a refusal naming --allow-incomplete", ended, err)
+		}
+		if _, err := LoadWith(dir, true); err != nil {
+			t.Errorf("a run that ended %q, allowed: %v", ended, err)
+		}
+	}
+}
+
+// Same-settings noise is not a difference: a change under the largest
+// change between runs of one set is not called, and only the primary
+// figures vote; runs offered different rates are said to differ.
+func TestNoiseFloorAndSettings(t *testing.T) {
+	a, b := tpsSet("A", 1000, 1080, 960), tpsSet("B", 1050, 1110, 1070) // +5%, within A's 12.5% spread
+	rows := Compare(a, b)
+	if r := rows[0]; r.Significant || r.NoiseFloorPct < 12 || !r.Primary {
+		t.Errorf("a change within the sets' own spread: %+v", r)
+	}
+	if v := Verdict(a, b, rows); !strings.Contains(v, "no significant difference") {
+		t.Errorf("verdict %q", v)
+	}
+	a, b = tpsSet("A", 1000, 1010, 990), tpsSet("B", 3000, 3030, 2970)
+	for _, s := range []Set{a, b} {
+		for _, r := range s.Runs {
+			r.Summary.OfferedTPS = r.Summary.CommittedTPS
+		}
+	}
+	if v := Verdict(a, b, Compare(a, b)); !strings.Contains(v, "NOT LIKE FOR LIKE: offered 1000 vs 3000 tx/s") || !strings.HasPrefix(v, "B is faster") {
+		t.Errorf("different offered rates: %q", v)
+	}
+	if f := noiseFloor(report.Defs(nil)[0], nil, tpsSet("A", 1000), tpsSet("B", 1060)); f != SingleRunFloorPct {
+		t.Errorf("single runs: noise floor %.1f%%, want %.0f%%", f, SingleRunFloorPct)
+	}
+}

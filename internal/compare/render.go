@@ -30,10 +30,13 @@ type Against struct {
 }
 
 // Run compares sets[1:] with sets[0].
-func Run(sets []Set) Comparison {
+func Run(sets []Set) Comparison { return RunWith(sets, Options{}) }
+
+// RunWith is Run with options.
+func RunWith(sets []Set, o Options) Comparison {
 	c := Comparison{Base: sets[0]}
 	for _, s := range sets[1:] {
-		rows := Compare(sets[0], s)
+		rows := CompareWith(sets[0], s, o)
 		c.Against = append(c.Against, Against{Set: s, Rows: rows, Verdict: Verdict(sets[0], s, rows), Collapsed: Collapsed(sets[0], s)})
 	}
 	return c
@@ -41,10 +44,11 @@ func Run(sets []Set) Comparison {
 
 // Method says how the intervals were computed, for the reader.
 func (c Comparison) Method() string {
+	vote := "Only the primary figures (committed TPS, p50 and p99 commit, reject and expired rate) vote, their intervals at 95% jointly (Bonferroni); the others are at 95% each and shown, not voted."
 	if c.Paired {
-		return fmt.Sprintf("Runs were paired as they ran, interleaved; the change is the mean of the pairs' relative changes and its 95%% interval Student's t over the pairs; significant when it excludes 0 and the change is at least %.0f%%.", MinEffectPct)
+		return fmt.Sprintf("Runs were paired as they ran, interleaved; the change is the mean of the pairs' relative changes and its interval Student's t over the pairs; significant when it excludes 0 and the change is at least %.0f%%. %s", MinEffectPct, vote)
 	}
-	m := fmt.Sprintf("95%% bootstrap percentile interval of the relative change of means (%d resamples); significant when it excludes 0 and the change is at least %.0f%%.", Resamples, MinEffectPct)
+	m := fmt.Sprintf("Bootstrap percentile interval of the relative change of means (%d resamples); significant when it excludes 0, the change is at least %.0f%% and beyond the noise floor (the largest change between two runs of the same settings; %.0f%% without repetitions). %s", Resamples, MinEffectPct, SingleRunFloorPct, vote)
 	for _, a := range c.Against {
 		if len(a.Rows) > 0 && a.Rows[0].PerSecond {
 			return m + " Some side is a single run, so its steady seconds were used as samples: weaker evidence than repetitions (seconds of one run share one network and are not independent); use run --repeat N."
@@ -69,7 +73,7 @@ func (c Comparison) Print(w io.Writer) {
 		fmt.Fprintf(w, "\n%s (%d runs) vs %s (%d runs)\n", a.Set.Name, len(a.Set.Runs), c.Base.Name, len(c.Base.Runs))
 		fmt.Fprintf(w, "verdict: %s\n", a.Verdict)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "METRIC\tBASE\tTHIS\t%s\t95%% CI\tSIGNIFICANT\n", strings.ToUpper(c.changeHeader()))
+		fmt.Fprintf(tw, "METRIC\tBASE\tTHIS\t%s\tINTERVAL\tSIGNIFICANT\n", strings.ToUpper(c.changeHeader()))
 		rows, hidden := c.shown(a.Rows)
 		for _, r := range rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f%%\t%s\t%s\n", r.Label(), val(r.Base), val(r.Value), r.ChangePct, r.interval("n/a (baseline is 0)"), r.significance())
@@ -101,15 +105,21 @@ func (c Comparison) shown(rows []Row) (out []Row, hidden int) {
 	return append(sig, rest...), hidden
 }
 
-// significance is the row's last column: no, yes better, yes worse.
+// significance is the row's last column: no, yes better, yes worse; a
+// figure that does not vote says so.
 func (r Row) significance() string {
-	if !r.Significant {
-		return "no"
+	s := "no"
+	switch {
+	case !r.Significant:
+	case r.Better:
+		s = "yes, better"
+	default:
+		s = "yes, worse"
 	}
-	if r.Better {
-		return "yes, better"
+	if r.Significant && !r.Primary {
+		s += " (not voted)"
 	}
-	return "yes, worse"
+	return s
 }
 
 // Interval is the row's 95% interval as the page shows it.

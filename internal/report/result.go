@@ -478,6 +478,19 @@ func (r *Result) Incomplete() string {
 	return "interrupted, no final summary"
 }
 
+// EndedEarly says why a complete run's figures cover another load than
+// the one planned: it was interrupted, the chain halted, the target
+// failed, the disk filled; "" when it ran its course.
+func (r *Result) EndedEarly() string {
+	switch {
+	case r.EndedBecause != "" && r.EndedBecause != "completed":
+		return "it ended " + r.EndedBecause
+	case r.Summary.Halted != "":
+		return "the chain halted: " + r.Summary.Halted
+	}
+	return ""
+}
+
 // NeverLoaded says the run failed before its load (a target that did not
 // answer, a network that did not start): it holds no figures, so the
 // command line prints only why, and `runs` does not list it.
