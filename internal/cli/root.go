@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
-	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".

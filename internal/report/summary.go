@@ -14,20 +14,20 @@ import (
 // whole run.
 type Summary struct {
 	measure.Counts
-	RejectedTotal int64     `json:"rejected_total"`
-	UnackedTotal  int64     `json:"unacked_total"`
-	FailedTotal   int64     `json:"committed_failed_total"`
-	CommittedTPS  float64   `json:"committed_tps"`
+	RejectedTotal int64   `json:"rejected_total"`
+	UnackedTotal  int64   `json:"unacked_total"`
+	FailedTotal   int64   `json:"committed_failed_total"`
+	CommittedTPS  float64 `json:"committed_tps"`
 	// OfferedTPS is the valid payments offered a second over the steady
 	// window; InvalidOfferedTPS the deliberately invalid ones, apart.
-	OfferedTPS        float64 `json:"offered_tps"`
-	InvalidOfferedTPS float64 `json:"invalid_offered_tps,omitempty"`
-	SentTPS       float64   `json:"sent_tps"`
-	AcceptedTPS   float64   `json:"accepted_tps"`
-	RejectRate    float64   `json:"reject_rate"` // rejected / sent, whole run
-	Steady        Steady    `json:"steady"`
-	LatencyMs     Latency   `json:"latency_ms"`
-	Generator     Generator `json:"generator"`
+	OfferedTPS        float64   `json:"offered_tps"`
+	InvalidOfferedTPS float64   `json:"invalid_offered_tps,omitempty"`
+	SentTPS           float64   `json:"sent_tps"`
+	AcceptedTPS       float64   `json:"accepted_tps"`
+	RejectRate        float64   `json:"reject_rate"` // rejected / sent, whole run
+	Steady            Steady    `json:"steady"`
+	LatencyMs         Latency   `json:"latency_ms"`
+	Generator         Generator `json:"generator"`
 	// Cost is what each committed payment cost the system and tpslab.
 	Cost          Cost   `json:"cost"`
 	BlocksSummary Blocks `json:"blocks"`
