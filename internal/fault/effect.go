@@ -24,6 +24,7 @@ type observed struct {
 // how many of our payments it committed.
 type seenBlock struct {
 	seen float64
+	made float64 // by its header's time, when plausible; else seen
 	ours int64
 }
 
@@ -75,7 +76,17 @@ func (s *Schedule) Observe(t float64, committed, expired int64, drain bool, bloc
 		o.loadEnd = max(o.loadEnd, t+1)
 	}
 	for _, b := range blocks {
-		o.blocks = append(o.blocks, seenBlock{seen: b.Seen, ours: int64(b.OursOK)})
+		made := b.Seen
+		// A block made before a fault may be seen during it (a node behind,
+		// a partition): its header's time says when it was made. A clock
+		// that disagrees with tpslab's by more than its usual delay is not
+		// trusted.
+		if !b.Time.IsZero() && !s.start.IsZero() {
+			if h := b.Time.Sub(s.start).Seconds(); h <= b.Seen && h > b.Seen-30 {
+				made = h
+			}
+		}
+		o.blocks = append(o.blocks, seenBlock{seen: b.Seen, made: made, ours: int64(b.OursOK)})
 	}
 }
 
@@ -115,7 +126,7 @@ func (o *observed) effect(a Applied, lost int64, now, next time.Duration) Effect
 		loadEnd = next.Seconds()
 	}
 	e.BeforeTPS = round2(o.rate(max(0, start-10), start))
-	e.DuringTPS = round2(o.rate(start, end))
+	e.DuringTPS = round2(o.madeRate(start, end))
 	e.AfterTPS = round2(o.rate(end, loadEnd))
 	sort.Slice(o.blocks, func(i, j int) bool { return o.blocks[i].seen < o.blocks[j].seen })
 	// Gaps: from the last block before the fault to the load's end.
@@ -214,6 +225,22 @@ func (o *observed) rate(from, to float64) float64 {
 		n += o.committed[i]
 	}
 	return float64(n) / float64(b-a)
+}
+
+// madeRate is what the blocks made in [from, to) committed a second, or
+// rate without blocks (issue 51: a partition's DURING was counted from
+// two blocks made before it began).
+func (o *observed) madeRate(from, to float64) float64 {
+	if len(o.blocks) == 0 || to <= from {
+		return o.rate(from, to)
+	}
+	var n int64
+	for _, b := range o.blocks {
+		if b.made >= from && b.made < to {
+			n += b.ours
+		}
+	}
+	return float64(n) / (to - from)
 }
 
 // minMean is the lowest 3 s mean committed rate inside [from, to).

@@ -60,18 +60,18 @@ type Judgement struct {
 
 // Thresholds of the evidence (docs/metrics.md, "What limited it").
 const (
-	keptUpFloor   = 0.97 // of the valid offered load, committed
-	lagLate       = 1000 // ms of schedule lag p99: sent late
-	refusedShare  = 0.05 // of valid payments sent, refused
-	lockWaitShare = 0.25 // of the database's connections waiting for a lock
-	deadlocksRate = 0.1  // a second
-	retriesPer    = 0.1  // serialization retries a committed payment
-	systemCPUBusy = 0.80 // of the machine's cores, the system's processes
-	machineBusy   = 90.0 // % of the machine busy
-	steal         = 10.0 // % of the CPU taken by a hypervisor
-	othersShare   = 0.25 // of the machine's cores, other processes
-	generatorCore = 0.5  // of one core: under it, a late generator was not short of CPU
-	shareCap      = 1.03 // a committed share above it is a backlog, not a rate
+	keptUpFloor    = 0.97 // of the valid offered load, committed
+	lagLate        = 1000 // ms of schedule lag p99: sent late
+	refusedShare   = 0.05 // of valid payments sent, refused
+	lockWaitShare  = 0.25 // of the database's connections waiting for a lock
+	deadlocksRate  = 0.1  // a second
+	retriesPer     = 0.1  // serialization retries a committed payment
+	systemCPUBusy  = 0.80 // of the machine's cores, the system's processes
+	machineBusyPct = 90.0 // % of the machine busy
+	steal          = 10.0 // % of the CPU taken by a hypervisor
+	othersShare    = 0.25 // of the machine's cores, other processes
+	generatorCore  = 0.5  // of one core: under it, a late generator was not short of CPU
+	shareCap       = 1.03 // a committed share above it is a backlog, not a rate
 )
 
 // Judge decides what the system did with the valid load offered, and what
@@ -174,8 +174,12 @@ func (r *Result) evidence() []Evidence {
 		add(CauseHalt, true, "the run ended %s; longest gap %.1f s", r.EndedBecause, s.LongestGapS)
 	case s.Steady.DurationS > 0 && s.LongestGapS > 0.25*s.Steady.DurationS && s.LongestGapS >= 5:
 		add(CauseHalt, true, "no block for %.1f s (%.0f%% of the %.0f s steady window)%s", s.LongestGapS, 100*s.LongestGapS/s.Steady.DurationS, s.Steady.DurationS, r.faultDuring())
-	default:
+	case s.LongestGapS > 0:
 		add(CauseHalt, false, "longest gap between blocks %.1f s", s.LongestGapS)
+	case s.BlocksSummary.Count == 0:
+		out = append(out, Evidence{Cause: CauseHalt, Figures: "no blocks", Absent: true})
+	default:
+		add(CauseHalt, false, "no stretch without blocks")
 	}
 	// Scheduled faults.
 	if len(s.Faults) > 0 {
@@ -218,21 +222,46 @@ func (r *Result) evidence() []Evidence {
 	}
 	out = append(out, r.databaseEvidence())
 	out = append(out, r.blockSpaceEvidence())
-	out = append(out, r.systemCPUEvidence())
+	out = append(out, r.systemCPUEvidence(machine.Holds))
+	// A machine others kept busy while the system's processes needed CPU
+	// starved the system: it comes before the target's answers, which it
+	// slowed. Otherwise the target was slow for its own reasons.
+	nodes, _ := s.telemetryMean(".cpu_percent")
+	starvedSystem := machine.Holds && g.MachineCPUPercent >= machineBusyPct && nodes >= othersShare*100*float64(max(1, g.Cores))
+	if starvedSystem {
+		machine.Figures += fmt.Sprintf(", while the system's processes used %.0f%% and needed more", nodes)
+		out = append(out, machine)
+	}
 	// The target's answers.
 	if r.waitedForTarget() {
 		add(CauseTarget, true, "tpslab's %d sender(s) were busy %.0f%% of the load, %.0f%% of that waiting for the target's answers (ack p50 %s, p99 %s)", g.Workers, g.BusyPercent, g.WaitingPercent, fmtMs(s.LatencyMs.Ack.P50), fmtMs(s.LatencyMs.Ack.P99))
 	} else {
 		add(CauseTarget, false, "ack p50 %s; senders busy %.0f%%, %.0f%% of that waiting", fmtMs(s.LatencyMs.Ack.P50), g.BusyPercent, g.WaitingPercent)
 	}
-	if len(s.Links) > 0 {
-		l := s.Links[0]
-		add(CauseLinks, true, "%d emulated link(s), e.g. %s (%s, round trip %.0f ms)", len(s.Links), l.Name, l.Conditions, l.RTTMs)
+	if l, ok := slowestLink(s.Links); ok {
+		add(CauseLinks, true, "%d emulated link(s), the slowest %s (%s, round trip %.0f ms)", len(s.Links), l.Name, l.Conditions, l.RTTMs)
+	} else if len(s.Links) > 0 {
+		add(CauseLinks, false, "%d emulated link(s), none delayed or limited", len(s.Links))
 	} else {
 		out = append(out, Evidence{Cause: CauseLinks, Figures: "no emulated links", Absent: true})
 	}
-	out = append(out, machine)
+	if !starvedSystem {
+		out = append(out, machine)
+	}
 	return out
+}
+
+// slowestLink is the emulated link with the longest round trip, if any
+// link was delayed or limited at all.
+func slowestLink(links []LinkStat) (LinkStat, bool) {
+	var best LinkStat
+	ok := false
+	for _, l := range links {
+		if (l.RTTMs > 0 || (l.Conditions != "" && l.Conditions != "none")) && (!ok || l.RTTMs > best.RTTMs) {
+			best, ok = l, true
+		}
+	}
+	return best, ok
 }
 
 // faultDuring names the faults, if any, for a halt's figures.
@@ -255,9 +284,24 @@ func (r *Result) died() (bool, string) {
 	if strings.HasPrefix(r.EndedBecause, "target_failed") {
 		return true, "the run ended " + r.EndedBecause
 	}
-	for _, n := range r.Notes {
-		if i := strings.Index(n, "database"); i >= 0 && (strings.Contains(n, "refused") || strings.Contains(n, "terminat") || strings.Contains(n, "shut down")) {
-			return true, n
+	// A part that went down and did not come back before the run ended
+	// (a scheduled crash comes back: that is a fault).
+	down := map[string]Event{}
+	var order []string
+	for _, e := range r.Events {
+		switch e.Kind {
+		case "node_down":
+			if _, seen := down[e.Target]; !seen {
+				order = append(order, e.Target)
+			}
+			down[e.Target] = e
+		case "node_up":
+			delete(down, e.Target)
+		}
+	}
+	for _, t := range order {
+		if e, ok := down[t]; ok {
+			return true, fmt.Sprintf("%s went down at t=%.1f s and did not come back (%s)", t, e.T, e.Detail)
 		}
 	}
 	for reason, v := range s.Rejected {
@@ -286,7 +330,7 @@ func (r *Result) machineEvidence() Evidence {
 	switch {
 	case g.StealPercent >= steal:
 		return Evidence{Cause: CauseMachine, Holds: true, Figures: fmt.Sprintf("a hypervisor took %.0f%% of the CPU (steal)", g.StealPercent)}
-	case g.MachineCPUPercent >= machineBusy && g.OthersCPUPercent >= othersShare*capacity:
+	case g.MachineCPUPercent >= machineBusyPct && g.OthersCPUPercent >= othersShare*capacity:
 		return Evidence{Cause: CauseMachine, Holds: true, Figures: fmt.Sprintf("the machine was %.0f%% busy on %d cores; other processes used %.0f%% of one core, tpslab %.0f%%", g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.CPUPercent)}
 	}
 	return Evidence{Cause: CauseMachine, Figures: fmt.Sprintf("the machine was %.0f%% busy on %d cores, others %.0f%% of one core, steal %.0f%%", g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent)}
@@ -294,7 +338,11 @@ func (r *Result) machineEvidence() Evidence {
 
 // telemetryMean sums the steady means of every metric ending in suffix.
 func (s *Summary) telemetryMean(suffix string) (float64, bool) {
-	return SystemSum(s.Telemetry, suffix, func(st telemetry.Stat) float64 { return st.Mean })
+	sum, ok := SystemSum(s.Telemetry, suffix, func(st telemetry.Stat) float64 { return st.Mean })
+	if st, bare := s.Telemetry[strings.TrimPrefix(suffix, ".")]; bare { // a process named by the metric's own prefix ("db.lock_waits")
+		sum, ok = sum+st.Mean, true
+	}
+	return sum, ok
 }
 
 // databaseEvidence: connections waiting for locks, deadlocks, retries.
@@ -343,12 +391,15 @@ func (r *Result) blockSpaceEvidence() Evidence {
 		}
 	}
 	b := r.Summary.BlocksSummary
+	if b.Count == 0 {
+		return Evidence{Cause: CauseBlocks, Figures: "no blocks", Absent: true}
+	}
 	return Evidence{Cause: CauseBlocks, Figures: fmt.Sprintf("blocks held %.0f payments on average, %d at most", b.TxsMean, b.TxsMax)}
 }
 
 // systemCPUEvidence: the system's own processes took most of a busy
 // machine.
-func (r *Result) systemCPUEvidence() Evidence {
+func (r *Result) systemCPUEvidence(machineBusy bool) Evidence {
 	s := &r.Summary
 	g := &s.Generator
 	nodes, ok := s.telemetryMean(".cpu_percent")
@@ -357,9 +408,11 @@ func (r *Result) systemCPUEvidence() Evidence {
 	}
 	capacity := 100 * float64(max(1, g.Cores))
 	e := Evidence{Cause: CauseSystemCPU, Figures: fmt.Sprintf("the system's processes used %.0f%% of one core (of %.0f)", nodes, capacity)}
-	if nodes >= systemCPUBusy*capacity || (g.MachineCPUPercent >= machineBusy && nodes >= 0.5*g.MachineCPUPercent/100*capacity) {
+	// The system took the CPU itself: most of the machine, or a busy
+	// machine that others did not keep busy.
+	if nodes >= systemCPUBusy*capacity || (g.MachineCPUPercent >= machineBusyPct && !machineBusy && nodes >= 0.5*g.MachineCPUPercent/100*capacity) {
 		e.Holds = true
-		e.Figures = fmt.Sprintf("the system's processes used %.0f%% of one core of %.0f on a machine %.0f%% busy (%s)", nodes, capacity, g.MachineCPUPercent, busiest(s.Telemetry))
+		e.Figures = fmt.Sprintf("the system's processes used %.0f%% of one core of %.0f on a machine %.0f%% busy; %s", nodes, capacity, g.MachineCPUPercent, busiest(s.Telemetry))
 	}
 	return e
 }
