@@ -272,6 +272,49 @@ func TestKilledSegmentMakesAPartialResult(t *testing.T) {
 	}
 }
 
+// A segment stopped (SIGSTOP) for 10 s and resumed: the merged result
+// names the generator that sent late, and no segment's own view ("no block
+// for 10 s") is taken for the chain's (issue 51, item 4).
+func TestFrozenSegmentIsNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network and a segmented run")
+	}
+	dir := t.TempDir()
+	home := filepath.Join(dir, "net")
+	netUp(t, home)
+	merged := filepath.Join(dir, "merged")
+	cmd, lines := startRun(t, nil, "run", "--segments", "2", "--net-home", home, "--rate", "300", "--duration", "16s", "--warmup", "1s", "--senders", "200", "--out", merged)
+	waitLine(t, lines, "load:", time.Minute)
+	time.Sleep(3 * time.Second)
+	pid := segmentPID(t, 1, 2, merged)
+	if pid == 0 {
+		t.Fatal("no process of segment 1/2")
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Second)
+	syscall.Kill(pid, syscall.SIGCONT)
+	code, _ := waitExit(t, cmd, 2*time.Minute)
+	r, err := report.ReadResult(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := r.Judge()
+	t.Logf("exit %d; verdict %s; limit %s; lag %+v; generator %+v; shortfall %+v", code, r.Verdict(), j.Limit.Figures, r.Summary.LatencyMs.ScheduleLag, r.Summary.Generator, r.Summary.Shortfall)
+	if j.Limit.Cause != report.CauseLate {
+		t.Errorf("a frozen segment: limit %s (%s), want %s; verdict %q", j.Limit.Cause, j.Limit.Figures, report.CauseLate, r.Verdict())
+	}
+	for _, w := range r.Summary.Warnings {
+		if strings.Contains(w, "no block for") {
+			t.Errorf("a segment's view taken for the chain's: %q (longest gap %.1f s)", w, r.Summary.LongestGapS)
+		}
+	}
+	if r.Summary.Halted != "" || r.Summary.LongestGapS > 5 {
+		t.Errorf("halted %q, longest gap %.1f s: the chain did not stop", r.Summary.Halted, r.Summary.LongestGapS)
+	}
+}
+
 // When the controller is killed (SIGKILL), its segments stop within
 // seconds, as if interrupted, and each says why in its directory: they do
 // not go on loading the network without the controller's sender lock

@@ -62,6 +62,7 @@ type Judgement struct {
 const (
 	keptUpFloor    = 0.97 // of the valid offered load, committed
 	lagLate        = 1000 // ms of schedule lag p99: sent late
+	lagStopped     = 5000 // ms of schedule lag p99: more than CPU contention makes
 	refusedShare   = 0.05 // of valid payments sent, refused
 	lockWaitShare  = 0.25 // of the database's connections waiting for a lock
 	deadlocksRate  = 0.1  // a second
@@ -208,10 +209,16 @@ func (r *Result) evidence() []Evidence {
 		add(CauseGenerator, false, "tpslab used %.0f%% of one core; sent %s of %s offered tx/s", g.CPUPercent, thousands(s.SentTPS), thousands(s.ValidOfferedTPS()))
 	}
 	starved := s.Shortfall != nil && s.Shortfall.By == "machine_cpu"
-	late := (lag >= lagLate || starved) && g.CPUPercent < generatorCore*100*usable && !machine.Holds && !r.waitedForTarget()
-	if late {
+	// Sent late without using its CPU: it did not run. On a busy machine
+	// that is the machine's doing, unless the delay is longer than
+	// contention makes (lagStopped): then it was stopped.
+	late := (lag >= lagLate || starved) && g.CPUPercent < generatorCore*100*usable && !r.waitedForTarget() && (!machine.Holds || lag >= lagStopped)
+	switch {
+	case late && machine.Holds:
+		add(CauseLate, true, "schedule lag p99 %s while tpslab used %.0f%% of one core: longer than a busy machine delays a process, it was stopped; every latency includes the delay", fmtMs(lag), g.CPUPercent)
+	case late:
 		add(CauseLate, true, "schedule lag p99 %s while tpslab used %.0f%% of one core on a quiet machine: it was stopped or descheduled, and every latency includes the delay", fmtMs(lag), g.CPUPercent)
-	} else {
+	default:
 		add(CauseLate, false, "schedule lag p99 %s", fmtMs(lag))
 	}
 	// The system's refusals, valid payments only.

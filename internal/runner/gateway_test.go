@@ -17,6 +17,7 @@ import (
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
@@ -78,7 +79,7 @@ func TestGatewayErrorsDoNotEraseCommits(t *testing.T) {
 	sc.Target.Kind = "cometbft"
 	sc.Target.Endpoints = []string{srv.URL}
 	sc.Load.SendInterval = "0" // a request per payment: each mangled answer is one payment's
-	sc.Workload.Invalid = scenario.Invalid{Share: 0.1, Sorts: []string{"bad_signature"}}
+	sc.Workload.Invalid = scenario.Invalid{Share: 0.3, Sorts: []string{"bad_signature"}}
 	sc.Thresholds = []string{"invalid_taken==0"}
 	res, err := run(t, context.Background(), sc)
 	if err != nil {
@@ -112,6 +113,11 @@ func TestGatewayErrorsDoNotEraseCommits(t *testing.T) {
 	}
 	if len(res.Thresholds) != 1 || !res.Thresholds[0].OK {
 		t.Errorf("thresholds %+v: invalid_taken==0 must hold", res.Thresholds)
+	}
+	// A 30% invalid share behind a gateway answering 5xx: every valid
+	// payment committed is a system that kept up (issue 51, item 1).
+	if o := res.Outcome(); o != report.OutcomeKeptUp {
+		t.Errorf("outcome %s, want kept_up: %s", o, res.Verdict())
 	}
 }
 

@@ -11,13 +11,14 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/measure"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
-// A tenth of the payments deliberately invalid, of every sort: each is
+// Three tenths of the payments deliberately invalid, of every sort: each is
 // refused by the ledger with the reason its sort deserves, none counts as
 // committed, and the payments' own figures still equal the blocks exactly
 // (the invalid ones take no sequence of their lanes).
@@ -49,7 +50,7 @@ func TestInvalidShareCountedApart(t *testing.T) {
 	if _, err := run(t, context.Background(), scenarioFor("plain", 0)); err != nil {
 		t.Fatal(err)
 	}
-	sc := scenarioFor("invalid", 0.1)
+	sc := scenarioFor("invalid", 0.3)
 	res, err := run(t, context.Background(), sc)
 	if err != nil {
 		t.Fatal(err)
@@ -57,8 +58,8 @@ func TestInvalidShareCountedApart(t *testing.T) {
 	s := res.Summary
 	t.Logf("verdict: %s; invalid sent %v refused %v", res.Verdict(), s.InvalidSent, s.InvalidRefused)
 	sent := measure.Sum(s.InvalidSent)
-	if share := float64(sent) / float64(s.Offered); share < 0.07 || share > 0.13 {
-		t.Errorf("%d invalid of %d offered (%.3f), want about 0.1", sent, s.Offered, share)
+	if share := float64(sent) / float64(s.Offered); share < 0.26 || share > 0.34 {
+		t.Errorf("%d invalid of %d offered (%.3f), want about 0.3", sent, s.Offered, share)
 	}
 	want := map[string]string{"bad_signature": "bad_signature", "wrong_chain_id": "wrong_chain", "stale_sequence": "sequence_too_low", "insufficient_funds": "insufficient_funds", "oversized": "tx_too_large"}
 	for sort, reason := range want {
@@ -68,6 +69,11 @@ func TestInvalidShareCountedApart(t *testing.T) {
 	}
 	if len(s.InvalidCommitted) > 0 || len(s.InvalidAccepted) > 0 || strings.HasPrefix(res.Verdict(), "FINDING") {
 		t.Errorf("invalid payments taken: accepted %v, committed %v; verdict %q", s.InvalidAccepted, s.InvalidCommitted, res.Verdict())
+	}
+	// Judged on the valid payments: all committed is kept up (issue 51:
+	// "fell behind: committed 213 of 300 offered", or "machine busy").
+	if o := res.Outcome(); o != report.OutcomeKeptUp || !strings.HasPrefix(res.Verdict(), "kept up") {
+		t.Errorf("outcome %s: %s", o, res.Verdict())
 	}
 	if s.RejectedTotal != 0 || s.Shortfall != nil {
 		t.Errorf("valid payments refused %v, shortfall %+v: the invalid ones disturbed the lanes or the judging", s.Rejected, s.Shortfall)

@@ -15,6 +15,7 @@ import (
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
@@ -417,6 +418,8 @@ func mergeSummary(parts []*part, blocks []measure.BlockStat) report.Summary {
 		s.ByKind[k] = f
 	}
 	s.CommittedTPS = committedRate(parts[0].res, blocks, sumRates)
+	chainFromBlocks(&s, blocks)
+	machineFromSegments(&s, parts)
 	return s
 }
 
@@ -496,4 +499,88 @@ func mergeEndpoints(parts []*part) []sut.EndpointStat {
 		}
 	}
 	return out
+}
+
+// chainFromBlocks judges the chain's gaps from the merged blocks, each at
+// the earliest time a segment saw it: a segment that was stopped (SIGSTOP,
+// a paused pod) saw no block while it was, but the chain did not stop
+// (issue 51: "segment 1: no block for 10.1 s" while the chain's longest
+// gap was 0.68 s). A stall or halt no merged gap supports is dropped.
+func chainFromBlocks(s *report.Summary, blocks []measure.BlockStat) {
+	if len(blocks) < 2 {
+		return
+	}
+	seen := make([]float64, len(blocks))
+	for i, b := range blocks {
+		seen[i] = b.Seen
+	}
+	sort.Float64s(seen)
+	longest := 0.0
+	for i := 1; i < len(seen); i++ {
+		longest = math.Max(longest, seen[i]-seen[i-1])
+	}
+	if end := s.Steady.EndS + s.Steady.DrainS; end > seen[len(seen)-1] && s.Halted != "" {
+		longest = math.Max(longest, end-seen[len(seen)-1]) // a halt that lasted to the end
+	}
+	longest = math.Round(longest*10) / 10
+	if longest < s.LongestGapS {
+		s.LongestGapS = longest
+	}
+	kept := s.Stalls[:0]
+	for _, st := range s.Stalls {
+		if st.DurationS <= longest+0.5 {
+			kept = append(kept, st)
+		}
+	}
+	s.Stalls = kept
+	if len(kept) == 0 {
+		s.Halted = ""
+	}
+	var warns []string
+	for _, w := range s.Warnings {
+		body := w
+		if i := strings.Index(w, ": no block for "); strings.HasPrefix(w, "segment ") && i > 0 {
+			body = w[i+2:]
+		}
+		var d float64
+		if _, err := fmt.Sscanf(body, "no block for %g s", &d); err == nil && d > longest+0.5 {
+			continue // that segment's view, not the chain's
+		}
+		warns = append(warns, w)
+	}
+	s.Warnings = warns
+}
+
+// machineFromSegments is the machine as the segments saw it together:
+// each counted the others' CPU as other processes', so others are the
+// machine's busy time less every segment's and the system's.
+func machineFromSegments(s *report.Summary, parts []*part) {
+	g := &s.Generator
+	var steal, load float64
+	for _, p := range parts {
+		pg := p.res.Summary.Generator
+		steal = math.Max(steal, pg.StealPercent)
+		load = math.Max(load, pg.LoadAverage)
+	}
+	g.StealPercent, g.LoadAverage = steal, load
+	nodes, _ := report.SystemSum(s.Telemetry, ".cpu_percent", func(st telemetry.Stat) float64 { return st.Mean })
+	capacity := 100 * float64(max(1, g.Cores))
+	g.OthersCPUPercent = math.Round(max(0, g.MachineCPUPercent/100*capacity-g.CPUPercent-nodes)*10) / 10
+	if g.OthersCPUPercent < 0.25*capacity && steal < 10 {
+		// No segment's "machine busy" stands once the others' CPU is
+		// known to be the segments' own.
+		var warns []string
+		for _, w := range s.Warnings {
+			if !strings.Contains(w, "measure on a quiet machine") {
+				warns = append(warns, w)
+			}
+		}
+		s.Warnings = warns
+		return
+	}
+	for _, p := range parts {
+		if mb := p.res.Summary.Generator.MachineBusy; mb != "" {
+			g.MachineBusy = mb
+		}
+	}
 }
