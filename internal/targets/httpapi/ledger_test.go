@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -420,5 +421,50 @@ func TestNetUpLedgerAndFindMax(t *testing.T) {
 	}
 	if out, err := exec.Command(bin, "net", "down", "--home", home).CombinedOutput(); err != nil || n.Nodes[0].Alive() || n.Nodes[1].Alive() {
 		t.Errorf("net down: %v\n%s", err, out)
+	}
+}
+
+// The verdict names the database from its own evidence (issue 51): Zipf
+// recipients on a small connection pool wait for locks (not "machine
+// busy", not the target's answers), and PostgreSQL killed under the
+// service is a component that died (not "interrupted", not refusals).
+func TestDatabaseLimitsAreNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the ledger service")
+	}
+	n := startLedger(t, pgnet.Options{Batch: 10, Connections: 4})
+	sc := ledgerScenario(t, n, "zipf", 500)
+	sc.Load.Duration, sc.Load.Drain = scenario.Duration(5*time.Second), scenario.Duration(2*time.Second)
+	sc.Workload.RecipientChoice = scenario.Choice{Dist: "zipf", S: 1.1}
+	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
+	if res == nil {
+		t.Fatal(err)
+	}
+	j := res.Judge()
+	t.Logf("zipf: %s", res.Verdict())
+	if j.Limit.Cause != report.CauseDatabase || !strings.Contains(j.Limit.Figures, "waiting for locks") {
+		t.Errorf("Zipf recipients on 4 connections: limit %s (%s), want the database's lock waits", j.Limit.Cause, j.Limit.Figures)
+	}
+	var pg int
+	for _, nd := range n.Nodes {
+		if nd.Name == "postgres" {
+			pg = nd.PID
+		}
+	}
+	if pg == 0 {
+		t.Fatal("no postgres process in the network")
+	}
+	sc = ledgerScenario(t, n, "killed", 300)
+	sc.Load.Duration, sc.Load.Drain = scenario.Duration(6*time.Second), scenario.Duration(2*time.Second)
+	kill := time.AfterFunc(3*time.Second, func() { syscall.Kill(pg, syscall.SIGKILL) })
+	defer kill.Stop()
+	res, _ = runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
+	if res == nil {
+		t.Fatal("no result")
+	}
+	j = res.Judge()
+	t.Logf("killed: %s (ended %s)", res.Verdict(), res.EndedBecause)
+	if j.Outcome != report.OutcomeDied || !strings.Contains(j.Limit.Figures, "postgres") || strings.HasPrefix(res.EndedBecause, "interrupted") {
+		t.Errorf("PostgreSQL killed: outcome %s, limit %q, ended %q; want the database named as died", j.Outcome, j.Limit.Figures, res.EndedBecause)
 	}
 }
