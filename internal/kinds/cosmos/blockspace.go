@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +33,15 @@ func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPa
 			} `json:"block"`
 		} `json:"consensus_params"`
 	}
-	if err := c.Call(ctx, "consensus_params", nil, &cp); err != nil {
+	// At the latest height: without one the node may answer for the next,
+	// which it has no parameters for yet ("could not find consensus params
+	// for height #79", issue 51).
+	st, err := c.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	at := map[string]string{"height": strconv.FormatInt(int64(st.SyncInfo.LatestBlockHeight), 10)}
+	if err := c.Call(ctx, "consensus_params", at, &cp); err != nil {
 		return "", err
 	}
 	maxGas := int64(cp.ConsensusParams.Block.MaxGas)

@@ -2,6 +2,7 @@ package cosmos
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -66,5 +67,17 @@ func TestRefusalNames(t *testing.T) {
 		if got := Reason(c.space, c.code, ""); got != c.want {
 			t.Errorf("%s/%d: %q, want %q", c.space, c.code, got, c.want)
 		}
+	}
+}
+
+// The sequence a simulation's refusal expects is read from the SDK's log,
+// so auto gas simulates with the node's sequence after a backlog.
+func TestExpectedSequence(t *testing.T) {
+	err := errors.New("simulate: account sequence mismatch, expected 8, got 7: incorrect account sequence")
+	if v, ok := expectedSequence(err); !ok || v != 8 {
+		t.Errorf("expected sequence %d, %v; want 8", v, ok)
+	}
+	if _, ok := expectedSequence(errors.New("insufficient fee")); ok {
+		t.Error("a refusal without a sequence read as one")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -49,7 +50,16 @@ func (c *Codec) SimulateGasOf(ctx context.Context, from, outputs int) (uint64, e
 	var out []byte
 	for _, limit := range []uint64{1_000_000, 200_000} {
 		tx := c.signTx(nil, s, typeURL, w, c.numbers[from].Load(), seq, limit, c.fee())
-		if out, err = c.query(ctx, "/app/simulate", tx); err == nil || !strings.Contains(err.Error(), "exceeds block max gas") {
+		out, err = c.query(ctx, "/app/simulate", tx)
+		if want, ok := expectedSequence(err); ok && want != seq {
+			// After a backlog the node's check state is ahead of the
+			// committed sequence: simulate with the one it expects
+			// (issue 51: auto gas fell back to 200,000).
+			seq = want
+			tx = c.signTx(nil, s, typeURL, w, c.numbers[from].Load(), seq, limit, c.fee())
+			out, err = c.query(ctx, "/app/simulate", tx)
+		}
+		if err == nil || !strings.Contains(err.Error(), "exceeds block max gas") {
 			break
 		}
 	}
@@ -141,4 +151,21 @@ func (c *Codec) Calibrate(ctx context.Context, sub sut.Submitter, cl *cometbft.C
 		}
 	}
 	return 0, fmt.Errorf("the calibration payment was not in a block within a minute")
+}
+
+// sequenceMismatch is the SDK's "account sequence mismatch, expected N,
+// got M" in a refusal's log.
+var sequenceMismatch = regexp.MustCompile(`account sequence mismatch, expected (\d+)`)
+
+// expectedSequence is the sequence a refusal says the chain expects.
+func expectedSequence(err error) (uint64, bool) {
+	if err == nil {
+		return 0, false
+	}
+	m := sequenceMismatch.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0, false
+	}
+	v, perr := strconv.ParseUint(m[1], 10, 64)
+	return v, perr == nil
 }
