@@ -16,8 +16,8 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/measure"
-	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
