@@ -263,6 +263,17 @@ func TestKilledSegmentMakesAPartialResult(t *testing.T) {
 	if code == 0 || r.Status != "partial" || !strings.HasPrefix(r.Verdict(), "PARTIAL (segment 1: ") || r.Incomplete() == "" {
 		t.Errorf("a killed segment: exit %d, status %q, verdict %q", code, r.Status, r.Verdict())
 	}
+	// Its figures agree with each other: the identities hold (what the dead
+	// segment had in flight is in flight at the end, not dropped), and the
+	// series offers what the summary does (issue 51).
+	measuretest.Identities(t, r.Summary.Counts)
+	var offered int64
+	for _, x := range r.Series {
+		offered += x.Offered
+	}
+	if offered != r.Summary.Offered {
+		t.Errorf("the merged series offers %d, its summary %d", offered, r.Summary.Offered)
+	}
 	one := writeResult(t, filepath.Join(dir, "one"), "complete", 10, 5000)
 	if _, stderr, code := tpslabIn(t, "compare", one, merged); code != 2 || !strings.Contains(stderr, "partial: segment 1") {
 		t.Errorf("compare with a partial result: exit %d, %q", code, stderr)

@@ -149,6 +149,7 @@ func Merge(out string, dirs []string, sc any, thresholds []string, infos []repor
 			// followed to the end: the merge counts what the others
 			// proved and says it is partial; compare and history refuse it.
 			res.Status = "partial"
+			deadCounts(r)
 			ends = append(ends, fmt.Sprintf("segment %d: incomplete (%s)", i, strings.TrimSpace(r.Incomplete()+" "+r.EndedBecause)))
 		} else if r.EndedBecause != "completed" {
 			ends = append(ends, fmt.Sprintf("segment %d: %s", i, r.EndedBecause))
@@ -582,5 +583,51 @@ func machineFromSegments(s *report.Summary, parts []*part) {
 		if mb := p.res.Summary.Generator.MachineBusy; mb != "" {
 			g.MachineBusy = mb
 		}
+	}
+}
+
+// deadCounts replaces the counts of a segment that did not finish with
+// its series', streamed every second and so newer than its last summary
+// (issue 51: the series offered 16,500 where the summary said 15,000), and
+// closes its identities: what it had offered and not sent is unsent, what
+// it had sent and not seen resolved is in flight at the end (it died
+// following them), an invalid payment not resolved is unknown.
+func deadCounts(r *report.Result) {
+	if len(r.Series) == 0 {
+		return
+	}
+	var c measure.Counts
+	for i := range r.Series {
+		c.Add(&r.Series[i].Counts)
+	}
+	c.Expired -= c.LateCommits // the series counts an expiry when it happened (Counts.PerSecond)
+	inv := measure.Sum(c.InvalidSent)
+	if early := c.Sent + c.Unsent + inv - c.Offered; early > 0 {
+		// Sent in a second it died before collecting: offered in it.
+		r.Series[len(r.Series)-1].Offered += early
+		c.Offered += early
+	}
+	c.Unsent += c.Offered - c.Sent - c.Unsent - inv
+	c.InFlightEnd = max(0, c.Accepted+measure.Sum(c.Unacked)-c.Committed-measure.Sum(c.Failed)-c.Expired)
+	if open := inv - measure.Sum(c.InvalidRefused) - measure.Sum(c.InvalidCommitted) - measure.Sum(c.InvalidUnknown); open > 0 {
+		if c.InvalidUnknown == nil {
+			c.InvalidUnknown = map[string]int64{}
+		}
+		c.InvalidUnknown["unresolved when its segment died"] += open
+	}
+	r.Summary.Counts = c
+	var offered, sent, accepted, steady int64
+	for _, x := range r.Series {
+		if x.Phase == "steady" {
+			offered += x.Offered - measure.Sum(x.InvalidSent)
+			sent, accepted, steady = sent+x.Sent, accepted+x.Accepted, steady+1
+		}
+	}
+	if steady > 0 {
+		n := float64(r.Summary.Steady.DurationS)
+		if n == 0 {
+			n = float64(steady)
+		}
+		r.Summary.OfferedTPS, r.Summary.SentTPS, r.Summary.AcceptedTPS = float64(offered)/n, float64(sent)/n, float64(accepted)/n
 	}
 }
