@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/tpslab/tpslab/internal/report"
 )
 
@@ -234,6 +236,29 @@ func BootstrapAt(a, b []float64, seed int64, alpha float64) (lo, hi float64) {
 	return diffs[int(alpha/2*float64(len(diffs)))], diffs[int((1-alpha/2)*float64(len(diffs)-1))]
 }
 
+// Welch is the 1-alpha interval of mean(b)/mean(a) - 1 (in percent) by
+// Welch's t: the difference of the means over mean(a), its standard error
+// from each side's variance, Welch–Satterthwaite's degrees of freedom.
+func Welch(a, b []float64, alpha float64) (lo, hi float64) {
+	if len(a) < 2 || len(b) < 2 {
+		return math.NaN(), math.NaN()
+	}
+	ma, va := meanSD(a)
+	mb, vb := meanSD(b)
+	if ma == 0 {
+		return math.NaN(), math.NaN()
+	}
+	va, vb = va*va/float64(len(a)), vb*vb/float64(len(b))
+	se := math.Sqrt(va + vb)
+	df := 1.0
+	if se > 0 {
+		df = (va + vb) * (va + vb) / (va*va/float64(len(a)-1) + vb*vb/float64(len(b)-1))
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: math.Max(1, df)}.Quantile(1-alpha/2) * se
+	d := mb - ma
+	return 100 * (d - half) / ma, 100 * (d + half) / ma
+}
+
 func resampleMean(rng *rand.Rand, xs []float64) float64 {
 	s := 0.0
 	for range xs {
@@ -278,7 +303,14 @@ func CompareWith(base, other Set, o Options) []Row {
 		if r.Primary {
 			alpha /= float64(max(1, primaries))
 		}
-		r.CILowPct, r.CIHighPct = BootstrapAt(a, b, 1, alpha)
+		if perA || perB {
+			r.CILowPct, r.CIHighPct = BootstrapAt(a, b, 1, alpha)
+		} else {
+			// Repetitions: a handful of values a side, too few for a
+			// bootstrap (three values resample into an interval far too
+			// narrow: 4 of 10 same-settings pairs were called different).
+			r.CILowPct, r.CIHighPct = Welch(a, b, alpha)
+		}
 		r.NoiseFloorPct = noiseFloor(m, o.Noise, base, other)
 		// One value a side (a single run of a figure that has no per-second
 		// values) gives no interval: never significant.
@@ -389,12 +421,12 @@ func Verdict(base, other Set, rows []Row) string {
 			}
 		}
 	}
-	differ := Differ(base, other)
-	if differ != "" {
-		differ = "; NOT LIKE FOR LIKE: " + differ + ": a difference is the settings' as much as the system's"
+	lead := ""
+	if differ := Differ(base, other); differ != "" {
+		lead = "NOT LIKE FOR LIKE (" + differ + "): a difference is the settings' as much as the system's; "
 	}
 	if pick == nil {
-		return fmt.Sprintf("%s vs %s: no significant difference%s", other.Name, base.Name, differ)
+		return fmt.Sprintf("%s%s vs %s: no significant difference", lead, other.Name, base.Name)
 	}
 	word := "worse"
 	if pick.Better {
@@ -403,7 +435,7 @@ func Verdict(base, other Set, rows []Row) string {
 	if pick.Metric == "committed TPS" || pick.Unit == "ms" {
 		word = map[bool]string{true: "faster", false: "slower"}[pick.Better]
 	}
-	v := fmt.Sprintf("%s is %s than %s: %+.1f%% %s (interval %+.1f%% to %+.1f%%, beyond a noise floor of %.1f%%)", other.Name, word, base.Name, pick.ChangePct, pick.Metric, pick.CILowPct, pick.CIHighPct, pick.NoiseFloorPct)
+	v := lead + fmt.Sprintf("%s is %s than %s: %+.1f%% %s (interval %+.1f%% to %+.1f%%, beyond a noise floor of %.1f%%)", other.Name, word, base.Name, pick.ChangePct, pick.Metric, pick.CILowPct, pick.CIHighPct, pick.NoiseFloorPct)
 	if why := notKeptUp(base, other); why != "" {
 		// An overloaded system's figures swing with its backlog: the
 		// difference may be the overload's, not the change's (issue 34).
@@ -412,7 +444,7 @@ func Verdict(base, other Set, rows []Row) string {
 	if why := busyMachine(base, other); why != "" {
 		v += "; " + why
 	}
-	return v + differ
+	return v
 }
 
 // Differ names what the two sets' runs were given differently: the
@@ -476,10 +508,13 @@ func busyMachine(sets ...Set) string {
 			}
 		}
 		if n > 0 {
-			out = append(out, fmt.Sprintf("%d of %s's %d runs ran on a machine other processes kept busy", n, s.Name, len(s.Runs)))
+			out = append(out, fmt.Sprintf("%d of %s's %d", n, s.Name, len(s.Runs)))
 		}
 	}
-	return strings.Join(out, " and ")
+	if len(out) == 0 {
+		return ""
+	}
+	return "runs made on a machine other processes kept busy: " + strings.Join(out, ", ")
 }
 
 // notKeptUp names the sets with runs whose headline was not "kept up"

@@ -96,7 +96,7 @@ func TestNoiseFloorAndSettings(t *testing.T) {
 			r.Summary.OfferedTPS = r.Summary.CommittedTPS
 		}
 	}
-	if v := Verdict(a, b, Compare(a, b)); !strings.Contains(v, "NOT LIKE FOR LIKE: offered 1000 vs 3000 tx/s") || !strings.HasPrefix(v, "B is faster") {
+	if v := Verdict(a, b, Compare(a, b)); !strings.HasPrefix(v, "NOT LIKE FOR LIKE (offered 1000 vs 3000 tx/s)") || !strings.Contains(v, "B is faster") {
 		t.Errorf("different offered rates: %q", v)
 	}
 	if f := noiseFloor(report.Defs(nil)[0], nil, tpsSet("A", 1000), tpsSet("B", 1060)); f != SingleRunFloorPct {
