@@ -406,7 +406,7 @@ func (r *Result) Verdict() string {
 	if s.Sent > 0 {
 		fmt.Fprintf(&b, "; %.1f%% rejected", 100*s.RejectRate)
 		if top := topReason(s.Rejected); top != "" {
-			fmt.Fprintf(&b, ", mostly %s", strings.ReplaceAll(top, "_", " "))
+			fmt.Fprintf(&b, ", %s", rootReason(s.Rejected))
 		}
 	}
 	if s.Expired > 0 {
