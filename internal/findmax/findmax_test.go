@@ -143,7 +143,7 @@ func TestSearchStopsAtTheGeneratorLimit(t *testing.T) {
 	if !strings.Contains(out.Stopped, "load generator limited") {
 		t.Fatalf("stopped %q, want the generator named", out.Stopped)
 	}
-	if !strings.HasPrefix(out.Hints[0], "generator:") {
+	if !strings.HasPrefix(out.Hints[0], "limit at ") || !strings.Contains(out.Hints[0], "the load generator") {
 		t.Fatalf("hints %v", out.Hints)
 	}
 }

@@ -17,6 +17,12 @@ func Hints(pass, fail *Step) []string {
 	}
 	f := fail.Result.Summary
 	var h []string
+	// The failing step's judgement first: the same evidence and order as a
+	// run's headline (report.Judge); the hints below add what the steps
+	// around the knee show.
+	if j := fail.Result.Judge(); j.Limit.Cause != "" && j.Limit.Cause != report.CauseSystem {
+		h = append(h, fmt.Sprintf("limit at %.0f tx/s: %s", fail.Rate, j.Limit.Phrase()))
+	}
 	if f.Generator.Limited {
 		h = append(h, "generator: "+f.Generator.Warning)
 	}
@@ -230,7 +236,11 @@ func insideHints(fail *Step) []string {
 		h = append(h, fmt.Sprintf("CPU at %.0f tx/s, in %% of one core: %s; the machine was %.0f%% busy (of %d cores)", fail.Rate, strings.Join(parts, ", "), g.MachineCPUPercent, g.Cores))
 	}
 	var db []string
-	if len(cpu) > 0 && cpu[0].role == "database" && (cpu[0].pct > 80 || g.MachineCPUPercent > 90) {
+	// The busiest process limits only when it is busy itself, or when the
+	// machine is full and others did not fill it (issue 51: postgres at 17%
+	// of a core named on a machine others kept 100% busy).
+	othersIdle := g.OthersCPUPercent < 25*float64(max(1, g.Cores))
+	if len(cpu) > 0 && cpu[0].role == "database" && (cpu[0].pct > 80 || (g.MachineCPUPercent > 90 && othersIdle)) {
 		db = append(db, fmt.Sprintf("it is the busiest process (%s at %.0f%% of a core)", cpu[0].name, cpu[0].pct))
 	}
 	if st, ok := tel["ledger.retries_per_payment"]; ok && st.Mean > 0.05 {
@@ -243,7 +253,7 @@ func insideHints(fail *Step) []string {
 		db = append(db, fmt.Sprintf("%.1f connections waited for a lock on average", st.Mean))
 	}
 	if len(db) > 0 {
-		h = append([]string{"database: the database limits the ledger here: " + strings.Join(db, "; ")}, h...)
+		h = append([]string{"database: the database limits the system here: " + strings.Join(db, "; ")}, h...)
 	}
 	return h
 }
