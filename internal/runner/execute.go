@@ -118,7 +118,9 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 	if c := tgt.Confirmer(); c != nil {
 		run(func() {
 			if err := c.Run(observe, ls.firstH, ls.trk); err != nil && observe.Err() == nil {
-				stopOffer(fmt.Errorf("target_failed: blocks can no longer be read: %v", err))
+				// A typed end: a plain error reads as an interrupt (issue 51:
+				// a dead database under the exchange ended "interrupted").
+				stopOffer(endf(TargetFailed, "blocks can no longer be read: %v", err))
 			}
 		})
 	}
@@ -450,8 +452,12 @@ func (r ending) finish(ended End) (*report.Result, error) {
 			res.Summary.Warnings = append(res.Summary.Warnings, "the counts do not add up (docs/metrics.md; a tpslab bug, please report it): "+err.Error())
 		}
 	})
+	var died string
 	r.w.Update(func(res *report.Result) {
 		sum = res.Summary
+		if j := res.Judge(); j.Outcome == report.OutcomeDied {
+			died = j.Limit.Figures
+		}
 		for _, o := range res.Thresholds {
 			if !o.OK {
 				failed = append(failed, fmt.Sprintf("%s (%s)", o.Expr, o.Actually()))
@@ -474,6 +480,8 @@ func (r ending) finish(ended End) (*report.Result, error) {
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("run ended early: %s; partial result written", ended))
 	case sum.Halted != "":
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("the chain stopped committing: %s", sum.Halted))
+	case died != "":
+		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("a component of the system died: %s", died))
 	case sum.Sent > 0 && sum.Committed == 0 && sum.Accepted+measure.Sum(sum.Unacked) == 0:
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("nothing committed: all %d payments sent were rejected (mostly %s)", sum.Sent, topKey(sum.Rejected)))
 	case sum.NetCheck != nil && !sum.NetCheck.OK:

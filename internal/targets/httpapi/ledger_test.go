@@ -19,6 +19,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/compare"
+	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
@@ -433,7 +434,7 @@ func TestDatabaseLimitsAreNamed(t *testing.T) {
 		t.Skip("starts PostgreSQL and the ledger service")
 	}
 	n := startLedger(t, pgnet.Options{Batch: 10, Connections: 4})
-	sc := ledgerScenario(t, n, "zipf", 500)
+	sc := ledgerScenario(t, n, "zipf", 1000)
 	sc.Load.Duration, sc.Load.Drain = scenario.Duration(5*time.Second), scenario.Duration(2*time.Second)
 	sc.Workload.RecipientChoice = scenario.Choice{Dist: "zipf", S: 1.1}
 	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
@@ -458,9 +459,12 @@ func TestDatabaseLimitsAreNamed(t *testing.T) {
 	sc.Load.Duration, sc.Load.Drain = scenario.Duration(6*time.Second), scenario.Duration(2*time.Second)
 	kill := time.AfterFunc(3*time.Second, func() { syscall.Kill(pg, syscall.SIGKILL) })
 	defer kill.Stop()
-	res, _ = runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
+	res, err = runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
 	if res == nil {
 		t.Fatal("no result")
+	}
+	if exitcode.Of(err) != exitcode.TargetFailed {
+		t.Errorf("a run whose database died: exit %d (%v), want %d", exitcode.Of(err), err, exitcode.TargetFailed)
 	}
 	j = res.Judge()
 	t.Logf("killed: %s (ended %s)", res.Verdict(), res.EndedBecause)
