@@ -401,6 +401,18 @@ func (r *Result) blockSpaceEvidence() Evidence {
 	if b.Count == 0 {
 		return Evidence{Cause: CauseBlocks, Figures: "no blocks", Absent: true}
 	}
+	// What blocks hold, at the intervals the chain made under load (the
+	// check before the load knew only the idle interval).
+	for _, n := range r.Notes {
+		var per int64
+		if _, err := fmt.Sscanf(n, "block space: blocks hold at most %d payments", &per); err != nil || per <= 0 || b.IntervalMsMean <= 0 {
+			continue
+		}
+		capacity := float64(per) / (b.IntervalMsMean / 1000)
+		off := r.Summary.ValidOfferedTPS()
+		e := Evidence{Cause: CauseBlocks, Holds: off > capacity, Figures: fmt.Sprintf("blocks hold at most %d payments and came every %.2f s under load: %.0f payments a second, against %s offered", per, b.IntervalMsMean/1000, capacity, thousands(off))}
+		return e
+	}
 	return Evidence{Cause: CauseBlocks, Figures: fmt.Sprintf("blocks held %.0f payments on average, %d at most", b.TxsMean, b.TxsMax)}
 }
 

@@ -19,11 +19,13 @@ import (
 // block utilization) over the gas each payment reserves, against the peak
 // offered rate times the recent block interval; and whether blocks may take
 // more gas than the fee market allows, so that payments fail inside them.
-// It returns a warning ("" when all is well, or the chain sets no cap).
-func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPayment uint64) (string, error) {
+// It returns a warning ("" when all is well, or the chain sets no cap) and
+// how many payments a block holds (0: no cap), for the verdict to weigh
+// against the intervals the chain makes under load.
+func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPayment uint64) (string, int64, error) {
 	peak, model := offeredPeak(sc.Load)
 	if peak <= 0 || gasPerPayment == 0 {
-		return "", nil
+		return "", 0, nil
 	}
 	c := &cometbft.Client{URL: rpc, HTTP: http.DefaultClient}
 	var cp struct {
@@ -38,11 +40,11 @@ func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPa
 	// for height #79", issue 51).
 	st, err := c.Status(ctx)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	at := map[string]string{"height": strconv.FormatInt(int64(st.SyncInfo.LatestBlockHeight), 10)}
 	if err := c.Call(ctx, "consensus_params", at, &cp); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	maxGas := int64(cp.ConsensusParams.Block.MaxGas)
 	var warns []string
@@ -58,12 +60,12 @@ func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPa
 		}
 	}
 	if limit <= 0 {
-		return strings.Join(warns, "; "), nil // no cap (-1)
+		return strings.Join(warns, "; "), 0, nil // no cap (-1)
 	}
 	perBlock := limit / int64(gasPerPayment)
 	interval, err := blockInterval(ctx, c)
 	if err != nil || interval <= 0 {
-		return "", err
+		return "", perBlock, err
 	}
 	offered := peak * interval.Seconds()
 	if float64(perBlock) < offered {
@@ -71,7 +73,7 @@ func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPa
 			"but at %.0f tx/s%s with a block every %.2f s about %.0f are offered per block: the chain cannot commit the offered rate "+
 			"(raise block.max_gas, or give workload.gas closer to what a payment uses)", perBlock, what, gasPerPayment, peak, model, interval.Seconds(), offered))
 	}
-	return strings.Join(warns, "; "), nil
+	return strings.Join(warns, "; "), perBlock, nil
 }
 
 // offeredPeak is the highest rate the load offers: the open model's peak,

@@ -256,10 +256,16 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 		codec.SetGas(gas)
 		codec.FirstGas = first
 	}
-	if msg, err := BlockSpace(cctx, sys.Endpoints[0], sc, gas); err != nil {
+	if msg, perBlock, err := BlockSpace(cctx, sys.Endpoints[0], sc, gas); err != nil {
 		fmt.Fprintf(sys.Log, "block space: not checked: %v\n", err)
-	} else if msg != "" && sys.Warn != nil {
-		sys.Warn(msg)
+	} else {
+		if msg != "" && sys.Warn != nil {
+			sys.Warn(msg)
+		}
+		if perBlock > 0 && sys.Note != nil {
+			// The verdict weighs it against the intervals under load.
+			sys.Note(fmt.Sprintf("block space: blocks hold at most %d payments (%d gas each reserves)", perBlock, gas))
+		}
 	}
 	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), codec)
 	if err != nil {
