@@ -448,17 +448,17 @@ func (r ending) finish(ended End) (*report.Result, error) {
 	var sum report.Summary
 	r.snapshot(true, func(res *report.Result) {
 		res.Status, res.EndedBecause, res.EndedAt = "complete", ended.String(), &end
-		if ended.Kind == ChainHalted && res.Summary.Halted == "" {
-			// A block during the shutdown hides the halt from the stall
-			// check; the run ended for it all the same (issue 51).
-			res.Summary.Halted = ended.Detail
-		}
 		if err := res.Summary.Counts.Check(); err != nil {
 			res.Summary.Warnings = append(res.Summary.Warnings, "the counts do not add up (docs/metrics.md; a tpslab bug, please report it): "+err.Error())
 		}
 	})
 	var died string
 	r.w.Update(func(res *report.Result) {
+		if ended.Kind == ChainHalted && res.Summary.Halted == "" {
+			// A block during the shutdown hides the halt from the stall
+			// check; the run ended for it all the same (issue 51).
+			res.Summary.Halted = ended.Detail
+		}
 		sum = res.Summary
 		if j := res.Judge(); j.Outcome == report.OutcomeDied {
 			died = j.Limit.Figures
