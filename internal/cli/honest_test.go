@@ -495,3 +495,24 @@ func TestMempoolLeftByAnEarlierRun(t *testing.T) {
 		t.Errorf("with --mempool-wait: mempool_before %d, want 0 (it waited for the block)", r.Summary.MempoolBefore)
 	}
 }
+
+// `net up --reset` refuses to wipe a network a run is loading, naming the
+// run's pid, unless --force (issue 52: it wiped it and the run ended
+// target_failed).
+func TestResetRefusedWhileARunLoads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network and a run")
+	}
+	dir := t.TempDir()
+	home := filepath.Join(dir, "net")
+	netUp(t, home)
+	cmd, lines := startRun(t, nil, "run", "--net-home", home, "--rate", "100", "--duration", "5s", "--warmup", "1s", "--senders", "100", "--out", filepath.Join(dir, "run"))
+	waitLine(t, lines, "load:", time.Minute)
+	_, stderr, code := tpslabIn(t, "net", "up", "--validators", "1", "--home", home, "--reset")
+	if code != 2 || !strings.Contains(stderr, fmt.Sprintf("in use by a tpslab run (pid %d)", cmd.Process.Pid)) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Errorf("net up --reset under a run: exit %d, %q; want exit 2 and one line naming pid %d", code, stderr, cmd.Process.Pid)
+	}
+	if code, _ := waitExit(t, cmd, time.Minute); code != 0 {
+		t.Errorf("the run under the refused reset exited %d", code)
+	}
+}

@@ -192,7 +192,7 @@ func netCmd(reg *kinds.Registry) *cobra.Command {
 
 func netUpCmd(reg *kinds.Registry) *cobra.Command {
 	var home string
-	var reset bool
+	var reset, force bool
 	var kube kubenet.Options
 	up := &cobra.Command{
 		Use:   "up [SCENARIO.yaml] --home DIR",
@@ -205,6 +205,11 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 			o, changed, err := netUpOptions(cmd.Flags(), reg, args, home, reset)
 			if err != nil {
 				return err
+			}
+			if pid := testnet.InUse(home); reset && pid != 0 && !force {
+				// A run is loading it: a wipe would end that run as a
+				// target that failed (issue 52).
+				return exitcode.BadInputf("--reset: the network in %s is in use by a tpslab run (pid %d); wait for it or stop it, or give --force to wipe it anyway", home, pid)
 			}
 			if err := reg.NetDefaults(&o, changed); err != nil {
 				return err
@@ -240,7 +245,8 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 		},
 	}
 	registerNetUp(up.Flags(), reg)
-	up.Flags().BoolVar(&reset, "reset", false, "stop and wipe a network already in --home")
+	up.Flags().BoolVar(&reset, "reset", false, "stop and wipe a network already in --home (refused while a run loads it, unless --force)")
+	up.Flags().BoolVar(&force, "force", false, "with --reset: wipe the network even while a run loads it")
 	up.Flags().StringVar(&kube.Kubeconfig, "kubeconfig", "", "start the nodes as pods on the Kubernetes cluster this kubeconfig names (tpslab cluster up writes one); --home keeps net.json and the keys")
 	up.Flags().StringVar(&kube.Namespace, "namespace", "default", "with --kubeconfig: the namespace of the pods")
 	up.Flags().StringVar(&kube.Image, "image", "", "with --kubeconfig: tpslab's image (default: the local cluster's)")

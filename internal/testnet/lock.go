@@ -41,6 +41,21 @@ func LockSenders(home string, first, n int) (*LoadLock, error) {
 	return &LoadLock{f: f}, nil
 }
 
+// InUse says which tpslab run, if any, holds a load lock on the network in
+// home (0: none): a run sending from any of its accounts.
+func InUse(home string) int {
+	f, err := os.OpenFile(filepath.Join(home, LockFile), os.O_RDWR, 0)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: 0, Len: 0} // the whole file
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil || lk.Type == syscall.F_UNLCK {
+		return 0
+	}
+	return int(lk.Pid)
+}
+
 // Release drops the lock.
 func (l *LoadLock) Release() {
 	if l != nil && l.f != nil {
