@@ -129,7 +129,18 @@ func cached(name, stamp string, log io.Writer, build func(out string) *exec.Cmd)
 	vdir := filepath.Join(dir, name+"-"+version(stamp))
 	out := filepath.Join(vdir, name)
 	if _, err := os.Stat(out); err == nil {
-		return out, nil
+		why := damaged(out)
+		if why == "" {
+			return out, nil
+		}
+		// A damaged program is never run: it is built again (issue 52: a
+		// truncated tpsd crashed as "tpsd init: segmentation fault").
+		if log != nil {
+			fmt.Fprintf(log, "cache: %s is damaged (%s): building it again\n", out, why)
+		}
+		if err := os.RemoveAll(vdir); err != nil {
+			return "", err
+		}
 	}
 	if log != nil {
 		fmt.Fprintf(log, "building %s into %s (once; this takes a few minutes the first time)\n", name, vdir)
@@ -162,11 +173,89 @@ func cached(name, stamp string, log io.Writer, build func(out string) *exec.Cmd)
 	if err := os.Rename(filepath.Join(tmp, entries[0].Name()), out); err != nil {
 		return "", err
 	}
+	if err := writeSum(out); err != nil {
+		return "", err
+	}
 	if log != nil {
 		fmt.Fprintf(log, "built %s in %s\n", name, time.Since(start).Round(time.Second))
 	}
 	return out, nil
 }
+
+// SumFile, beside a cached program, records its SHA-256, size and
+// modification time when it was built.
+const SumFile = "SHA256"
+
+// writeSum records program's hash, size and time in its folder.
+func writeSum(program string) error {
+	h, size, err := hashFile(program)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(program)
+	if err != nil {
+		return err
+	}
+	line := fmt.Sprintf("%s %d %d\n", h, size, st.ModTime().UnixNano())
+	return os.WriteFile(filepath.Join(filepath.Dir(program), SumFile), []byte(line), 0o644)
+}
+
+func hashFile(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// damaged says why a cached program must not run ("" when it is as
+// built): not executable, another size than recorded, or, when its time
+// changed, another hash. Size and time cost a stat each use; the hash is
+// read only when they differ. A program cached before sums were recorded
+// gets its sum now.
+func damaged(program string) string {
+	st, err := os.Stat(program)
+	if err != nil {
+		return err.Error()
+	}
+	if st.Mode()&0o111 == 0 {
+		return fmt.Sprintf("not executable (mode %s)", st.Mode())
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(program), SumFile))
+	if err != nil {
+		writeSum(program) // cached before sums: trusted as found
+		return ""
+	}
+	var sum string
+	var size, mtime int64
+	if _, err := fmt.Sscanf(string(b), "%s %d %d", &sum, &size, &mtime); err != nil {
+		return "its " + SumFile + " record is unreadable"
+	}
+	if st.Size() != size {
+		return fmt.Sprintf("%d bytes, %d when built", st.Size(), size)
+	}
+	if st.ModTime().UnixNano() == mtime {
+		return ""
+	}
+	h, _, err := hashFile(program)
+	if err != nil {
+		return err.Error()
+	}
+	if h != sum {
+		return "its SHA-256 differs from the one recorded when it was built"
+	}
+	return ""
+}
+
+// Damaged is damaged for `tpslab cache`: why the cached program must not
+// run, or "".
+func Damaged(program string) string { return damaged(program) }
 
 // version names a stamp in a folder name.
 func version(stamp string) string {

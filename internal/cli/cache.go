@@ -61,7 +61,20 @@ lists what the cache holds.`,
 					}
 					return nil
 				})
-				lines = append(lines, fmt.Sprintf("  %-40s %6.1f MB", e.Name(), float64(size)/1e6))
+				line := fmt.Sprintf("  %-40s %6.1f MB", e.Name(), float64(size)/1e6)
+				// A Go program's folder holds the program under its name
+				// (NAME-VERSION/NAME) and its recorded sum.
+				name := e.Name()
+				if i := strings.LastIndexByte(name, '-'); i > 0 {
+					name = name[:i]
+				}
+				prog := filepath.Join(dir, e.Name(), name)
+				if _, err := os.Stat(filepath.Join(dir, e.Name(), buildcache.SumFile)); err == nil {
+					if why := buildcache.Damaged(prog); why != "" {
+						line += "  DAMAGED: " + why + " (tpslab cache build rebuilds it)"
+					}
+				}
+				lines = append(lines, line)
 			}
 			sort.Strings(lines)
 			fmt.Printf("%s: %d program(s)\n%s\n", dir, len(lines), strings.Join(lines, "\n"))
