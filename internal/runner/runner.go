@@ -299,8 +299,8 @@ func (r *run) checkNodes() error {
 		}
 	}
 	if len(dead) > 0 {
-		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target.net_home %s: %d of %d nodes are not running (%s); start them again (`tpslab net up --reset` for a fresh network) before loading it",
-			n.Home, len(dead), len(n.Nodes), strings.Join(dead, ", ")))
+		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("target.net_home %s: %d of %d nodes are not running (%s); start them again on their state with `tpslab net start --home %s` (or `tpslab net up --reset --home %s` for a fresh network) before loading it",
+			n.Home, len(dead), len(n.Nodes), strings.Join(dead, ", "), n.Home, n.Home))
 	}
 	return nil
 }

@@ -309,7 +309,10 @@ func prepareHome(home string, reset bool) error {
 	}
 	if len(entries) > 0 {
 		if !reset {
-			return exitcode.BadInputf("--home %s is already used by a network; stop it with `tpslab net down --home %s` and pass --reset to wipe it", home, home)
+			if _, err := os.Stat(filepath.Join(home, NetFile)); errors.Is(err, os.ErrNotExist) {
+				return exitcode.BadInputf("--home %s holds files but no %s (a `net up` interrupted before it finished, or another folder); pass --reset to wipe it", home, NetFile)
+			}
+			return exitcode.BadInputf("--home %s is already used by a network; start its stopped nodes again with `tpslab net start --home %s`, or pass --reset to wipe it", home, home)
 		}
 		if old, err := Load(home); err == nil {
 			if err := old.Down(); err != nil {
