@@ -103,3 +103,21 @@ func TestNoiseFloorAndSettings(t *testing.T) {
 		t.Errorf("single runs: noise floor %.1f%%, want %.0f%%", f, SingleRunFloorPct)
 	}
 }
+
+// A series cut short is refused, not compared as if whole (issue 52).
+func TestLoadRefusesASeriesCutShort(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	writeRun(t, dir, 26, 1000)
+	p := filepath.Join(dir, "series.jsonl")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(p, []byte(strings.Join(lines[:12], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "cut short") {
+		t.Errorf("a series of 12 of 26 steady seconds: %v", err)
+	}
+}
