@@ -323,8 +323,8 @@ func TestLostTransactionsRecoveredInARun(t *testing.T) {
 	if ok != s.Committed {
 		t.Errorf("committed %d, blocks hold %d", s.Committed, ok)
 	}
-	if s.Committed+s.Expired+s.FailedTotal != s.Accepted+s.UnackedTotal {
-		t.Errorf("accepted %d + unacked %d != committed %d + failed %d + expired %d", s.Accepted, s.UnackedTotal, s.Committed, s.FailedTotal, s.Expired)
+	if s.Committed+s.Expired+s.InFlightEnd+s.FailedTotal != s.Accepted+s.UnackedTotal {
+		t.Errorf("accepted %d + unacked %d != committed %d + failed %d + expired %d + in flight at the end %d", s.Accepted, s.UnackedTotal, s.Committed, s.FailedTotal, s.Expired, s.InFlightEnd)
 	}
 }
 
