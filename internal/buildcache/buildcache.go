@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -343,24 +344,95 @@ func Installed(name, stamp string, log io.Writer, build func(prefix string) *exe
 
 // SharedSource finds a source archive of a system no registry serves:
 // $env, else archive in a shared/sources folder beside the tpslab tree or
-// above it (../shared/sources for a checkout beside it).
+// above it (../shared/sources for a checkout beside it), else the cache's
+// copy, fetched once from $TPSLAB_SOURCES_URL and checked against its
+// pinned SHA-256.
 func SharedSource(archive, env string) (string, error) {
 	if s := os.Getenv(env); s != "" {
 		return s, nil
 	}
-	root, err := Root()
-	if err != nil {
-		return "", fmt.Errorf("%s (set %s to its path): %v", archive, env, err)
-	}
-	for d := root; ; d = filepath.Dir(d) {
+	root, rootErr := Root()
+	for d := root; rootErr == nil; d = filepath.Dir(d) {
 		p := filepath.Join(d, "shared", "sources", archive)
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%s is not in a shared/sources folder above %s: set %s to its path", archive, root, env)
+			break
 		}
 	}
+	// A user's machine has no shared/sources: the archive is fetched once
+	// into the cache from a mirror and checked against its pinned hash.
+	sum, pinned := sourceSums[archive]
+	if !pinned {
+		return "", fmt.Errorf("%s: not in a shared/sources folder above the tpslab tree: set %s to its path", archive, env)
+	}
+	return fetchSource(archive, sum, env)
+}
+
+// sourceSums are the SHA-256 of the source archives tpslab builds from
+// (the exports described in shared/sources/README.md: tpslab's build
+// scripts expect their layout, which the upstream release archives do not
+// have).
+var sourceSums = map[string]string{
+	"taler-exchange-0.9.2.tar.gz": "e857324afd45454127fb3a90137cd77a2e5147586b4d2cd1f380bdfd80c27be8",
+	"evmd-v0.6.x.tar.gz":          "de0b2b0c91584515e3cff724c3e996f07753df8c2374883fe7634a5027abc703",
+	"factomd-v6.17.1-2.tar.gz":    "91aa4559c181281085cc7ebdb2c4fc5f31efeb3ae6439429bf3acc6bb30f1fab",
+}
+
+// SourcesURLEnv names the mirror that serves the source archives (a folder
+// of them over HTTP: ARCHIVE is fetched from $TPSLAB_SOURCES_URL/ARCHIVE).
+const SourcesURLEnv = "TPSLAB_SOURCES_URL"
+
+// fetchSource returns archive from the cache, fetching it first from the
+// mirror when absent; its SHA-256 must be sum, or it is refused.
+func fetchSource(archive, sum, env string) (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, "sources", archive)
+	if h, _, err := hashFile(dst); err == nil && h == sum {
+		return dst, nil
+	}
+	base := os.Getenv(SourcesURLEnv)
+	if base == "" {
+		return "", fmt.Errorf("%s: not in a shared/sources folder above the tpslab tree nor in the cache: set %s to its path, or %s to a mirror serving it (sha256 %s)", archive, env, SourcesURLEnv, sum)
+	}
+	url := strings.TrimSuffix(base, "/") + "/" + archive
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".fetch-"+archive+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	resp, err := http.Get(url)
+	if err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("%s: fetching %s: %v (offline? set %s to a local copy)", archive, url, err, env)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tmp.Close()
+		return "", fmt.Errorf("%s: fetching %s: %s (set %s to a local copy)", archive, url, resp.Status, env)
+	}
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(tmp, h), resp.Body)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: fetching %s: %v", archive, url, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		return "", fmt.Errorf("%s: %s served an archive with sha256 %s, expected %s: refused", archive, url, got, sum)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return "", err
+	}
+	return dst, nil
 }
 
 // ArchiveStamp is a stamp for a build from an archive by a script: both

@@ -1,8 +1,11 @@
 package buildcache
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -59,5 +62,47 @@ func TestDamagedProgramIsBuiltAgain(t *testing.T) {
 		if err := exec.Command(p).Run(); err != nil {
 			t.Errorf("%s: the rebuilt program does not run: %v", damage.name, err)
 		}
+	}
+}
+
+// A machine without shared/sources fetches a source archive once from a
+// mirror ($TPSLAB_SOURCES_URL) into the cache, checked against its pinned
+// SHA-256; a mirror serving other bytes is refused, and without a mirror
+// the one line names what to set (issue 52).
+func TestSourceFetchedFromAMirror(t *testing.T) {
+	shared := ""
+	for d, _ := os.Getwd(); filepath.Dir(d) != d; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "shared", "sources", "evmd-v0.6.x.tar.gz")); err == nil {
+			shared = filepath.Join(d, "shared", "sources")
+			break
+		}
+	}
+	if shared == "" {
+		t.Skip("no shared/sources above the tree to serve")
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(shared))) // 127.0.0.1
+	defer srv.Close()
+	t.Setenv("TPSLAB_CACHE", t.TempDir())
+	t.Setenv("TPSLAB_ROOT", t.TempDir()) // a tree with no shared/sources above it
+	if _, err := SharedSource("evmd-v0.6.x.tar.gz", "TPSLAB_EVMD_SOURCE"); err == nil || !strings.Contains(err.Error(), SourcesURLEnv) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("no mirror: %v, want one line naming %s", err, SourcesURLEnv)
+	}
+	t.Setenv(SourcesURLEnv, srv.URL)
+	p, err := SharedSource("evmd-v0.6.x.tar.gz", "TPSLAB_EVMD_SOURCE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _, _ := hashFile(p); h != sourceSums["evmd-v0.6.x.tar.gz"] {
+		t.Errorf("fetched %s with sha256 %s", p, h)
+	}
+	srv.Close() // the cache's copy serves the next use
+	if q, err := SharedSource("evmd-v0.6.x.tar.gz", "TPSLAB_EVMD_SOURCE"); err != nil || q != p {
+		t.Errorf("second use: %q, %v", q, err)
+	}
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("not the archive")) }))
+	defer bad.Close()
+	t.Setenv(SourcesURLEnv, bad.URL)
+	if _, err := SharedSource("taler-exchange-0.9.2.tar.gz", "TPSLAB_TALER_SOURCE"); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a mirror serving other bytes: %v", err)
 	}
 }
