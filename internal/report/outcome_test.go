@@ -67,7 +67,7 @@ func TestHeadlineOutcomes(t *testing.T) {
 			r.Summary.LatencyMs.ScheduleLag.P99 = 9600
 			r.Summary.Generator = Generator{Cores: 2, CPUPercent: 3, MachineCPUPercent: 20}
 			return r
-		}, OutcomeGenerator, "generator-limited: committed 990 of 1,000 offered tx/s for 10 s; p99 commit 1.20 s; limit: the load generator sent late (schedule lag p99 9.60 s"},
+		}, OutcomeGenerator, "generator sent late: committed 990 of 1,000 offered tx/s for 10 s; p99 commit 1.20 s; limit: the load generator sent late (schedule lag p99 9.60 s"},
 		{"a third of the payments deliberately invalid, all valid ones committed", func() *Result {
 			r := outcomeRun(700, 600, 600)
 			r.Summary.OfferedTPS, r.Summary.InvalidOfferedTPS = 700, 300

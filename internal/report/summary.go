@@ -388,6 +388,9 @@ func (r *Result) Verdict() string {
 	default:
 		lead := map[Outcome]string{OutcomeKeptUp: "kept up", OutcomeRefused: "refused", OutcomeFellBehind: "fell behind",
 			OutcomeGenerator: "generator-limited", OutcomeMachine: "machine busy", OutcomeTargetShort: "fell behind"}[o]
+		if j.Limit.Cause == CauseLate {
+			lead = "generator sent late" // its figures carry its delay, whatever the system did
+		}
 		b.WriteString(lead + ": ")
 		if f := s.Shortfall; f != nil && o != OutcomeKeptUp {
 			fmt.Fprintf(&b, "sent %s of %s offered tx/s (%s never sent); ", thousands(s.SentTPS), thousands(offered), count(f.Unsent))
