@@ -92,7 +92,11 @@ func TestRecordAndReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	cutTrace := filepath.Join(dir, "cut.csv")
-	if b, err := exec.Command(bin, "record", cut, "--out", cutTrace).CombinedOutput(); err != nil {
+	// An interrupted run is refused unless asked for (issue 51).
+	if b, err := exec.Command(bin, "record", cut, "--out", cutTrace).CombinedOutput(); err == nil || !strings.Contains(string(b), "--allow-incomplete") {
+		t.Errorf("record of an interrupted run: %v, %s; want it refused naming --allow-incomplete", err, b)
+	}
+	if b, err := exec.Command(bin, "record", cut, "--allow-incomplete", "--out", cutTrace).CombinedOutput(); err != nil {
 		t.Fatalf("record: %v\n%s", err, b)
 	}
 	rows, err := os.ReadFile(cutTrace)

@@ -96,8 +96,6 @@ func (r *Result) Judge() Judgement {
 		j.Outcome = OutcomeNoLoad
 	case s.Steady.DurationS == 0:
 		j.Outcome = OutcomeNoSteady
-	case s.Committed == 0 && s.Sent > 0 && s.RejectRate < refusedShare:
-		j.Outcome = OutcomeNothing
 	case r.keptUp() && j.Limit.Cause != CauseLate && j.Limit.Cause != CauseGenerator:
 		j.Outcome, j.Limit = OutcomeKeptUp, Evidence{}
 	case j.Limit.Cause == CauseGenerator || j.Limit.Cause == CauseLate:
@@ -108,6 +106,8 @@ func (r *Result) Judge() Judgement {
 		j.Outcome = OutcomeRefused
 	case s.Shortfall != nil:
 		j.Outcome = OutcomeTargetShort
+	case s.Committed == 0 && s.Sent > 0:
+		j.Outcome = OutcomeNothing
 	default:
 		j.Outcome = OutcomeFellBehind
 	}
