@@ -256,17 +256,7 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 		codec.SetGas(gas)
 		codec.FirstGas = first
 	}
-	if msg, perBlock, err := BlockSpace(cctx, sys.Endpoints[0], sc, gas); err != nil {
-		fmt.Fprintf(sys.Log, "block space: not checked: %v\n", err)
-	} else {
-		if msg != "" && sys.Warn != nil {
-			sys.Warn(msg)
-		}
-		if perBlock > 0 && sys.Note != nil {
-			// The verdict weighs it against the intervals under load.
-			sys.Note(fmt.Sprintf("block space: blocks hold at most %d payments (%d gas each reserves)", perBlock, gas))
-		}
-	}
+	checkBlockSpace(cctx, sys, sc, gas)
 	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), codec)
 	if err != nil {
 		if strings.Contains(err.Error(), "never funded") {
@@ -332,6 +322,23 @@ const gasMargin = 1.3
 // simulated first payment with 1.3 gave on a Cosmos Hub chain, cut a gas
 // capped block's room by a third (issue 34).
 const steadyMargin = 1.15
+
+// checkBlockSpace warns before the load when blocks cannot hold the
+// offered rate, and notes what a block holds: the verdict weighs it against
+// the intervals the chain makes under load.
+func checkBlockSpace(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, gas uint64) {
+	msg, perBlock, err := BlockSpace(ctx, sys.Endpoints[0], sc, gas)
+	if err != nil {
+		fmt.Fprintf(sys.Log, "block space: not checked: %v\n", err)
+		return
+	}
+	if msg != "" && sys.Warn != nil {
+		sys.Warn(msg)
+	}
+	if perBlock > 0 && sys.Note != nil {
+		sys.Note(fmt.Sprintf("block space: blocks hold at most %d payments (%d gas each reserves)", perBlock, gas))
+	}
+}
 
 // feeMarketGas is what a payment on a fee-market chain uses beyond its
 // simulation when it cannot be measured: the fee market simulates its fee

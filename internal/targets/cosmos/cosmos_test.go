@@ -534,7 +534,7 @@ func TestAutoGasAndBlockSpace(t *testing.T) {
 	// 400/s (issue 34: the seed's Hub examples were never warned).
 	closed := scenario.Default()
 	closed.Load.Model, closed.Load.Users, closed.Load.Pacing = scenario.Closed, 2000, scenario.Duration(5*time.Second)
-	msg, err := cosmoskind.BlockSpace(context.Background(), n.Nodes[0].RPC, &closed, reserved)
+	msg, _, err := cosmoskind.BlockSpace(context.Background(), n.Nodes[0].RPC, &closed, reserved)
 	if err != nil || !strings.Contains(msg, "at 400 tx/s (2000 users, one payment each every 5s)") {
 		t.Errorf("closed model: block-space warning %q (%v)", msg, err)
 	}

@@ -414,7 +414,7 @@ func TestNetUpLedgerAndFindMax(t *testing.T) {
 	if m == nil || string(m[1]) == "0" {
 		t.Errorf("no sustainable rate found, or none that says whether its confirmation run held it")
 	}
-	if !strings.Contains(string(out), "- database: the database limits the ledger") {
+	if !strings.Contains(string(out), "- database: the database limits the system") {
 		t.Errorf("find-max did not name the database as the limit")
 	}
 	if out, err := exec.Command(bin, "net", "check", "--home", home).CombinedOutput(); err != nil {
