@@ -307,9 +307,19 @@ func (r *Result) died() (bool, string) {
 		}
 	}
 	for _, t := range order {
-		if e, ok := down[t]; ok {
-			return true, fmt.Sprintf("%s went down at t=%.1f s and did not come back (%s)", t, e.T, e.Detail)
+		e, ok := down[t]
+		if !ok {
+			continue
 		}
+		// A redundant part (one validator of four) may die while the
+		// system carries on: then it limited nothing.
+		if before, after := r.commitsAround(e.T); after >= 0.5*before && before > 0 {
+			return false, fmt.Sprintf("%s went down at t=%.1f s, and the system carried on without it (%.0f tx/s committed after, %.0f before)", t, e.T, after, before)
+		}
+		if len(r.Series) == 0 && s.CommittedShare() >= keptUpFloor { // a result without its series: the whole run's share
+			return false, fmt.Sprintf("%s went down at t=%.1f s, and the system carried on without it (%.0f%% of the offered load committed)", t, e.T, 100*s.CommittedShare())
+		}
+		return true, fmt.Sprintf("%s went down at t=%.1f s and did not come back (%s)", t, e.T, e.Detail)
 	}
 	for reason, v := range s.Rejected {
 		if strings.Contains(reason, "database") && float64(v) > 0.01*float64(max(1, s.Sent)) {
@@ -317,6 +327,28 @@ func (r *Result) died() (bool, string) {
 		}
 	}
 	return false, "every part answered until the end"
+}
+
+// commitsAround is the committed rate over the 5 s before t and from t to
+// the end of the load (the series' seconds, drain left out).
+func (r *Result) commitsAround(t float64) (before, after float64) {
+	var nb, na, sb, sa float64
+	for _, x := range r.Series {
+		switch {
+		case x.Phase == "drain":
+		case x.T <= t && x.T > t-5:
+			nb, sb = nb+1, sb+float64(x.Committed)
+		case x.T > t+1: // the second it died in is neither
+			na, sa = na+1, sa+float64(x.Committed)
+		}
+	}
+	if nb > 0 {
+		before = sb / nb
+	}
+	if na > 0 {
+		after = sa / na
+	}
+	return before, after
 }
 
 // waitedForTarget: the senders were busy most of the load, mostly waiting
