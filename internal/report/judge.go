@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -308,8 +309,8 @@ func (r *Result) died() (bool, string) {
 	}
 	for _, t := range order {
 		e, ok := down[t]
-		if !ok {
-			continue
+		if !ok || r.faulted(t) {
+			continue // a scheduled fault's doing is the fault's candidate
 		}
 		// A redundant part (one validator of four) may die while the
 		// system carries on: then it limited nothing.
@@ -327,6 +328,18 @@ func (r *Result) died() (bool, string) {
 		}
 	}
 	return false, "every part answered until the end"
+}
+
+// faulted says a scheduled fault acted on the part named target.
+func (r *Result) faulted(target string) bool {
+	for _, f := range r.Summary.Faults {
+		for _, part := range strings.Split(f.Fault, ":") {
+			if slices.Contains(strings.Split(part, "+"), target) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // commitsAround is the committed rate over the 5 s before t and from t to

@@ -26,3 +26,32 @@ func TestCandidatesInTheDocumentedOrder(t *testing.T) {
 		t.Errorf("a system starved by others: limit %s, outcome %s", j.Limit.Cause, j.Outcome)
 	}
 }
+
+// A part that went down under a scheduled fault, or while the system
+// carried on, limited nothing; one after which commits stopped did.
+func TestDiedOnlyWhenTheSystemStopped(t *testing.T) {
+	r := outcomeRun(990, 600, 600)
+	for i := range r.Series {
+		r.Series[i].Committed = 990
+	}
+	r.Events = []Event{{T: 4, Kind: "node_down", Target: "node3", Detail: "pid 9 exited"}}
+	if j := r.Judge(); j.Outcome == OutcomeDied {
+		t.Errorf("a validator of four down, commits going on: %s", r.Verdict())
+	}
+	r.Summary.Faults = []FaultEffect{{Fault: "3s:crash:node3:5s"}}
+	if died, _ := r.died(); died {
+		t.Error("a scheduled crash counted as a death")
+	}
+	r = outcomeRun(300, 600, 600)
+	for i := range r.Series {
+		if r.Series[i].T > 4 {
+			r.Series[i].Committed = 0
+		} else {
+			r.Series[i].Committed = 1000
+		}
+	}
+	r.Events = []Event{{T: 4, Kind: "node_down", Target: "postgres", Detail: "pid 7 exited"}}
+	if j := r.Judge(); j.Outcome != OutcomeDied {
+		t.Errorf("commits stopped when postgres died: %s", r.Verdict())
+	}
+}
