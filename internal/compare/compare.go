@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -471,19 +472,60 @@ func Differ(base, other Set) string {
 			out = append(out, fmt.Sprintf("%s %s vs %s", strings.Join(f, "."), va, vb))
 		}
 	}
-	if na, nb := netOf(a), netOf(b); na != nb {
-		out = append(out, fmt.Sprintf("network %s vs %s", na, nb))
-	}
+	out = append(out, netDiffer(a, b)...)
 	return strings.Join(out, ", ")
 }
 
-// netOf names a run's network: its kind, validators and settings.
-func netOf(r *report.Result) string {
-	if r.Network == nil {
-		return "external"
+// netDiffer names what differs between two runs' networks: the kind, the
+// validators, each setting that differs ("timeout_commit 500ms vs 2s").
+func netDiffer(a, b *report.Result) []string {
+	na, nb := a.Network, b.Network
+	switch {
+	case na == nil && nb == nil:
+		return nil
+	case na == nil || nb == nil:
+		return []string{"network: one side's was not started by tpslab"}
 	}
-	set, _ := json.Marshal(r.Network.Settings)
-	return fmt.Sprintf("%s with %d validator(s) %s", r.Network.Kind, r.Network.Validators, set)
+	var out []string
+	if na.Kind != nb.Kind || na.Validators != nb.Validators {
+		out = append(out, fmt.Sprintf("network %s with %d validator(s) vs %s with %d", na.Kind, na.Validators, nb.Kind, nb.Validators))
+	}
+	sa, sb := settingsOf(na.Settings), settingsOf(nb.Settings)
+	keys := make([]string, 0, len(sa))
+	for k := range sa {
+		keys = append(keys, k)
+	}
+	for k := range sb {
+		if _, ok := sa[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if va, vb := settingText(k, sa[k]), settingText(k, sb[k]); va != vb {
+			out = append(out, fmt.Sprintf("%s %s vs %s", k, va, vb))
+		}
+	}
+	return out
+}
+
+// settingsOf is a network's settings as a map.
+func settingsOf(v any) map[string]any {
+	m := map[string]any{}
+	b, _ := json.Marshal(v)
+	json.Unmarshal(b, &m)
+	return m
+}
+
+// settingText writes a setting; timeouts are durations in nanoseconds.
+func settingText(key string, v any) string {
+	if f, ok := v.(float64); ok && strings.Contains(key, "timeout") {
+		return time.Duration(f).String()
+	}
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprint(v)
 }
 
 // scenarioField is one field of the run's scenario as written, "" if absent.

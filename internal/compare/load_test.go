@@ -121,3 +121,17 @@ func TestLoadRefusesASeriesCutShort(t *testing.T) {
 		t.Errorf("a series of 12 of 26 steady seconds: %v", err)
 	}
 }
+
+// Networks that differ are named by the settings that differ, not dumped.
+func TestNetworksDifferBySetting(t *testing.T) {
+	net := func(tc int64) *report.Result {
+		return &report.Result{Network: &report.Network{Kind: "builtin", Validators: 4, Settings: map[string]any{"timeout_commit": tc, "mempool_size": 50000}}}
+	}
+	got := netDiffer(net(500_000_000), net(2_000_000_000))
+	if len(got) != 1 || got[0] != "timeout_commit 500ms vs 2s" {
+		t.Errorf("differences %q", got)
+	}
+	if got := netDiffer(net(500_000_000), net(500_000_000)); len(got) != 0 {
+		t.Errorf("same networks differ: %q", got)
+	}
+}
