@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/telemetry"
 )
 
@@ -125,11 +126,7 @@ func (s *Summary) ValidOfferedTPS() float64 {
 		return s.OfferedTPS
 	}
 	// Results written before invalid_offered_tps: the whole run's share.
-	inv := 0.0
-	for _, v := range s.InvalidSent {
-		inv += float64(v)
-	}
-	return s.OfferedTPS * (1 - inv/float64(s.Offered))
+	return s.OfferedTPS * (1 - float64(measure.Sum(s.InvalidSent))/float64(s.Offered))
 }
 
 // CommittedShare is the share of the valid offered load that committed:
@@ -140,11 +137,7 @@ func (s *Summary) CommittedShare() float64 {
 	if off := s.ValidOfferedTPS(); off > 0 {
 		share = s.CommittedTPS / off
 	}
-	inv := int64(0)
-	for _, v := range s.InvalidSent {
-		inv += v
-	}
-	if valid := s.Offered - inv; valid > 0 {
+	if valid := s.Offered - measure.Sum(s.InvalidSent); valid > 0 {
 		share = math.Max(share, float64(s.Committed)/float64(valid))
 	}
 	return share
