@@ -561,6 +561,30 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
+// errCommitUnknown: the connection was lost during COMMIT, so whether the
+// transaction committed is unknown.
+var errCommitUnknown = errors.New("the database connection was lost during commit")
+
+// inTx is pgx.BeginTxFunc, except that a COMMIT that got no answer from
+// the database (no PostgreSQL error: the connection broke) is
+// errCommitUnknown, not a refusal.
+func inTx(ctx context.Context, pool *pgxpool.Pool, o pgx.TxOptions, fn func(pgx.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback(context.Background())
+		return err
+	}
+	err = tx.Commit(ctx)
+	var pe *pgconn.PgError
+	if err != nil && !errors.As(err, &pe) {
+		return fmt.Errorf("%w: %v", errCommitUnknown, err)
+	}
+	return err
+}
+
 // commit applies a batch in one transaction, each payment under a
 // savepoint so that a refused one changes nothing; a conflict retries the
 // whole batch.
@@ -571,7 +595,7 @@ func (s *Service) commit(ctx context.Context, batch []*request) {
 	}
 	outs := make([]outcome, len(batch))
 	for attempt := 0; ; attempt++ {
-		err := pgx.BeginTxFunc(ctx, s.pool, iso, func(tx pgx.Tx) error {
+		err := inTx(ctx, s.pool, iso, func(tx pgx.Tx) error {
 			for i, r := range batch {
 				outs[i] = outcome{status: http.StatusOK}
 				if len(batch) > 1 {
@@ -612,8 +636,15 @@ func (s *Service) commit(ctx context.Context, batch []*request) {
 			time.Sleep(time.Duration(attempt) * 100 * time.Microsecond)
 			continue
 		}
+		st, reason := http.StatusServiceUnavailable, "database_error"
+		if errors.Is(err, errCommitUnknown) {
+			// The database may hold it: a gateway's "upstream lost" answer,
+			// which clients keep tracking (issue 52: such payments were
+			// counted refused, yet were in the table).
+			st, reason = http.StatusGatewayTimeout, "commit_unknown"
+		}
 		for i := range outs {
-			outs[i] = outcome{status: http.StatusServiceUnavailable, reason: "database_error", detail: err.Error()}
+			outs[i] = outcome{status: st, reason: reason, detail: err.Error()}
 		}
 		break
 	}

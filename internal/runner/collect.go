@@ -164,6 +164,12 @@ func (r collector) watch(now time.Duration, final bool) (liveNodes, liveEndpoint
 			} else {
 				r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s", nd.PID, nd.Log))
 			}
+			if nd.Role == "database" && !final {
+				// Nothing commits without it; what it took before may still
+				// be read if it comes back, so the drain waits (issue 52).
+				ls.stop(End{Kind: TargetFailed, tracking: true,
+					Detail: fmt.Sprintf("the database (%s) stopped: pid %d exited; its log is %s", nd.Name, nd.PID, nd.Log)})
+			}
 			if p, ok := r.conn.Target.(sut.Pooled); ok {
 				for j, u := range p.Pool().URLs {
 					if u == nd.RPC || u == nd.ClientRPC || u == nd.LoadRPC {

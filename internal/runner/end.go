@@ -30,6 +30,9 @@ func (k EndKind) String() string { return endNames[k] }
 type End struct {
 	Kind   EndKind
 	Detail string
+	// tracking: the system stopped, but what it acknowledged may still be
+	// read (its confirmer retries), so the drain waits for it.
+	tracking bool
 }
 
 func (e End) Error() string {
@@ -65,4 +68,6 @@ func endOf(ctx context.Context) (End, bool) {
 
 // hopeless says nothing can commit any more: waiting for in-flight
 // payments is pointless.
-func (e End) hopeless() bool { return e.Kind == ChainHalted || e.Kind == TargetFailed }
+func (e End) hopeless() bool {
+	return e.Kind == ChainHalted || e.Kind == TargetFailed && !e.tracking
+}

@@ -116,6 +116,11 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 		go func() { defer bg.Done(); f() }()
 	}
 	if c := tgt.Confirmer(); c != nil {
+		if rc, ok := c.(sut.Resilient); ok {
+			rc.OnOutage(func(err error) {
+				stopOffer(End{Kind: TargetFailed, Detail: err.Error(), tracking: true})
+			})
+		}
 		run(func() {
 			if err := c.Run(observe, ls.firstH, ls.trk); err != nil && observe.Err() == nil {
 				// A typed end: a plain error reads as an interrupt (issue 51:

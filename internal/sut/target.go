@@ -147,6 +147,14 @@ type Confirmer interface {
 	Run(ctx context.Context, from int64, ev Events) error
 }
 
+// Resilient is a confirmer that reads on through an outage of its system
+// (a database that stopped): Run retries until ctx ends, and calls down
+// once when reading first fails, so that the run stops offering while
+// payments already acknowledged stay tracked until their commit timeout.
+type Resilient interface {
+	OnOutage(down func(error))
+}
+
 // Info is what a probe learns about the system.
 type Info struct {
 	ChainID string

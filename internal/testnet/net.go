@@ -6,6 +6,7 @@
 package testnet
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
@@ -563,8 +566,44 @@ func (n *Net) Start(names []string) ([]string, error) {
 		}
 		nd.PID, nd.Stopped = pid, false
 		started = append(started, nd.Name)
+		if nd.Role == "database" {
+			// What follows it needs it: the exchange's wirewatch exited
+			// when it started beside a recovering PostgreSQL (issue 52).
+			if err := waitDatabase(*nd, 60*time.Second); err != nil {
+				return started, errors.Join(err, n.save())
+			}
+		}
 	}
 	return started, n.save()
+}
+
+// waitDatabase waits until a PostgreSQL node takes connections: any answer
+// but "the database system is starting up" (57P03) says it does.
+func waitDatabase(nd Node, timeout time.Duration) error {
+	u, err := url.Parse(nd.RPC)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%s: net.json's rpc %q is no postgres://host:port", nd.Name, nd.RPC)
+	}
+	dsn := "postgres://tpslab@" + u.Host + "/postgres?sslmode=disable&connect_timeout=2"
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c, err := pgconn.Connect(ctx, dsn)
+		cancel()
+		var pe *pgconn.PgError
+		switch {
+		case err == nil:
+			c.Close(context.Background())
+			return nil
+		case errors.As(err, &pe) && pe.Code != "57P03":
+			return nil
+		case !alive(nd.PID, nd.Home):
+			return fmt.Errorf("%s exited while starting; its log %s ends with:\n%s", nd.Name, nd.Log, tail(nd.Log, 10))
+		case time.Now().After(deadline):
+			return fmt.Errorf("%s does not take connections after %s (%v); see %s", nd.Name, timeout, err, nd.Log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Stop stops the named nodes cleanly and records that they were stopped on

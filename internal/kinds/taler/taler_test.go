@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tpslab/tpslab/internal/cli"
+	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
@@ -96,6 +98,7 @@ func TestExchangeDeposits(t *testing.T) {
 	if out, err := tpslab("net", "check", "--home", home); err != nil {
 		t.Errorf("net check: %v\n%s", err, out)
 	}
+	t.Run("database dies", func(t *testing.T) { databaseDies(t, home, ex) })
 	if _, err := tpslab("net", "down", "--home", home); err != nil {
 		t.Fatalf("net down: %v", err)
 	}
@@ -176,3 +179,68 @@ func (r *resolved) Block(*sut.Block)                                     { panic
 func (r *resolved) Final(int64, time.Time)                               {}
 func (r *resolved) Reorg(int64, time.Time)                               {}
 func (r *resolved) Resolved(id sut.TxID, ok bool, _ string, _ time.Time) { r.ids = append(r.ids, id) }
+
+// databaseDies kills the exchange's PostgreSQL (an immediate shutdown, as
+// a crash) while a run loads it, and brings it back with one net start
+// during the drain (issue 52, cases 4 and 10): the run ends target_failed
+// naming the database, exits 3, and counts every deposit the table holds,
+// those read after the restart included; net check then passes.
+func databaseDies(t *testing.T, home string, ex *talernet.ExchangeNet) {
+	n, err := testnet.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pg testnet.Node
+	for _, nd := range n.Nodes {
+		if nd.Role == "database" {
+			pg = nd
+		}
+	}
+	before := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`)
+	out := filepath.Join(t.TempDir(), "run")
+	type ran struct {
+		log string
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		log, err := tpslab("run", "--net-home", home, "--rate", "100", "--duration", "12s", "--warmup", "0s", "--drain", "10s",
+			"--coins", "60", "--merchants", "20", "--out", out)
+		done <- ran{log, err}
+	}()
+	// Kill it 2 s into the load, when series.jsonl has two seconds.
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(out, "series.jsonl")); bytes.Count(b, []byte("\n")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not start its load in 2 minutes")
+		}
+	}
+	if err := syscall.Kill(pg.PID, syscall.SIGQUIT); err != nil { // PostgreSQL's immediate shutdown
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if log, err := tpslab("net", "start", "--home", home); err != nil {
+		t.Fatalf("net start: %v\n%s", err, log)
+	}
+	r := <-done
+	if exitcode.Of(r.err) != exitcode.TargetFailed {
+		t.Errorf("run: exit %d (%v), expected 3\n%s", exitcode.Of(r.err), r.err, r.log)
+	}
+	var res struct {
+		Summary      measure.Counts
+		EndedBecause string `json:"ended_because"`
+	}
+	measuretest.Result(t, out, &res)
+	if !strings.HasPrefix(res.EndedBecause, "target_failed: the exchange's database stopped answering") {
+		t.Errorf("ended_because %q, expected target_failed naming the exchange's database", res.EndedBecause)
+	}
+	deposits := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`) - before
+	if res.Summary.Committed != deposits || deposits == 0 {
+		t.Errorf("run committed %d, the deposits table gained %d: expected equal and more than none", res.Summary.Committed, deposits)
+	}
+	if log, err := tpslab("net", "check", "--home", home); err != nil {
+		t.Errorf("net check after one net start: %v\n%s", err, log)
+	}
+}

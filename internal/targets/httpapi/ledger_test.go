@@ -472,3 +472,47 @@ func TestDatabaseLimitsAreNamed(t *testing.T) {
 		t.Errorf("PostgreSQL killed: outcome %s, limit %q, ended %q; want the database named as died", j.Outcome, j.Limit.Figures, res.EndedBecause)
 	}
 }
+
+// A PostgreSQL that dies under the ledger service (an immediate shutdown,
+// as a crash) ends the run target_failed naming the database, exit 3
+// (issue 52: it exited 0); the payment table, read after a restart, holds
+// every payment counted committed, and at most those still unresolved.
+func TestDeadDatabaseEndsTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the ledger service")
+	}
+	n := startLedger(t, pgnet.Options{})
+	before := rows(t, n)
+	sc := ledgerScenario(t, n, "dies", 200)
+	sc.Load.Duration = scenario.Duration(10 * time.Second)
+	sc.Load.Drain = scenario.Duration(2 * time.Second)
+	var pg testnet.Node
+	for _, nd := range n.Nodes {
+		if nd.Role == "database" {
+			pg = nd
+		}
+	}
+	go func() {
+		time.Sleep(3 * time.Second) // the load starts within a second
+		_ = syscall.Kill(pg.PID, syscall.SIGQUIT)
+	}()
+	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry()})
+	if exitcode.Of(err) != exitcode.TargetFailed {
+		t.Fatalf("run: exit %d (%v), expected 3", exitcode.Of(err), err)
+	}
+	measuretest.Identities(t, res.Summary.Counts)
+	if !strings.HasPrefix(res.EndedBecause, "target_failed: the database (postgres) stopped") {
+		t.Errorf("ended_because %q, expected target_failed naming the database", res.EndedBecause)
+	}
+	if j := res.Judge(); j.Outcome != report.OutcomeDied {
+		t.Errorf("outcome %s, expected %s", j.Outcome, report.OutcomeDied)
+	}
+	if _, err := n.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	got := rows(t, n) - before
+	if open := s.InFlightEnd + s.Expired + s.UnackedTotal; got < s.Committed || got > s.Committed+open || s.Committed < 200 {
+		t.Errorf("run committed %d (%d unresolved; rejected %v, failed %v, unacked %v), the payment table gained %d", s.Committed, open, s.Rejected, s.Failed, s.Unacked, got)
+	}
+}

@@ -23,6 +23,8 @@ import (
 type confirmer struct {
 	url  string
 	from *atomic.Int64 // the highest serial id before the load, plus one (0: not read)
+	down func(error)   // told once when the database stops answering
+	lost bool
 }
 
 // highestDeposit is the highest deposit serial id in the table.
@@ -46,23 +48,55 @@ const gapWait = 3 * time.Second
 // Watch: every row is read; the tracker ignores rows not its own.
 func (c *confirmer) Watch(sut.TxID) {}
 
-// Run polls the deposits table every 20 ms until ctx ends.
+// OnOutage: Run reads on through the database's outage (sut.Resilient).
+func (c *confirmer) OnOutage(down func(error)) { c.down = down }
+
+// Run polls the deposits table every 20 ms until ctx ends. When the
+// database stops answering it says so once (OnOutage) and reconnects every
+// retryEvery: deposits that committed before the database stopped are
+// read when it answers again (issue 52: they were counted expired).
 func (c *confirmer) Run(ctx context.Context, _ int64, ev sut.Events) error {
-	conn, err := pgx.Connect(ctx, c.url)
-	if err != nil {
-		return fmt.Errorf("the exchange's database: %w", err)
-	}
-	defer conn.Close(context.Background())
 	// Rows from before the load are not ours; without a probe first, the
 	// table's end now (a deposit that committed before is then missed).
 	start := c.from.Load() - 1
 	if start < 0 {
+		var err error
 		if start, err = highestDeposit(ctx, c.url); err != nil {
 			return err
 		}
 	}
-	var w watermark
-	w.at = start
+	w := watermark{at: start}
+	for {
+		err := c.poll(ctx, &w, ev)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if c.down == nil {
+			return err
+		}
+		if !c.lost {
+			c.lost = true
+			c.down(fmt.Errorf("the exchange's database stopped answering: %w", err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(retryEvery):
+		}
+	}
+}
+
+// retryEvery is how often a lost database is dialled again.
+const retryEvery = 250 * time.Millisecond
+
+// poll reads new deposit rows over one connection until ctx ends or the
+// database fails.
+func (c *confirmer) poll(ctx context.Context, w *watermark, ev sut.Events) error {
+	conn, err := pgx.Connect(ctx, c.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
 	for {
 		select {
 		case <-ctx.Done():
@@ -72,10 +106,7 @@ func (c *confirmer) Run(ctx context.Context, _ int64, ev sut.Events) error {
 		rows, err := conn.Query(ctx, `SELECT deposit_serial_id, coin_pub, h_contract_terms FROM exchange.deposits
 			WHERE deposit_serial_id > $1 ORDER BY deposit_serial_id`, w.at)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("the exchange's deposits: %w", err)
+			return err
 		}
 		now := time.Now()
 		var serial int64
@@ -86,8 +117,8 @@ func (c *confirmer) Run(ctx context.Context, _ int64, ev sut.Events) error {
 			}
 			return nil
 		})
-		if err != nil && ctx.Err() == nil {
-			return fmt.Errorf("the exchange's deposits: %w", err)
+		if err != nil {
+			return err
 		}
 		w.advance(now)
 	}
