@@ -161,12 +161,18 @@ func (e *Engine) release(s int) {
 
 // wake tells sender s's user (closed model) that its payment resolved.
 func (e *Engine) wake(s int) {
-	if s < len(e.users) {
+	if len(e.users) > 0 && (s < len(e.users) || e.wallets()) {
 		select {
-		case e.users[s] <- true:
+		case e.users[s%len(e.users)] <- true:
 		default:
 		}
 	}
+}
+
+// wallets says closed-model users hold several senders each.
+func (e *Engine) wallets() bool {
+	wl, ok := e.Workload.(workload.Wallets)
+	return ok && wl.Wallets()
 }
 
 // sleepUntil waits for the load-relative time t; it returns false if ctx ended.
@@ -1010,9 +1016,10 @@ type Closed struct {
 	WaitForCommit bool
 }
 
-// RunClosed runs c.Users users, user u paying from sender u, each sending,
-// waiting for its result, then pacing or thinking, until the duration is
-// over or offer ends. Submissions in progress finish under io.
+// RunClosed runs c.Users users, user u paying from sender u (from the
+// senders u, u+Users, … in turn when the workload holds Wallets), each
+// sending, waiting for its result, then pacing or thinking, until the
+// duration is over or offer ends. Submissions in progress finish under io.
 func (e *Engine) RunClosed(offer, io context.Context, c Closed) {
 	defer e.watchStop(offer)()
 	e.users = make([]chan bool, c.Users)
@@ -1034,17 +1041,22 @@ func (e *Engine) RunClosed(offer, io context.Context, c Closed) {
 				next = c.RampUp * time.Duration(u) / time.Duration(c.Users)
 			}
 			var i uint64
+			held := 1 // senders u, u+Users, …
+			if e.wallets() {
+				held = (e.Workload.Senders() - u + c.Users - 1) / c.Users
+			}
 			for next < c.Duration && e.sleepUntil(offer, next) {
 				intended := next
 				w.rec.Offered(intended)
-				for !e.Workload.ReserveSender(u) {
+				s := u + int(i%uint64(held))*c.Users
+				for !e.Workload.ReserveSender(s) {
 					w.rec.WindowWait()
 					if !e.sleepUntil(offer, e.Since()+10*time.Millisecond) {
 						w.rec.Unsent(1)
 						return
 					}
 				}
-				r := w.send(io, ticket{intended: intended, sender: int32(u), index: uint64(u)<<32 | i})
+				r := w.send(io, ticket{intended: intended, sender: int32(s), index: uint64(u)<<32 | i})
 				i++
 				if (r.Status == sut.Pending || r.Status == sut.Unacked) && c.WaitForCommit {
 					select {

@@ -39,6 +39,7 @@ type Payments struct {
 	store    *presigned // the payments signed ahead (nil: none)
 	picks    []int32    // the dispatcher's sender picks, drawn ahead by Presign
 	picked   int        // dispatcher only: the picks taken
+	wallets  bool
 	invalid  Invalid
 	mix      []Mix
 	mixSum   float64
@@ -91,6 +92,8 @@ type PaymentsConfig struct {
 	// generator's (segments).
 	Trace               *schedule.Trace
 	TraceSeg, TraceSegs int
+	// Wallets: a closed-model user pays from several senders (Wallets).
+	Wallets bool
 }
 
 // NewPayments reads each sender's next sequence from the system, 16 at a time.
@@ -99,7 +102,7 @@ func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments,
 		return nil, fmt.Errorf("workload.senders: accounts %d..%d, expected within the %d funded accounts", c.Offset, c.Offset+c.Senders-1, codec.Accounts())
 	}
 	p := &Payments{
-		codec: codec, offset: c.Offset, window: int32(c.Window), amount: c.Amount,
+		codec: codec, offset: c.Offset, window: int32(c.Window), amount: c.Amount, wallets: c.Wallets,
 		lanes: make([]lane, c.Senders), inflight: make([]atomic.Int32, c.Senders), recipCfg: c.RecipientChoice,
 	}
 	p.senders = NewChooser(c.SenderChoice, c.Senders, rand.New(rand.NewSource(c.Seed)))
@@ -430,6 +433,9 @@ func (p *Payments) pick() int {
 	}
 	return p.senders.Pick()
 }
+
+// Wallets: closed-model users hold several senders (PaymentsConfig.Wallets).
+func (p *Payments) Wallets() bool { return p.wallets }
 
 // ReserveSender reserves room for one more payment of sender s.
 func (p *Payments) ReserveSender(s int) bool {

@@ -51,6 +51,14 @@ type Workload interface {
 	NewBuilder(seed int64) Builder
 }
 
+// Wallets is a workload whose closed-model users each hold several
+// senders (an optional capability): user u pays from the senders s with
+// s mod users = u, in turn, as a wallet spends its coins one after
+// another (a Taler wallet: one coin per user emptied it in seconds).
+type Wallets interface {
+	Wallets() bool
+}
+
 // Traced is a workload that replays a trace naming its payments' accounts
 // (an optional capability): the dispatcher reserves the sender the trace
 // gives arrival k, and hands k to the builder as Next's i.

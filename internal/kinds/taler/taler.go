@@ -187,6 +187,7 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	}
 	cfg := kinds.PaymentsConfig(sc)
 	cfg.Senders, cfg.Offset, cfg.Window = len(coins), 0, 1
+	cfg.Wallets = true // a closed-model user spends its coins in turn
 	p, err := workload.NewPayments(ctx, cfg, codec)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)

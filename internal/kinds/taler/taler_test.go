@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -98,6 +99,7 @@ func TestExchangeDeposits(t *testing.T) {
 	if out, err := tpslab("net", "check", "--home", home); err != nil {
 		t.Errorf("net check: %v\n%s", err, out)
 	}
+	t.Run("closed model", func(t *testing.T) { walletsSpendEveryCoin(t, home, ex) })
 	t.Run("database dies", func(t *testing.T) { databaseDies(t, home, ex) })
 	if _, err := tpslab("net", "down", "--home", home); err != nil {
 		t.Fatalf("net down: %v", err)
@@ -242,5 +244,32 @@ func databaseDies(t *testing.T, home string, ex *talernet.ExchangeNet) {
 	}
 	if log, err := tpslab("net", "check", "--home", home); err != nil {
 		t.Errorf("net check after one net start: %v\n%s", err, log)
+	}
+}
+
+// walletsSpendEveryCoin: closed-model users are wallets paying from their
+// coins in turn (issue 52, case 9). 4 users and 40 coins of 5 deposits
+// each: with one coin per user they stopped at 20 deposits and met only
+// insufficient_funds; now more coins than users are spent and nothing is
+// refused while coins remain.
+func walletsSpendEveryCoin(t *testing.T, home string, ex *talernet.ExchangeNet) {
+	before := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`)
+	out := filepath.Join(t.TempDir(), "run")
+	if log, err := tpslab("run", "--net-home", home, "--model", "closed", "--users", "4", "--mode", "live", "--duration", "3s", "--warmup", "0s",
+		"--drain", "5s", "--coins", "40", "--set", "taler.deposit=2", "--out", out); err != nil {
+		t.Fatalf("run: %v\n%s", err, log)
+	}
+	var res struct{ Summary measure.Counts }
+	measuretest.Result(t, out, &res)
+	s := res.Summary
+	deposits := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`) - before
+	coins := count(t, ex.DatabaseURL, `SELECT count(DISTINCT coin_pub) FROM (SELECT coin_pub FROM exchange.deposits
+		ORDER BY deposit_serial_id DESC LIMIT `+strconv.FormatInt(deposits, 10)+`) d`)
+	t.Logf("closed model, 4 users: %d committed, %d coins spent, rejected %v", s.Committed, coins, s.Rejected)
+	if s.Committed != deposits || s.Committed <= 20 || coins <= 4 {
+		t.Errorf("4 users committed %d deposits from %d coins (the table gained %d): expected more than 20 from more than 4 coins, all in the table", s.Committed, coins, deposits)
+	}
+	if s.Committed < 200 && len(s.Rejected) > 0 {
+		t.Errorf("refusals %v while coins remained (%d of 200 deposits made)", s.Rejected, s.Committed)
 	}
 }
