@@ -349,6 +349,17 @@ func TestKilledControllerStopsItsSegments(t *testing.T) {
 	killed := time.Now()
 	cmd.Process.Kill()
 	cmd.Wait()
+	// Its segments still send: a run on their senders is refused, naming
+	// one of them (issue 52, case 5: it was accepted).
+	if lk, err := testnet.LockSenders(home, 0, 200); err == nil {
+		lk.Release()
+		t.Errorf("a run on the senders of live segments was accepted")
+	} else if !strings.Contains(err.Error(), fmt.Sprintf("pid %d", pids[0])) && !strings.Contains(err.Error(), fmt.Sprintf("pid %d", pids[1])) {
+		t.Errorf("refused without naming a segment (pids %v): %v", pids, err)
+	}
+	if pid := testnet.InUse(home); pid != pids[0] && pid != pids[1] {
+		t.Errorf("InUse names pid %d, expected a segment's (%v)", pid, pids)
+	}
 	for _, pid := range pids {
 		for syscall.Kill(pid, 0) == nil && time.Since(killed) < load {
 			time.Sleep(100 * time.Millisecond)
@@ -356,6 +367,11 @@ func TestKilledControllerStopsItsSegments(t *testing.T) {
 	}
 	took := time.Since(killed)
 	t.Logf("segments stopped %s after their controller was killed", took.Round(100*time.Millisecond))
+	if lk, err := testnet.LockSenders(home, 0, 200); err != nil {
+		t.Errorf("the senders are still locked after the segments stopped: %v", err)
+	} else {
+		lk.Release()
+	}
 	// Five seconds without an answer, then an interruption's drain: far
 	// before the load would have ended.
 	if took > load/2 {

@@ -261,9 +261,14 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.checkNodes(); err != nil {
 		return err
 	}
-	// A segment's senders are locked by the controller, for all segments.
-	if sys.Net != nil && sc.Workload.Kind != "raw" && sc.Load.Segment == nil {
-		lk, err := testnet.LockSenders(sys.Net.Home, sc.Workload.SendersOffset, sc.Workload.Senders)
+	// A segment's senders are locked by its controller for writing, and by
+	// the segment itself for sharing: it may outlive its controller.
+	if sys.Net != nil && sc.Workload.Kind != "raw" {
+		lock := testnet.LockSenders
+		if sc.Load.Segment != nil {
+			lock = testnet.LockSegment
+		}
+		lk, err := lock(sys.Net.Home, sc.Workload.SendersOffset, sc.Workload.Senders)
 		if err != nil {
 			return exitcode.Wrap(exitcode.BadInput, err)
 		}

@@ -18,6 +18,14 @@ type LoadLock struct{ f *os.File }
 // LockFile is the file in a network's home that load locks are taken on.
 const LockFile = "load.lock"
 
+// segmentBytes is where the segments of a run lock their senders: account
+// a is byte segmentBytes+a. A run (or a controller) locks byte a for
+// writing; its segments lock their range here for reading, so they never
+// conflict with their controller or with each other, and a new run that
+// finds a segment here is refused even after its controller died (its
+// segments go on sending for seconds: issue 52).
+const segmentBytes = 1 << 40
+
 // LockSenders takes the lock on accounts [first, first+n) of the network in
 // home. It uses POSIX record locks on that byte range of the lock file, so
 // disjoint ranges coexist, and the kernel drops a lock when its process
@@ -29,16 +37,45 @@ func LockSenders(home string, first, n int) (*LoadLock, error) {
 	}
 	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: int64(first), Len: int64(n)}
 	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
-		held := lk
-		if gerr := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &held); gerr == nil && held.Type != syscall.F_UNLCK {
-			f.Close()
-			return nil, fmt.Errorf("another tpslab run (pid %d) is sending from accounts %d..%d of the network in %s; wait for it, or give this run other senders with --senders-offset %d",
-				held.Pid, held.Start, held.Start+held.Len-1, home, held.Start+held.Len)
-		}
 		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+		return nil, lockError(f.Name(), home, lk, err)
+	}
+	// Segments of a run whose controller is gone still send.
+	seg := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: segmentBytes + int64(first), Len: int64(n)}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &seg); err == nil && seg.Type != syscall.F_UNLCK {
+		f.Close()
+		return nil, fmt.Errorf("a segment of another tpslab run (pid %d) is sending from accounts %d..%d of the network in %s; wait for it (a segment whose controller died stops within seconds), or give this run other senders with --senders-offset %d",
+			seg.Pid, seg.Start-segmentBytes, seg.Start-segmentBytes+seg.Len-1, home, seg.Start-segmentBytes+seg.Len)
 	}
 	return &LoadLock{f: f}, nil
+}
+
+// LockSegment is a segment's lock on accounts [first, first+n): shared
+// with the other segments and its controller, refused by a new run.
+func LockSegment(home string, first, n int) (*LoadLock, error) {
+	f, err := os.OpenFile(filepath.Join(home, LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	lk := syscall.Flock_t{Type: syscall.F_RDLCK, Whence: 0, Start: segmentBytes + int64(first), Len: int64(n)}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s for a segment: %w", f.Name(), err)
+	}
+	return &LoadLock{f: f}, nil
+}
+
+// lockError names the run that holds a conflicting lock.
+func lockError(name, home string, lk syscall.Flock_t, err error) error {
+	held := lk
+	if f, oerr := os.Open(name); oerr == nil {
+		defer f.Close()
+		if gerr := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &held); gerr == nil && held.Type != syscall.F_UNLCK {
+			return fmt.Errorf("another tpslab run (pid %d) is sending from accounts %d..%d of the network in %s; wait for it, or give this run other senders with --senders-offset %d",
+				held.Pid, held.Start, held.Start+held.Len-1, home, held.Start+held.Len)
+		}
+	}
+	return fmt.Errorf("lock %s: %w", name, err)
 }
 
 // InUse says which tpslab run, if any, holds a load lock on the network in
