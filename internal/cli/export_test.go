@@ -3,4 +3,4 @@ package cli
 import "net/http"
 
 // BrowserMux is serve's handler over dir, for the tests.
-func BrowserMux(dir, store string) http.Handler { return browser{dir: dir, store: store}.mux() }
+func BrowserMux(dir, store string) http.Handler { return newBrowser(dir, store).mux() }

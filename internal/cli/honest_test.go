@@ -516,3 +516,73 @@ func TestResetRefusedWhileARunLoads(t *testing.T) {
 		t.Errorf("the run under the refused reset exited %d", code)
 	}
 }
+
+// serve reads nothing outside RUNS_DIR (a linked run folder or file), shows
+// no server path in an error, reads each result.json once until it
+// changes, and does not read one past its bound (issue 52, case 6).
+func TestServeBoundsWhatItReads(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeResult(t, filepath.Join(dir, "one"), "complete", 10, 4970)
+	writeResult(t, filepath.Join(outside, "secret"), "complete", 10, 4000)
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "linkedfile"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret", "result.json"), filepath.Join(dir, "linkedfile", "result.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "bad"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "bad", "result.json"), []byte("{not json"), 0o644)
+	if err := os.MkdirAll(filepath.Join(dir, "big"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	big, _ := os.Create(filepath.Join(dir, "big", "result.json"))
+	big.Truncate(65 << 20) // sparse: its size, not its bytes
+	big.Close()
+	srv := httptest.NewServer(cli.BrowserMux(dir, filepath.Join(dir, "history.jsonl")))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, list := get("/")
+	if code != 200 || !strings.Contains(list, `data-run="one"`) || strings.Contains(list, "linked") {
+		t.Errorf("list: %d; a linked run listed or one missing:\n%s", code, list)
+	}
+	if !strings.Contains(list, "not read: result.json is 65 MB") {
+		t.Errorf("a result.json past the bound was read or not named:\n%s", list)
+	}
+	for _, p := range []string{"/run/linked/api/live", "/run/linkedfile/api/live", "/run/big/api/live"} {
+		if code, body := get(p); code == 200 {
+			t.Errorf("%s served: %.200s", p, body)
+		}
+	}
+	for _, p := range []string{"/run/bad/", "/run/big/", "/"} {
+		if _, body := get(p); strings.Contains(body, dir) || strings.Contains(body, outside) {
+			t.Errorf("%s shows a server path: %.300s", p, body)
+		}
+	}
+	// The same size and time: the row is not read again (a changed verdict
+	// with them restored stays unseen); a new time is.
+	res := filepath.Join(dir, "one", "result.json")
+	st, _ := os.Stat(res)
+	b, _ := os.ReadFile(res)
+	os.WriteFile(res, []byte(strings.Replace(string(b), "2026", "2025", 1)), 0o644)
+	os.Chtimes(res, st.ModTime(), st.ModTime())
+	if _, again := get("/"); again != list {
+		t.Error("the list read an unchanged result.json again")
+	}
+	os.Chtimes(res, st.ModTime().Add(time.Second), st.ModTime().Add(time.Second))
+	if _, again := get("/"); again == list {
+		t.Error("the list did not read a changed result.json")
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,7 +46,7 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return exitcode.BadInputf("--addr: %v, expected a free host:port such as %s", err, dashboard.DefaultAddr)
 			}
-			srv := &http.Server{Handler: browser{dir: dir, store: store}.mux(), ReadHeaderTimeout: 5 * time.Second}
+			srv := &http.Server{Handler: newBrowser(dir, store).mux(), ReadHeaderTimeout: 5 * time.Second}
 			fmt.Fprintf(os.Stderr, "serving %s on http://%s/ (Ctrl-C stops)\n", dir, ln.Addr())
 			go func() { <-cmd.Context().Done(); srv.Close() }()
 			if err := srv.Serve(ln); err != http.ErrServerClosed {
@@ -58,7 +60,43 @@ func serveCmd() *cobra.Command {
 	return c
 }
 
-type browser struct{ dir, store string }
+type browser struct {
+	dir, store string
+	root       string        // dir with its links resolved: nothing is read outside it
+	rows       *rowCache     // the list's rows, per result.json
+	reads      chan struct{} // run pages read at once: each may hold a large result
+}
+
+// serveReadsAtOnce and serveMaxResult bound what serve reads: a 200 MB
+// result.json took 1.46 GB to show, and eight large series at once
+// 865 MB (issue 52).
+const (
+	serveReadsAtOnce = 2
+	serveMaxResult   = 64 << 20
+)
+
+func newBrowser(dir, store string) browser {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		root = dir
+	}
+	root, _ = filepath.Abs(root)
+	return browser{dir: dir, store: store, root: root, rows: &rowCache{m: map[string]cachedRow{}}, reads: make(chan struct{}, serveReadsAtOnce)}
+}
+
+// rowCache keeps each listed run's row until its result.json changes (size
+// or modification time): / read every result.json on each request.
+type rowCache struct {
+	mu sync.Mutex
+	m  map[string]cachedRow
+}
+
+type cachedRow struct {
+	size int64
+	mod  time.Time
+	row  listed
+	skip bool // not a run to list (never loaded, a segment's)
+}
 
 func (b browser) mux() *http.ServeMux {
 	m := http.NewServeMux()
@@ -69,12 +107,84 @@ func (b browser) mux() *http.ServeMux {
 	return m
 }
 
-// runDir resolves a path under the runs directory, refusing a way out.
+// runDir resolves a path under the runs directory, refusing a way out: a
+// ../, a link that leads outside, or a run whose files are such links.
 func (b browser) runDir(p string) (string, bool) {
 	clean := filepath.Clean("/" + p)
 	d := filepath.Join(b.dir, clean)
-	_, err := os.Stat(d)
-	return d, err == nil
+	if _, err := os.Stat(d); err != nil || !b.inside(d) {
+		return d, false
+	}
+	entries, _ := os.ReadDir(d)
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 && !b.inside(filepath.Join(d, e.Name())) {
+			return d, false
+		}
+	}
+	return d, true
+}
+
+// inside says p, its links resolved, is under the runs directory.
+func (b browser) inside(p string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	real, _ = filepath.Abs(real)
+	return real == b.root || strings.HasPrefix(real, b.root+string(filepath.Separator))
+}
+
+// shown is an error as a page may show it: paths relative to the runs
+// directory, never the server's own (issue 52).
+func (b browser) shown(err error) string {
+	msg := err.Error()
+	for _, prefix := range []string{b.root, filepath.Clean(b.dir)} {
+		if prefix != "." && prefix != "" {
+			msg = strings.ReplaceAll(msg, prefix+string(filepath.Separator), "")
+			msg = strings.ReplaceAll(msg, prefix, "RUNS_DIR")
+		}
+	}
+	return msg
+}
+
+// readRun reads a run for its page, bounded in size and in reads at once.
+func (b browser) readRun(ctx context.Context, dir string) (*report.Result, error) {
+	if st, err := os.Stat(filepath.Join(dir, "result.json")); err == nil && st.Size() > serveMaxResult {
+		return nil, fmt.Errorf("result.json is %d MB, more than serve reads (%d MB); tpslab summary and tpslab report read it", st.Size()>>20, serveMaxResult>>20)
+	}
+	select {
+	case b.reads <- struct{}{}:
+		defer func() { <-b.reads }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return readRunForCharts(dir)
+}
+
+// row is the list's row for the run whose result.json is at p, read again
+// only when the file changed.
+func (b browser) row(p string, st os.FileInfo) (listed, bool) {
+	b.rows.mu.Lock()
+	c, ok := b.rows.m[p]
+	b.rows.mu.Unlock()
+	if ok && c.size == st.Size() && c.mod.Equal(st.ModTime()) {
+		return c.row, !c.skip
+	}
+	dir := filepath.Dir(p)
+	name, _ := filepath.Rel(b.dir, dir)
+	c = cachedRow{size: st.Size(), mod: st.ModTime()}
+	if st.Size() > serveMaxResult {
+		c.row = listed{Name: name, Verdict: fmt.Sprintf("not read: result.json is %d MB, more than serve reads (%d MB)", st.Size()>>20, serveMaxResult>>20)}
+	} else if r, err := report.ReadResult(dir); err != nil {
+		c.row = listed{Name: name, Verdict: "refused: " + b.shown(err)}
+	} else {
+		c.skip = r.NeverLoaded() || strings.Contains(name, string(filepath.Separator)+"segments"+string(filepath.Separator))
+		c.row = listed{Name: name, Started: r.StartedAt.Format("2006-01-02 15:04"), Verdict: r.Verdict(), Single: true}
+	}
+	b.rows.mu.Lock()
+	b.rows.m[p] = c
+	b.rows.mu.Unlock()
+	return c.row, !c.skip
 }
 
 var listPage = template.Must(template.New("list").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tpslab runs</title>
@@ -96,20 +206,18 @@ type listed struct {
 func (b browser) list(w http.ResponseWriter, _ *http.Request) {
 	var runs []listed
 	filepath.WalkDir(b.dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != "result.json" {
+		// A linked result.json is not followed (WalkDir follows no
+		// linked directory either): nothing outside RUNS_DIR is read.
+		if err != nil || !d.Type().IsRegular() || d.Name() != "result.json" {
 			return nil
 		}
-		dir := filepath.Dir(p)
-		r, err := report.ReadResult(dir)
-		name, _ := filepath.Rel(b.dir, dir)
+		st, err := d.Info()
 		if err != nil {
-			runs = append(runs, listed{Name: name, Verdict: "refused: " + err.Error()})
 			return nil
 		}
-		if r.NeverLoaded() || strings.Contains(name, string(filepath.Separator)+"segments"+string(filepath.Separator)) {
-			return nil
+		if row, ok := b.row(p, st); ok {
+			runs = append(runs, row)
 		}
-		runs = append(runs, listed{Name: name, Started: r.StartedAt.Format("2006-01-02 15:04"), Verdict: r.Verdict(), Single: true})
 		return nil
 	})
 	entries, _ := os.ReadDir(b.dir)
@@ -126,7 +234,7 @@ func (b browser) list(w http.ResponseWriter, _ *http.Request) {
 	}
 	sort.Strings(series)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	listPage.Execute(w, map[string]any{"Dir": b.dir, "Runs": runs, "Series": series})
+	listPage.Execute(w, map[string]any{"Dir": filepath.Base(b.root), "Runs": runs, "Series": series})
 }
 
 // run serves a finished run's live page (the dashboard at its end), its
@@ -149,22 +257,22 @@ func (b browser) run(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/run/"+p+"/", http.StatusFound)
 		return
 	}
-	res, err := readRunForCharts(dir)
+	res, err := b.readRun(r.Context(), dir)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
+		http.Error(w, b.shown(err), http.StatusNotFound)
 		return
 	}
 	switch leaf {
 	case "report.html":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if err := report.WriteHTML(w, res); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+			http.Error(w, b.shown(err), http.StatusInternalServerError)
 		}
 		return
 	}
 	d, err := dashboard.Finished(res)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		http.Error(w, b.shown(err), http.StatusInternalServerError)
 		return
 	}
 	if leaf == "api/live" {
@@ -180,12 +288,12 @@ func (b browser) compare(w http.ResponseWriter, r *http.Request) {
 	for _, k := range []string{"a", "b"} {
 		dir, ok := b.runDir(r.URL.Query().Get(k))
 		if !ok || r.URL.Query().Get(k) == "" {
-			http.Error(w, fmt.Sprintf("compare: ?%s= names no run or set under %s", k, b.dir), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("compare: ?%s= names no run or set under RUNS_DIR", k), http.StatusBadRequest)
 			return
 		}
 		s, err := compare.Load(dir)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			http.Error(w, b.shown(err), http.StatusBadRequest)
 			return
 		}
 		sets = append(sets, s)
@@ -199,7 +307,7 @@ func (b browser) history(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("series")
 	entries, err := history.Store{Path: b.store}.Series(name)
 	if err != nil || len(entries) == 0 {
-		http.Error(w, fmt.Sprintf("history: no series %q in %s", name, b.store), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("history: no series %q in the history store", name), http.StatusNotFound)
 		return
 	}
 	metric := r.URL.Query().Get("metric")
@@ -208,7 +316,7 @@ func (b browser) history(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := history.Analyze(r.Context(), name, entries, metric)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		http.Error(w, b.shown(err), http.StatusBadRequest)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
