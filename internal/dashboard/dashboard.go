@@ -12,6 +12,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -84,10 +85,39 @@ const maxPoints = 3600
 // shownFigures are the registry's metrics the page leads with, in order.
 var shownFigures = []string{"committed_tps", "offered_tps", "sent_tps", "p50_commit", "p99_commit", "reject_rate", "node_cpu_us_per_tx", "generator_cpu_us_per_tx"}
 
+// head is State without its points, encoded once per change: every
+// viewer's answer is its points after ?since= and this, copied, never
+// encoded again (50 viewers encoding the state each cost 25% of a core).
+type head struct {
+	Run        string                    `json:"run"`
+	Segments   int                       `json:"segments,omitempty"`
+	Figures    []Figure                  `json:"figures"`
+	Stages     []Stage                   `json:"stages"`
+	Thresholds []report.ThresholdOutcome `json:"thresholds"`
+	Events     []report.Event            `json:"events"`
+	Verdict    string                    `json:"verdict,omitempty"`
+	Final      bool                      `json:"final"`
+}
+
+// MaxViewers bounds the pages served at once (a viewer is a connection
+// that asked in the last viewerIdle); more are answered 503.
+const (
+	MaxViewers = 16
+	viewerIdle = 3 * time.Second
+)
+
 // Dashboard holds the live state and serves it.
 type Dashboard struct {
 	mu        sync.Mutex
 	st        State
+	points    [][]byte // st.Points encoded, one each
+	head      []byte   // st without points encoded; nil when it changed
+	viewers   map[string]time.Time
+	refused   int
+	busy      time.Duration // spent answering /api/live
+	answers   int
+	most      int // viewers at once, at most
+	started   time.Time
 	lastPoll  time.Time // when a page last asked
 	finalSeen chan struct{}
 	seenOnce  sync.Once
@@ -103,7 +133,8 @@ func New(run string, thresholds []string) (*Dashboard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dashboard{st: State{Run: run, Points: []Point{}, Figures: []Figure{}, Stages: []Stage{}, Thresholds: []report.ThresholdOutcome{}, Events: []report.Event{}}, ths: ths, finalSeen: make(chan struct{})}, nil
+	return &Dashboard{st: State{Run: run, Points: []Point{}, Figures: []Figure{}, Stages: []Stage{}, Thresholds: []report.ThresholdOutcome{}, Events: []report.Event{}},
+		ths: ths, finalSeen: make(chan struct{}), viewers: map[string]time.Time{}, started: time.Now()}, nil
 }
 
 // Listen serves the page on addr; at DefaultAddr (or "") a taken port
@@ -178,8 +209,10 @@ func Finished(res *report.Result) (*Dashboard, error) {
 }
 
 // ServeLive answers the state; ?since=T leaves out the seconds up to T
-// (the page asks for what it has not drawn yet).
+// (the page asks for what it has not drawn yet). At most MaxViewers are
+// served at once.
 func (d *Dashboard) ServeLive(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	since := -1.0
 	if v := r.URL.Query().Get("since"); v != "" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil {
@@ -187,22 +220,82 @@ func (d *Dashboard) ServeLive(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.mu.Lock()
-	st := d.st
-	i := sort.Search(len(st.Points), func(i int) bool { return st.Points[i].T > since })
-	st.Points = st.Points[i:]
-	b, err := json.Marshal(st)
-	d.lastPoll = time.Now()
-	d.mu.Unlock()
-	if st.Final {
-		d.seenOnce.Do(func() { close(d.finalSeen) })
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	if !d.admit(r.RemoteAddr, start) {
+		d.refused++
+		d.mu.Unlock()
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "the dashboard serves at most "+strconv.Itoa(MaxViewers)+" viewers at once; tpslab serve shows the run when it has ended", http.StatusServiceUnavailable)
 		return
+	}
+	if d.head == nil {
+		d.head, _ = json.Marshal(head{Run: d.st.Run, Segments: d.st.Segments, Figures: d.st.Figures, Stages: d.st.Stages,
+			Thresholds: d.st.Thresholds, Events: d.st.Events, Verdict: d.st.Verdict, Final: d.st.Final})
+	}
+	i := sort.Search(len(d.st.Points), func(i int) bool { return d.st.Points[i].T > since })
+	n := len(`{"points":[],`) + len(d.head)
+	for _, p := range d.points[i:] {
+		n += len(p) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"points":[`...)
+	for k, p := range d.points[i:] {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, p...)
+	}
+	b = append(b, "],"...)
+	b = append(b, d.head[1:]...)
+	final := d.st.Final
+	d.lastPoll = start
+	d.mu.Unlock()
+	if final {
+		d.seenOnce.Do(func() { close(d.finalSeen) })
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(b)
+	d.mu.Lock()
+	d.busy += time.Since(start)
+	d.answers++
+	d.mu.Unlock()
+}
+
+// admit says whether the viewer at addr is served: one seen lately, or a
+// new one while there is room (d.mu held).
+func (d *Dashboard) admit(addr string, now time.Time) bool {
+	if _, ok := d.viewers[addr]; !ok {
+		for a, at := range d.viewers {
+			if now.Sub(at) > viewerIdle {
+				delete(d.viewers, a)
+			}
+		}
+		if len(d.viewers) >= MaxViewers {
+			return false
+		}
+	}
+	d.viewers[addr] = now
+	d.most = max(d.most, len(d.viewers))
+	return true
+}
+
+// Cost is the time spent answering viewers, and how many answers, viewers
+// at most and refusals.
+func (d *Dashboard) Cost() (busy time.Duration, answers, most, refused int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.busy, d.answers, d.most, d.refused
+}
+
+// costNote names the dashboard's cost when it passed 2% of a core over
+// the run: tpslab's own CPU and schedule lag then include it.
+func (d *Dashboard) costNote(now time.Time) string {
+	el := now.Sub(d.started)
+	if el <= 0 || d.busy.Seconds() <= 0.02*el.Seconds() {
+		return ""
+	}
+	return fmt.Sprintf("the live dashboard took %.1f%% of one core (%d answers to up to %d viewers in %.0f s, %d refused past %d at once): tpslab's own CPU and schedule lag include it",
+		100*d.busy.Seconds()/el.Seconds(), d.answers, d.most, el.Seconds(), d.refused, MaxViewers)
 }
 
 // PointOf is one collected second as the page draws it.
@@ -241,12 +334,16 @@ func (d *Dashboard) Add(p Point) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.st.Points = append(d.st.Points, p)
+	b, _ := json.Marshal(p)
+	d.points = append(d.points, b)
 	if n := len(d.st.Points); n > maxPoints {
 		d.st.Points = append(d.st.Points[:0], d.st.Points[n-maxPoints:]...)
+		d.points = append(d.points[:0], d.points[n-maxPoints:]...)
 	}
 	if !d.st.Final {
 		d.liveRates()
 	}
+	d.head = nil
 }
 
 // liveRates sets committed, offered and sent per second over the steady
@@ -340,8 +437,12 @@ func (d *Dashboard) Result(res *report.Result, final bool) {
 		}
 	}
 	d.st.Events = append(d.st.Events[:0], res.Events...)
+	d.head = nil
 	if final {
 		d.st.Final, d.st.Verdict = true, res.Verdict()
+		if n := d.costNote(time.Now()); n != "" {
+			res.Notes = append(res.Notes, n)
+		}
 	} else {
 		d.liveRates() // the checkpoint's steady window lags the page's seconds
 	}
@@ -351,5 +452,6 @@ func (d *Dashboard) Result(res *report.Result, final bool) {
 func (d *Dashboard) SetSegments(n int) {
 	d.mu.Lock()
 	d.st.Segments = n
+	d.head = nil
 	d.mu.Unlock()
 }

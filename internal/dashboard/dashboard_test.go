@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,3 +141,85 @@ func TestTailMergesSegments(t *testing.T) {
 		t.Fatalf("merged: %+v (segments %d)", pts, segs)
 	}
 }
+
+// Viewers are bounded: MaxViewers connections are served, the next is
+// answered 503 until one goes idle; a dashboard that cost more than 2% of
+// a core over the run says so in the result (issue 52, case 7).
+func TestViewersAreBoundedAndCostNamed(t *testing.T) {
+	d, err := New("r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := second(1, "steady", 100, 100, 300)
+	d.Second(&s, nil, false)
+	status := func(c *http.Client) int {
+		resp, err := c.Get(d.URL() + "api/live")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var clients []*http.Client
+	for i := 0; i <= MaxViewers; i++ {
+		clients = append(clients, &http.Client{Transport: &http.Transport{}}) // a connection each
+	}
+	for i, c := range clients[:MaxViewers] {
+		if code := status(c); code != 200 {
+			t.Fatalf("viewer %d: %d", i, code)
+		}
+	}
+	if code := status(clients[MaxViewers]); code != http.StatusServiceUnavailable {
+		t.Errorf("viewer %d of %d: %d, expected 503", MaxViewers+1, MaxViewers, code)
+	}
+	if code := status(clients[0]); code != 200 {
+		t.Errorf("a viewer already served, asking again: %d", code)
+	}
+	_, answers, most, refused := d.Cost()
+	if answers != MaxViewers+1 || most != MaxViewers || refused != 1 {
+		t.Errorf("cost: %d answers, %d viewers at most, %d refused; expected %d, %d, 1", answers, most, refused, MaxViewers+1, MaxViewers)
+	}
+	res := &report.Result{SchemaVersion: report.SchemaVersion, Status: "complete"}
+	d.started = time.Now().Add(-time.Second) // a one-second run...
+	d.busy = 100 * time.Millisecond          // ...a tenth of it answering
+	d.Result(res, true)
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "the live dashboard took 10.0% of one core") {
+		t.Errorf("notes %q, expected the dashboard's cost named", res.Notes)
+	}
+	quiet := &report.Result{SchemaVersion: report.SchemaVersion, Status: "complete"}
+	d.busy = 10 * time.Millisecond
+	d.Result(quiet, true)
+	if len(quiet.Notes) != 0 {
+		t.Errorf("a dashboard under 2%% of a core named: %q", quiet.Notes)
+	}
+}
+
+// One answer to a viewer costs copying, not encoding: an hour of seconds
+// and 50 viewers each asking for the newest second.
+func BenchmarkServeLive(b *testing.B) {
+	d, _ := New("r", nil)
+	for i := 0; i < maxPoints; i++ {
+		s := second(float64(i+1), "steady", 1000, 1000, 300)
+		d.Add(PointOf(&s))
+	}
+	reqs := make([]*http.Request, 50)
+	for i := range reqs {
+		reqs[i], _ = http.NewRequest("GET", "/api/live?since="+strconv.Itoa(maxPoints-1), nil)
+		reqs[i].RemoteAddr = "127.0.0.1:" + strconv.Itoa(40000+i)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		d.ServeLive(discard{}, reqs[i%len(reqs)])
+	}
+}
+
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
