@@ -586,3 +586,43 @@ func TestServeBoundsWhatItReads(t *testing.T) {
 		t.Error("the list did not read a changed result.json")
 	}
 }
+
+// Ctrl-C while net up waits for blocks stops what it started and removes
+// the half-made home, so the same net up runs again without --reset
+// (issue 52, case 8: it printed "context canceled" and the retry was
+// refused).
+func TestInterruptedNetUpLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network")
+	}
+	home := filepath.Join(t.TempDir(), "net")
+	// 6 s blocks: net up waits for two, so the interruption comes first.
+	cmd, lines := startRun(t, nil, "net", "up", "--validators", "1", "--timeout-commit", "6s", "--home", home)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if n, err := testnet.Load(home); err == nil && n.Running() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("net up started no node in a minute")
+		}
+	}
+	n, _ := testnet.Load(home)
+	cmd.Process.Signal(os.Interrupt)
+	code, _ := waitExit(t, cmd, time.Minute)
+	var said []string
+	for l := range lines {
+		said = append(said, l)
+	}
+	if code == 0 || !strings.Contains(strings.Join(said, "\n"), "net up interrupted; the half-made network in") {
+		t.Errorf("interrupted net up: exit %d, said %q", code, said)
+	}
+	for _, nd := range n.Nodes {
+		if nd.Alive() {
+			t.Errorf("%s (pid %d) still runs", nd.Name, nd.PID)
+		}
+	}
+	if _, err := os.Stat(home); !os.IsNotExist(err) {
+		t.Errorf("the half-made home is still there: %v", err)
+	}
+	netUp(t, home) // the same command again, without --reset
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 	"os"
@@ -222,8 +223,17 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 				o.Kube = &k
 			}
 			start := time.Now()
+			fresh := reset || emptyDir(home)
 			n, err := reg.Up(cmd.Context(), o)
 			if err != nil {
+				if cmd.Context().Err() != nil {
+					err = errors.New("net up interrupted")
+				}
+				if fresh && exitcode.Of(err) != exitcode.BadInput {
+					// A half-made home refused the retry (issue 52): what
+					// this net up made, it takes away.
+					err = fmt.Errorf("%w; %s", err, removeHalfMade(home))
+				}
 				return exitcode.Wrap(exitcode.TargetFailed, err)
 			}
 			what := "committing blocks"
@@ -254,6 +264,26 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 	up.Flags().StringVar(&kube.Memory, "node-memory", "", "with --kubeconfig: memory per node, request and limit (e.g. 512Mi)")
 	up.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
 	return up
+}
+
+// emptyDir says dir does not exist or holds nothing.
+func emptyDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0
+}
+
+// removeHalfMade stops what a failed net up started in home and removes
+// it, and says so.
+func removeHalfMade(home string) string {
+	if n, err := testnet.Load(home); err == nil {
+		if err := n.Down(); err != nil {
+			return fmt.Sprintf("stopping the half-made network in %s: %v", home, err)
+		}
+	}
+	if err := os.RemoveAll(home); err != nil {
+		return fmt.Sprintf("removing the half-made network in %s: %v", home, err)
+	}
+	return "the half-made network in " + home + " was stopped and removed; net up can be run again"
 }
 
 func netDownCmd() *cobra.Command {
