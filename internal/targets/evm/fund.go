@@ -60,7 +60,19 @@ func (f *funding) send(ctx context.Context, to *common.Address, value *big.Int, 
 	if err != nil {
 		return err
 	}
-	r := f.sub.Submit(ctx, sut.Tx{ID: f.c.ID(raw), Bytes: raw})
+	tx := sut.Tx{ID: f.c.ID(raw), Bytes: raw}
+	r := f.sub.Submit(ctx, tx)
+	// A node that has not yet seen the funder's earlier calls (4 Cosmos
+	// EVM validators: "tx nonce: 613, account accountNonce: 478") refuses
+	// this one as too high: it is sent again once they reach it, as the
+	// load path does (issue 52).
+	for waited := time.Duration(0); r.Status == sut.Rejected && r.Reason == "nonce_too_high" && waited < fundingNonceWait && ctx.Err() == nil; waited += fundingRetry {
+		time.Sleep(fundingRetry)
+		r = f.sub.Submit(ctx, tx)
+	}
+	if r.Status == sut.Rejected && r.Reason == "already_known" {
+		r.Status = sut.Pending // an earlier try of these very bytes got in
+	}
 	if r.Status != sut.Pending {
 		return fmt.Errorf("%s: %s", r.Reason, r.Detail)
 	}
@@ -68,6 +80,13 @@ func (f *funding) send(ctx context.Context, to *common.Address, value *big.Int, 
 	f.last = crypto.Keccak256(raw)
 	return nil
 }
+
+// fundingNonceWait bounds how long a funding call refused as nonce too
+// high is sent again, every fundingRetry.
+const (
+	fundingNonceWait = time.Minute
+	fundingRetry     = 250 * time.Millisecond
+)
 
 // wait waits until the funder's last transaction is mined, and checks it
 // succeeded (a reverted deploy or transfer is an error).
