@@ -99,21 +99,29 @@ lists what the cache holds.`,
 			}
 			// A program that fails to build does not keep the others from
 			// building; every failure is reported at the end.
-			var failed []error
+			var failed []string
 			for _, p := range cachePrograms {
 				if len(want) > 0 && !want[p.name] {
 					continue
 				}
+				if cmd.Context().Err() != nil {
+					return exitcode.Wrap(exitcode.TargetFailed, errors.New("cache build interrupted"))
+				}
 				start := time.Now()
 				if err := p.build(os.Stderr); err != nil {
+					if cmd.Context().Err() != nil {
+						// Said once: the build's own error is the interruption's echo.
+						return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("cache build interrupted while building %s; nothing half-built was kept", p.name))
+					}
 					fmt.Fprintf(os.Stderr, "cache: %s failed: %v\n", p.name, err)
-					failed = append(failed, fmt.Errorf("%s: %w", p.name, err))
+					failed = append(failed, p.name)
 					continue
 				}
 				fmt.Fprintf(os.Stderr, "cache: %s (%s) ready in %s\n", p.name, p.about, time.Since(start).Round(time.Second))
 			}
 			if len(failed) > 0 {
-				return exitcode.Wrap(exitcode.TargetFailed, errors.Join(failed...))
+				// Each error was printed as it came; the exit names them only.
+				return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("cache build: %s failed (each error above)", strings.Join(failed, ", ")))
 			}
 			return nil
 		}}

@@ -117,7 +117,9 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"history", "check", "a", "b"}, `accepts 1 arg`},
 		// Issue 34: a mix kind the system lacks is bad input, found once the
 		// system is known: one line, exit 2, not an empty summary.
-		{[]string{"run", "--endpoint", sinkURL(t), "--duration", "2s", "--warmup", "1s", "--set", "workload.mix=[{kind: erc20, weight: 1}]", "--out", dir + "/mix"}, `workload.mix: erc20, expected a kind this system's payments have (send)`},
+		{[]string{"run", "--endpoint", sinkURL(t), "--duration", "2s", "--warmup", "1s", "--set", "workload.mix=[{kind: erc20, weight: 1}]", "--out", dir + "/mix"}, `workload.mix: erc20, expected a kind this system's payments have (send, multi_send)`},
+		// Issue 52: so is a trace's kind (it was exit 3 with a run directory left).
+		{[]string{"run", "--endpoint", sinkURL(t), "--trace", file("kinds.csv", "offset_s,kind\n0,send\n0.5,erc20\n"), "--warmup", "0s", "--out", dir + "/tracekind"}, `load.trace: kind erc20, expected a kind this system's payments have (send, multi_send)`},
 	}
 	for _, c := range cases {
 		_, stderr, code := tpslabIn(t, c.args...)
@@ -137,6 +139,11 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		}
 		if strings.Count(out, "\n") > 0 || strings.Contains(out, "goroutine") {
 			t.Errorf("%v: more than one line: %q", c.args, out)
+		}
+	}
+	for _, name := range []string{"mix", "tracekind"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("bad input found once the system was known left a run directory %s", name)
 		}
 	}
 }

@@ -626,3 +626,45 @@ func TestInterruptedNetUpLeavesNothing(t *testing.T) {
 	}
 	netUp(t, home) // the same command again, without --reset
 }
+
+// Ctrl-C during `cache build` (the terminal interrupts the whole process
+// group, the compiler too) says so once, not the build's error and then
+// the same again at exit, and keeps nothing half-built (issue 52).
+func TestInterruptedCacheBuildSaysItOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	cache := t.TempDir()
+	cmd := exec.Command(testbin.Path(t), "cache", "build", "tpsd")
+	cmd.Env = append(os.Environ(), "TPSLAB_CACHE="+cache)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var said []string
+	for sc.Scan() {
+		said = append(said, sc.Text())
+		if strings.HasPrefix(sc.Text(), "building tpsd") {
+			time.Sleep(500 * time.Millisecond)
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			break
+		}
+	}
+	for sc.Scan() {
+		said = append(said, sc.Text())
+	}
+	code := exitCode(cmd.Wait())
+	all := strings.Join(said, "\n")
+	t.Logf("exit %d; said:\n%s", code, all)
+	if code != 3 || strings.Count(all, "interrupt") != 1 || !strings.Contains(all, "cache build interrupted while building tpsd") {
+		t.Errorf("exit %d; said:\n%s", code, all)
+	}
+	if matches, _ := filepath.Glob(filepath.Join(cache, "*", "tpsd")); len(matches) > 0 {
+		t.Errorf("a half-built tpsd was kept: %v", matches)
+	}
+}

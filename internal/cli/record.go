@@ -157,6 +157,9 @@ func (o recordChain) record(ctx context.Context, reg *kinds.Registry, out string
 		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("--rpc %s: %w", o.rpc, err))
 	}
 	if o.to == 0 {
+		if o.from > head {
+			return exitcode.BadInputf("--from: %d, expected a height at or below the chain's latest, %d", o.from, head)
+		}
 		o.to = head
 	}
 	if o.to > head {

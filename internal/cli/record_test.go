@@ -176,6 +176,12 @@ func TestRecordChainAndReplayItsAccounts(t *testing.T) {
 	if _, err := os.Stat(past); err == nil {
 		t.Errorf("record --to past the head left %s", past)
 	}
+	// --from past the head without --to names --from (issue 52: it named
+	// --to, a flag not given).
+	out, err = exec.Command(bin, "record", "--rpc", rpc, "--from", "100000000", "--out", past).CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), "--from: 100000000, expected a height at or below the chain's latest") {
+		t.Errorf("record --from past the head: exit %d\n%s", exitCode(err), out)
+	}
 	inBlocks := blockPayments(t, rpc, from, to)
 	f, err := os.Open(trace)
 	if err != nil {

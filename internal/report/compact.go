@@ -136,7 +136,11 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 	if len(r.Segments) > 0 {
 		parts := []string{}
 		for _, g := range r.Segments {
-			parts = append(parts, fmt.Sprintf("%d/%d %s committed %d (%s)", g.Index, g.Count, g.Where, g.Committed, g.EndedBecause))
+			part := fmt.Sprintf("%d/%d %s committed %d", g.Index, g.Count, g.Where, g.Committed)
+			if g.EndedBecause != "" {
+				part += " (" + g.EndedBecause + ")" // a segment that left no result says nothing of its end
+			}
+			parts = append(parts, part)
 		}
 		writeWrapped(out, "segments: ", strings.Join(parts, "; "), width)
 	}

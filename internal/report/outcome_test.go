@@ -165,3 +165,16 @@ func TestCompactSummaryFitsOneScreen(t *testing.T) {
 		t.Errorf("--summary full: %d lines, the compact one %d", n, len(lines))
 	}
 }
+
+// The segments line names each segment's end when it has one, and writes
+// no empty "()" for a segment that left none (issue 52).
+func TestSegmentsLineWithoutAnEnd(t *testing.T) {
+	r := outcomeRun(985, 600, 640)
+	r.Segments = []SegmentInfo{{Index: 0, Count: 2, Where: "local", Committed: 2370, EndedBecause: "completed"}, {Index: 1, Count: 2, Where: "local", Committed: 2370}}
+	var b strings.Builder
+	PrintSummaryWith(&b, r, SummaryOptions{Width: 100})
+	out := b.String()
+	if !strings.Contains(out, "0/2 local committed 2370 (completed); 1/2 local committed 2370") || strings.Contains(out, "()") {
+		t.Errorf("segments line:\n%s", out)
+	}
+}

@@ -38,6 +38,9 @@ func TestBadScenarios(t *testing.T) {
 		{"senders not integer", "workload:\n  senders: many", `workload.senders: "many", expected an integer`},
 		{"zero senders", "workload:\n  senders: 0", `workload.senders: 0, expected 1..10000000`},
 		{"window", "workload:\n  window: 0", `workload.window: 0, expected 1..1000000`},
+		// Issue 52: a supply past 64 bits, a mix kind twice.
+		{"fund overflow", "workload:\n  senders: 1000000\n  fund_amount: 18446744073709551615", `workload.fund_amount: 18446744073709551615 to each of 1000000 senders, expected at most 18446744073709`},
+		{"mix twice", "workload:\n  mix: [{kind: send, weight: 1}, {kind: send, weight: 2}]", `workload.mix[1].kind: send, already workload.mix[0]'s`},
 		{"zipf exponent", "workload:\n  sender_choice: {dist: zipf, s: 0.5}", `workload.sender_choice.s: 0.5, expected an exponent > 1`},
 		{"hot set", "workload:\n  recipient_choice: {dist: hot, hot: 0, hot_share: 0.5}", `workload.recipient_choice.hot: 0, expected 1..`},
 		{"amount", "workload:\n  amount: {min: 5, max: 1}", `workload.amount: min 5 max 1, expected 1 <= min <= max`},

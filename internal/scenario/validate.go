@@ -303,11 +303,16 @@ func (w Workload) validate(l Load) error {
 			return err
 		}
 	}
+	seen := map[string]int{}
 	for i, m := range w.Mix {
 		p := fmt.Sprintf("workload.mix[%d]", i)
 		if err := oneOf(p+".kind", m.Kind, "send", "multi_send", "native", "erc20", "contract_call"); err != nil {
 			return err
 		}
+		if j, ok := seen[m.Kind]; ok {
+			return fmt.Errorf("%s.kind: %s, already workload.mix[%d]'s; expected each kind once (add the weights)", p, m.Kind, j)
+		}
+		seen[m.Kind] = i
 		if m.Weight <= 0 || m.Weight > 1e6 {
 			return fmt.Errorf("%s.weight: %g, expected a weight above 0", p, m.Weight)
 		}
@@ -344,6 +349,9 @@ func (w Workload) validate(l Load) error {
 	}
 	if w.Senders < 1 || w.Senders > MaxSenders {
 		return fmt.Errorf("workload.senders: %d, expected 1..%d", w.Senders, MaxSenders)
+	}
+	if w.FundAmount > math.MaxUint64/uint64(w.Senders) {
+		return fmt.Errorf("workload.fund_amount: %d to each of %d senders, expected at most %d each (the total must fit in 64 bits)", w.FundAmount, w.Senders, uint64(math.MaxUint64)/uint64(w.Senders))
 	}
 	if w.SendersOffset < 0 || w.SendersOffset > MaxAccounts {
 		return fmt.Errorf("workload.senders_offset: %d, expected 0..%d", w.SendersOffset, MaxAccounts)

@@ -62,7 +62,13 @@ func ReadTraceSized(r io.Reader, rows int) (*Trace, error) {
 	}
 	col := map[string]int{}
 	for i, h := range head {
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff") // a UTF-8 byte order mark (spreadsheets write one)
+		}
 		h = strings.TrimSpace(h)
+		if _, twice := col[h]; twice {
+			return nil, fmt.Errorf("line 1: column %q twice, expected each column once", h)
+		}
 		known := false
 		for _, c := range TraceColumns {
 			known = known || h == c

@@ -24,6 +24,11 @@ func TestTraceRoundTripAndErrors(t *testing.T) {
 		tr.Rows[2] != (Row{Sender: 1, Recipient: -1, Amount: 3}) || tr.Kind(tr.Rows[1]) != "multi_send" || tr.Kind(tr.Rows[2]) != "" {
 		t.Errorf("optional columns: %+v %v", tr, err)
 	}
+	// A spreadsheet's UTF-8 byte order mark before the header is no part
+	// of the first column's name (issue 52: refused as "\ufeffoffset_s").
+	if tr, err := ReadTrace(strings.NewReader("\ufeffoffset_s,kind\n1,send\n")); err != nil || len(tr.Times) != 1 {
+		t.Errorf("a header after a byte order mark: %v", err)
+	}
 	for in, want := range map[string]string{
 		"":                         "line 1: no header",
 		"when\n1\n":                `line 1: column "when"`,
@@ -36,6 +41,8 @@ func TestTraceRoundTripAndErrors(t *testing.T) {
 		"offset_s,amount\n1,2,3\n": "line 2:",
 		"offset_s,amount\n1,0\n":   `line 2: amount "0"`,
 		"offset_s,kind\n1,Send!\n": `line 2: kind "Send!"`,
+		// Issue 52: a column named twice.
+		"offset_s,offset_s\n1,2\n": `line 1: column "offset_s" twice`,
 	} {
 		if _, err := ReadTrace(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -96,6 +97,22 @@ type PaymentsConfig struct {
 	Wallets bool
 }
 
+// paymentKinds are the kinds a mix or a trace may name (scenario's list).
+var paymentKinds = []string{"multi_send", "native", "erc20", "contract_call"}
+
+// kindsOf lists the kinds codec can sign: send, and those it says it can.
+func kindsOf(codec Codec, offset int) string {
+	out := []string{"send"}
+	if ks, ok := codec.(KindSigner); ok {
+		for _, k := range paymentKinds {
+			if _, can := ks.SignKind(nil, k, offset, []int{0, 0}, 1, 0); can {
+				out = append(out, k)
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // NewPayments reads each sender's next sequence from the system, 16 at a time.
 func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments, error) {
 	if c.Offset+c.Senders > codec.Accounts() {
@@ -114,7 +131,7 @@ func NewPayments(ctx context.Context, c PaymentsConfig, codec Codec) (*Payments,
 			}
 			if _, can := ks.SignKind(nil, m.Kind, c.Offset, []int{0, 0}, 1, 0); !ok || !can {
 				// Bad input, found once the system is known: one line, exit 2.
-				return nil, exitcode.BadInputf("workload.mix: %s, expected a kind this system's payments have (send)", m.Kind)
+				return nil, exitcode.BadInputf("workload.mix: %s, expected a kind this system's payments have (%s)", m.Kind, kindsOf(codec, c.Offset))
 			}
 		}
 		p.mix = c.Mix
@@ -185,7 +202,8 @@ func (p *Payments) useTrace(c PaymentsConfig, codec Codec) error {
 			ks, ok := codec.(KindSigner)
 			if k != "send" {
 				if _, can := ks.SignKind(nil, k, c.Offset, []int{0, 0}, 1, 0); !ok || !can {
-					return fmt.Errorf("load.trace: kind %s, expected a kind this system's payments have (send)", k)
+					// Bad input, found once the system is known: one line, exit 2.
+					return exitcode.BadInputf("load.trace: kind %s, expected a kind this system's payments have (%s)", k, kindsOf(codec, c.Offset))
 				}
 			}
 			at = len(p.mix)
