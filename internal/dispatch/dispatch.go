@@ -161,7 +161,7 @@ func (e *Engine) release(s int) {
 
 // wake tells sender s's user (closed model) that its payment resolved.
 func (e *Engine) wake(s int) {
-	if len(e.users) > 0 && (s < len(e.users) || e.wallets()) {
+	if len(e.users) > 0 && (s < len(e.users) || wallets(e.Workload)) {
 		select {
 		case e.users[s%len(e.users)] <- true:
 		default:
@@ -169,9 +169,9 @@ func (e *Engine) wake(s int) {
 	}
 }
 
-// wallets says closed-model users hold several senders each.
-func (e *Engine) wallets() bool {
-	wl, ok := e.Workload.(workload.Wallets)
+// wallets says closed-model users of w hold several senders each.
+func wallets(w workload.Workload) bool {
+	wl, ok := w.(workload.Wallets)
 	return ok && wl.Wallets()
 }
 
@@ -1042,7 +1042,7 @@ func (e *Engine) RunClosed(offer, io context.Context, c Closed) {
 			}
 			var i uint64
 			held := 1 // senders u, u+Users, …
-			if e.wallets() {
+			if wallets(e.Workload) {
 				held = (e.Workload.Senders() - u + c.Users - 1) / c.Users
 			}
 			for next < c.Duration && e.sleepUntil(offer, next) {
