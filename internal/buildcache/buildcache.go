@@ -220,7 +220,11 @@ func hashFile(path string) (string, int64, error) {
 // changed, another hash. Size and time cost a stat each use; the hash is
 // read only when they differ. A program cached before sums were recorded
 // gets its sum now.
-func damaged(program string) string {
+func damaged(program string) string { return check(program, false) }
+
+// check is damaged; full hashes the program even when its size and time
+// are as recorded (cache verify).
+func check(program string, full bool) string {
 	st, err := os.Stat(program)
 	if err != nil {
 		return err.Error()
@@ -241,7 +245,7 @@ func damaged(program string) string {
 	if st.Size() != size {
 		return fmt.Sprintf("%d bytes, %d when built", st.Size(), size)
 	}
-	if st.ModTime().UnixNano() == mtime {
+	if st.ModTime().UnixNano() == mtime && !full {
 		return ""
 	}
 	h, _, err := hashFile(program)
@@ -257,6 +261,9 @@ func damaged(program string) string {
 // Damaged is damaged for `tpslab cache`: why the cached program must not
 // run, or "".
 func Damaged(program string) string { return damaged(program) }
+
+// Verify says what is wrong with a cached program, hashing it whole.
+func Verify(program string) string { return check(program, true) }
 
 // version names a stamp in a folder name.
 func version(stamp string) string {

@@ -63,6 +63,19 @@ func TestDamagedProgramIsBuiltAgain(t *testing.T) {
 			t.Errorf("%s: the rebuilt program does not run: %v", damage.name, err)
 		}
 	}
+	// Other bytes with the recorded size and time pass each use's cheap
+	// check; Verify hashes the program whole and finds them.
+	st, _ := os.Stat(prog)
+	b, _ := os.ReadFile(prog)
+	b[len(b)/3] ^= 0xff
+	os.WriteFile(prog, b, 0o755)
+	os.Chtimes(prog, st.ModTime(), st.ModTime())
+	if why := Damaged(prog); why != "" {
+		t.Errorf("the cheap check hashed the program: %q", why)
+	}
+	if why := Verify(prog); !strings.Contains(why, "SHA-256") {
+		t.Errorf("verify: %q, expected the SHA-256 named", why)
+	}
 }
 
 // A machine without shared/sources fetches a source archive once from a

@@ -125,6 +125,38 @@ lists what the cache holds.`,
 			}
 			return nil
 		}}
-	c.AddCommand(build)
+	c.AddCommand(build, cacheVerifyCmd())
 	return c
+}
+
+// cacheVerifyCmd hashes every cached program whole against the sum
+// recorded when it was built (each use checks size and time only).
+func cacheVerifyCmd() *cobra.Command {
+	return &cobra.Command{Use: "verify", Short: "Hash every cached program against the SHA-256 recorded when it was built; exit 1 naming each damaged one", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := buildcache.Dir()
+			if err != nil {
+				return exitcode.Wrap(exitcode.TargetFailed, err)
+			}
+			sums, _ := filepath.Glob(filepath.Join(dir, "*", buildcache.SumFile))
+			var bad []string
+			for _, sum := range sums {
+				folder := filepath.Dir(sum)
+				name := filepath.Base(folder)
+				if i := strings.LastIndexByte(name, '-'); i > 0 {
+					name = name[:i]
+				}
+				if why := buildcache.Verify(filepath.Join(folder, name)); why != "" {
+					bad = append(bad, fmt.Sprintf("%s: %s", filepath.Base(folder), why))
+					fmt.Printf("DAMAGED  %s: %s\n", filepath.Base(folder), why)
+					continue
+				}
+				fmt.Printf("ok       %s\n", filepath.Base(folder))
+			}
+			if len(bad) > 0 {
+				return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%d damaged: %s; tpslab cache build rebuilds them", len(bad), strings.Join(bad, "; ")))
+			}
+			fmt.Printf("%d program(s) verified in %s\n", len(sums), dir)
+			return nil
+		}}
 }
