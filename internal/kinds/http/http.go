@@ -85,6 +85,9 @@ func (h *Settings) validate() error {
 	if h.Method != "" && !slices.Contains([]string{"POST", "PUT", "PATCH", "GET"}, h.Method) {
 		return fmt.Errorf("http.method: %q, expected one of [POST PUT PATCH GET]", h.Method)
 	}
+	if !slices.Contains([]string{"sync", "poll", "callback"}, h.Confirm) {
+		return fmt.Errorf("http.confirm: %q, expected one of [sync poll callback]", h.Confirm)
+	}
 	if h.Confirm == "poll" && h.PollPath == "" {
 		return fmt.Errorf("http.poll_path: empty, expected the status URL's path (e.g. /payments/{{id}}) for confirm poll")
 	}

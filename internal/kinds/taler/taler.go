@@ -88,8 +88,16 @@ func (s *Settings) validate() error {
 		return fmt.Errorf("taler.merchants: %d, expected 1..1000000", s.Merchants)
 	case s.Reserves < 1 || s.Reserves > s.Coins:
 		return fmt.Errorf("taler.reserves: %d, expected 1..taler.coins (%d)", s.Reserves, s.Coins)
-	case s.Currency == "" || len(s.Currency) > 11 || strings.ToUpper(s.Currency) != s.Currency:
+	case s.Currency == "" || len(s.Currency) > 11 || strings.Trim(s.Currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "":
 		return fmt.Errorf("taler.currency: %q, expected 1..11 capital letters", s.Currency)
+	}
+	if s.BankGateway != "" {
+		if u, err := url.Parse(s.BankGateway); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return fmt.Errorf("taler.bank_gateway: %q, expected the exchange account's wire gateway URL (http(s)://...)", s.BankGateway)
+		}
+	}
+	if s.DebitPayto != "" && !strings.HasPrefix(s.DebitPayto, "payto://") {
+		return fmt.Errorf("taler.debit_payto: %q, expected a payto:// URI of the account that funds the reserves", s.DebitPayto)
 	}
 	v, err := talerapi.ParseAmount(s.Currency + ":" + s.CoinValue)
 	if err != nil || v.Units() == 0 {
