@@ -31,7 +31,14 @@ func kindsCmd(reg *kinds.Registry) *cobra.Command {
 				if s := kinds.Sections(k); len(s) > 0 {
 					settings = strings.Join(s, ":, ") + ":"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, yes(starts), yes(kinds.IsNetwork(k)), yes(in.Links), yes(in.Faults), settings, in.About)
+				faults := "-"
+				switch {
+				case in.Faults && in.Links:
+					faults = "all"
+				case in.Faults:
+					faults = "crash, pause"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, yes(starts), yes(kinds.IsNetwork(k)), yes(in.Links), faults, settings, in.About)
 			}
 			return tw.Flush()
 		},

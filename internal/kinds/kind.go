@@ -37,7 +37,9 @@ type Info struct {
 	// Links: its local networks take emulated topologies, RPC nodes and
 	// client links (network.topology, --rpc-nodes, --client-links).
 	Links bool
-	// Faults: its local networks take scheduled faults (crash, partition, ...).
+	// Faults: its local networks take scheduled faults on their processes
+	// (crash, pause); those on links (partition, delay, bandwidth) need
+	// Links too.
 	Faults bool
 	// Kubernetes: `net up --kubeconfig` starts its networks as pods.
 	Kubernetes bool

@@ -316,7 +316,9 @@ func (r *Result) died() (bool, string) {
 		return true, fmt.Sprintf("%s went down at t=%.1f s and did not come back (%s)", t, e.T, e.Detail)
 	}
 	for reason, v := range s.Rejected {
-		if strings.Contains(reason, "database") && float64(v) > 0.01*float64(max(1, s.Sent)) {
+		// Under a scheduled fault (a crashed database), such refusals are
+		// the fault's: its candidate weighs them.
+		if strings.Contains(reason, "database") && float64(v) > 0.01*float64(max(1, s.Sent)) && len(s.Faults) == 0 {
 			return true, fmt.Sprintf("%d payments refused for %s", v, strings.ReplaceAll(reason, "_", " "))
 		}
 	}

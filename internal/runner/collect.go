@@ -164,7 +164,7 @@ func (r collector) watch(now time.Duration, final bool) (liveNodes, liveEndpoint
 			} else {
 				r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s", nd.PID, nd.Log))
 			}
-			if nd.Role == "database" && !final {
+			if nd.Role == "database" && !final && !r.faulted(nd.Name) {
 				// Nothing commits without it; what it took before may still
 				// be read if it comes back, so the drain waits (issue 52).
 				ls.stop(End{Kind: TargetFailed, tracking: true,

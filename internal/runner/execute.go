@@ -118,6 +118,11 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 	if c := tgt.Confirmer(); c != nil {
 		if rc, ok := c.(sut.Resilient); ok {
 			rc.OnOutage(func(err error) {
+				if r.databaseFaulted() {
+					// The fault's doing: the confirmer reads on when it is back.
+					r.event(time.Now(), "confirmer_waits", "database", err.Error())
+					return
+				}
 				stopOffer(End{Kind: TargetFailed, Detail: err.Error(), tracking: true})
 			})
 		}

@@ -93,8 +93,9 @@ func (r loop) checkAfterFaults(k kinds.Kind) {
 		n = fresh
 	}
 	// A restarted node may still be starting: wait until every node answers
-	// (a node that does not is named by the check itself).
-	_ = n.WaitForBlocks(context.Background(), 1, 30*time.Second)
+	// (a node that does not is named by the check itself), as the kind
+	// reads its nodes: heights of a chain, a database's statements.
+	settle(c, n, 30*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	a := c.Check(ctx, n)
@@ -106,6 +107,23 @@ func (r loop) checkAfterFaults(k kinds.Kind) {
 		}
 	} else {
 		fmt.Fprintln(r.o.Log, "net check after the faults: ok")
+	}
+}
+
+// settle waits up to timeout until the kind's status of every node is
+// running and answered.
+func settle(c kinds.Network, n *testnet.Net, timeout time.Duration) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		sts := c.Status(ctx, n)
+		cancel()
+		ok := len(sts) > 0
+		for _, st := range sts {
+			ok = ok && st.Running && st.Err == "" && !st.CatchingUp
+		}
+		if ok {
+			return
+		}
 	}
 }
 

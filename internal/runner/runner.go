@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -137,6 +138,30 @@ type run struct {
 	pids        map[string]int // local nodes' pids as net.json says (watch)
 }
 
+// faulted says a scheduled fault acts on the node named: its going down
+// is the fault's, not the system's death.
+func (r *run) faulted(node string) bool {
+	for _, f := range r.sc.Faults {
+		if slices.Contains(f.Nodes(), node) {
+			return true
+		}
+	}
+	return false
+}
+
+// databaseFaulted says a scheduled fault acts on a database node.
+func (r *run) databaseFaulted() bool {
+	if r.sys == nil || r.sys.Net == nil {
+		return false
+	}
+	for _, nd := range r.sys.Net.Nodes {
+		if nd.Role == "database" && r.faulted(nd.Name) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *run) note(format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
 	r.notesMu.Lock()
@@ -247,6 +272,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if len(sc.Faults) > 0 && !kind.Info().Faults && sys.Net != nil {
 		takers := r.o.Kinds.NamesWhere(func(k kinds.Kind) bool { return k.Info().Faults })
 		return exitcode.BadInputf("faults: for %s networks only, not a %s network", strings.Join(takers, ", "), sys.Kind)
+	}
+	for i, f := range sc.Faults {
+		if f.NeedsLinks() && !kind.Info().Links && sys.Net != nil {
+			return exitcode.BadInputf("faults[%d]: %s needs emulated links, which %s networks do not have; they take crash and pause of a node (%s)", i, f.Action, sys.Kind, strings.Join(sys.Net.NodeNames(), ", "))
+		}
 	}
 	if err := fault.Check(sc.Faults, sys.Net); err != nil {
 		return err

@@ -460,7 +460,7 @@ func (n *Net) Kill(i int) error {
 	if !alive(nd.PID, nd.Home) {
 		return nil
 	}
-	if err := syscall.Kill(nd.PID, syscall.SIGKILL); err != nil {
+	if err := killGroup(nd.PID, syscall.SIGKILL); err != nil {
 		return err
 	}
 	for j := 0; j < 200 && alive(nd.PID, nd.Home); j++ {
@@ -663,7 +663,18 @@ func (n *Net) signal(i int, s syscall.Signal) error {
 	if !alive(nd.PID, nd.Home) {
 		return fmt.Errorf("%s is not running", nd.Name)
 	}
-	return syscall.Kill(nd.PID, s)
+	return killGroup(nd.PID, s)
+}
+
+// killGroup signals a node's whole process group: a node runs in a session
+// of its own (StartProcess), and a crash or a pause of PostgreSQL must reach
+// its backends too, else they hold its shared memory and it cannot start
+// again. A process that leads no group of its own is signalled alone.
+func killGroup(pid int, s syscall.Signal) error {
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		return syscall.Kill(-pid, s)
+	}
+	return syscall.Kill(pid, s)
 }
 
 // isTpslabNode says the node runs `tpslab node` (the built-in ledger), whose

@@ -25,7 +25,7 @@ const walletBalance = 10_000_000_000_000_000_000
 // Info: its nodes are CometBFT nodes, with CometBFT's metrics page.
 func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "cosmos-evm", About: "tpslab's Cosmos EVM chain (x/vm on CometBFT); its JSON-RPC takes the load",
-		CometBFTMetrics: true}
+		CometBFTMetrics: true, Faults: true}
 }
 
 // Validate: EVM transactions go to eth_sendRawTransaction, with the evm

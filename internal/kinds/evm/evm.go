@@ -34,7 +34,7 @@ var walletWei = new(big.Int).Exp(big.NewInt(10), big.NewInt(21), nil)
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "evm", About: "an EVM chain: geth in dev mode tpslab starts, or endpoints; native or ERC20 transfers, final k blocks deep"}
+	return kinds.Info{Name: "evm", About: "an EVM chain: geth in dev mode tpslab starts, or endpoints; native or ERC20 transfers, final k blocks deep", Faults: true}
 }
 
 // Settings are an EVM chain's: the scenario's `evm:` section (the Cosmos
