@@ -144,6 +144,9 @@ func (o *observed) effect(a Applied, lost int64, now, next time.Duration) Effect
 		last = b.seen
 	}
 	e.LongestGapS = round2(max(e.LongestGapS, loadEnd-last))
+	if len(o.blocks) == 0 {
+		e.LongestGapS = 0 // no blocks: no gap between them to measure
+	}
 	// Recovery, twice: to the first block after the fault's end, and to
 	// the pre-fault rate (90% of before) sustained over several blocks.
 	want := 0.9 * e.BeforeTPS
@@ -172,7 +175,7 @@ func (o *observed) effect(a Applied, lost int64, now, next time.Duration) Effect
 			}
 		}
 	}
-	if a.Fault.Action == "crash" {
+	if a.Fault.Action == "crash" && !a.Heightless {
 		c := -1.0
 		if a.CaughtUp >= 0 {
 			c = round2(a.CaughtUp.Seconds())

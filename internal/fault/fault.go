@@ -73,6 +73,9 @@ type Applied struct {
 	Start     time.Duration // since the load began
 	End       time.Duration // 0 while active
 	CaughtUp  time.Duration // crash: from restart to the others' height; -1 not yet
+	// Heightless: no node answers with a height (a service, geth): a
+	// restarted node has nothing to catch up to that tpslab can read.
+	Heightless bool
 	Err       string
 	undo      func() error
 	restarted time.Duration
@@ -204,6 +207,12 @@ func (s *Schedule) watchCatchUp(idx int) {
 			} else {
 				top = max(top, h)
 			}
+		}
+		if mine < 0 && top == 0 && time.Since(deadline.Add(-2*time.Minute)) > 5*time.Second {
+			s.mu.Lock()
+			s.applied[idx].Heightless = true
+			s.mu.Unlock()
+			return
 		}
 		if mine >= 0 && top > 0 && mine >= top-1 {
 			s.mu.Lock()

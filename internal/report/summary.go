@@ -139,7 +139,10 @@ type LinkStat struct {
 
 // NetCheck is the audit of the network after a run with faults.
 type NetCheck struct {
-	OK       bool     `json:"ok"`
+	OK bool `json:"ok"`
+	// Said is what a clean check means for the kind ("ok: every reserve's
+	// credits equal …"); empty in results from before it was kept.
+	Said     string   `json:"said,omitempty"`
 	Lines    []string `json:"lines,omitempty"`
 	Problems []string `json:"problems,omitempty"`
 }

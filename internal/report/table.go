@@ -181,13 +181,20 @@ func printFaults(out io.Writer, r *Result) {
 			if f.Error != "" {
 				name += " (error: " + f.Error + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%.1f..%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%d\n", name, f.StartS, f.EndS, f.BeforeTPS, f.DuringTPS, f.AfterTPS, f.LongestGapS, fb, rec, cu, f.Expired, f.Lost)
+			gap := fmt.Sprintf("%.1f", f.LongestGapS)
+			if f.FirstBlockS == nil {
+				gap = "-" // a system without blocks has no gap between them
+			}
+			fmt.Fprintf(tw, "%s\t%.1f..%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\n", name, f.StartS, f.EndS, f.BeforeTPS, f.DuringTPS, f.AfterTPS, gap, fb, rec, cu, f.Expired, f.Lost)
 		}
 		tw.Flush()
 	}
 	if c := s.NetCheck; c != nil {
-		if c.OK {
-			fmt.Fprintln(out, "net check after the faults: ok (supply conserved, app hashes agree, no fork)")
+		switch {
+		case c.OK && c.Said != "":
+			fmt.Fprintln(out, "net check after the faults:", c.Said)
+		case c.OK:
+			fmt.Fprintln(out, "net check after the faults: ok")
 		}
 		for _, p := range c.Problems {
 			fmt.Fprintln(out, "net check after the faults: FAIL:", p)

@@ -100,7 +100,7 @@ func (r loop) checkAfterFaults(k kinds.Kind) {
 	defer cancel()
 	a := c.Check(ctx, n)
 	lines, problems := a.Lines, a.Problems
-	r.netCheck = &report.NetCheck{OK: len(problems) == 0, Lines: lines, Problems: problems}
+	r.netCheck = &report.NetCheck{OK: len(problems) == 0, Said: a.OK, Lines: lines, Problems: problems}
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(r.o.Log, "net check: FAIL:", p)

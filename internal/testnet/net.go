@@ -666,15 +666,54 @@ func (n *Net) signal(i int, s syscall.Signal) error {
 	return killGroup(nd.PID, s)
 }
 
-// killGroup signals a node's whole process group: a node runs in a session
-// of its own (StartProcess), and a crash or a pause of PostgreSQL must reach
-// its backends too, else they hold its shared memory and it cannot start
-// again. A process that leads no group of its own is signalled alone.
+// killGroup signals a node and every process below it: a crash or a pause
+// of PostgreSQL must reach its backends, which each run in a session of
+// their own (else paused PostgreSQL went on committing, and killed
+// backends held its shared memory). The node first, so that it forks no
+// more; then its group (a node runs in a session of its own) and its
+// descendants.
 func killGroup(pid int, s syscall.Signal) error {
-	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
-		return syscall.Kill(-pid, s)
+	kids := descendants(pid)
+	if err := syscall.Kill(pid, s); err != nil {
+		return err
 	}
-	return syscall.Kill(pid, s)
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		_ = syscall.Kill(-pid, s)
+	}
+	for _, c := range kids {
+		_ = syscall.Kill(c, s)
+	}
+	return nil
+}
+
+// descendants lists the processes below pid, from /proc's parent links.
+func descendants(pid int) []int {
+	parent := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+		f := strings.Fields(rest)
+		if len(f) < 2 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		parent[pp] = append(parent[pp], p)
+	}
+	var out []int
+	for queue := parent[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, parent[queue[0]]...)
+	}
+	return out
 }
 
 // isTpslabNode says the node runs `tpslab node` (the built-in ledger), whose

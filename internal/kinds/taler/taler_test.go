@@ -18,6 +18,7 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sut"
 	talerapi "github.com/tpslab/tpslab/internal/targets/taler"
 	"github.com/tpslab/tpslab/internal/testnet"
@@ -100,6 +101,7 @@ func TestExchangeDeposits(t *testing.T) {
 		t.Errorf("net check: %v\n%s", err, out)
 	}
 	t.Run("closed model", func(t *testing.T) { walletsSpendEveryCoin(t, home, ex) })
+	t.Run("faults", func(t *testing.T) { faultsOnTheExchange(t, home, ex) })
 	t.Run("database dies", func(t *testing.T) { databaseDies(t, home, ex) })
 	if _, err := tpslab("net", "down", "--home", home); err != nil {
 		t.Fatalf("net down: %v", err)
@@ -271,5 +273,38 @@ func walletsSpendEveryCoin(t *testing.T, home string, ex *talernet.ExchangeNet) 
 	}
 	if s.Committed < 200 && len(s.Rejected) > 0 {
 		t.Errorf("refusals %v while coins remained (%d of 200 deposits made)", s.Rejected, s.Committed)
+	}
+}
+
+// faultsOnTheExchange kills one of the two taler-exchange-httpd processes
+// mid-run (restarted 3 s later) and pauses PostgreSQL for 5 s (issue 53):
+// the run completes, each fault's effect is measured, committed equals the
+// deposits the table gained, and the books balance (net check).
+func faultsOnTheExchange(t *testing.T, home string, ex *talernet.ExchangeNet) {
+	before := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`)
+	out := filepath.Join(t.TempDir(), "run")
+	log, err := tpslab("run", "--net-home", home, "--rate", "100", "--duration", "16s", "--warmup", "1s", "--drain", "10s",
+		"--coins", "60", "--merchants", "20", "--fault", "3s:crash:exchange1:3s", "--fault", "8s:pause:postgres:5s", "--out", out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log)
+	}
+	var res struct {
+		Summary      report.Summary
+		EndedBecause string `json:"ended_because"`
+	}
+	measuretest.Result(t, out, &res)
+	s := res.Summary
+	deposits := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`) - before
+	for _, f := range s.Faults {
+		t.Logf("%s: %.0f tx/s before, %.0f during, %.0f after, recovery %.1f s", f.Fault, f.BeforeTPS, f.DuringTPS, f.AfterTPS, f.RecoveryS)
+	}
+	if res.EndedBecause != "completed" || len(s.Faults) != 2 || s.NetCheck == nil || !s.NetCheck.OK {
+		t.Errorf("ended %q, %d faults measured, net check %+v; expected completed, 2, ok\n%s", res.EndedBecause, len(s.Faults), s.NetCheck, log)
+	}
+	if s.Committed != deposits || deposits < 1000 {
+		t.Errorf("run committed %d, the deposits table gained %d: expected equal, about 1500", s.Committed, deposits)
+	}
+	if len(s.Faults) == 2 && s.Faults[1].DuringTPS > s.Faults[1].BeforeTPS/2 {
+		t.Errorf("PostgreSQL paused 5 s, yet %.0f tx/s committed during it (%.0f before)", s.Faults[1].DuringTPS, s.Faults[1].BeforeTPS)
 	}
 }
