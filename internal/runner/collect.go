@@ -178,7 +178,7 @@ func (r collector) watch(now time.Duration, final bool) (liveNodes, liveEndpoint
 				}
 			}
 		}
-		if liveNodes == 0 && !final {
+		if liveNodes == 0 && !final && !r.allFaulted(n.Nodes) {
 			ls.stop(End{Kind: TargetFailed, Detail: "every node of the network is down"})
 		}
 	}
@@ -193,7 +193,7 @@ func (r collector) watch(now time.Duration, final bool) (liveNodes, liveEndpoint
 			ls.downSince = 0
 		case ls.downSince == 0:
 			ls.downSince = now
-		case now-ls.downSince >= 5*time.Second && !final:
+		case now-ls.downSince >= 5*time.Second && !final && !(r.sys.Net != nil && r.allFaulted(r.sys.Net.Nodes)):
 			ls.stop(endf(TargetFailed, "no endpoint answers: all %d endpoint(s) down for %.0f s", len(p.Pool().URLs), (now - ls.downSince).Seconds()))
 		}
 	}

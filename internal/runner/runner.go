@@ -149,6 +149,18 @@ func (r *run) faulted(node string) bool {
 	return false
 }
 
+// allFaulted says every node that is down was taken down by a scheduled
+// fault (the only node of a geth network, crashed and restarted): the run
+// goes on through it.
+func (r *run) allFaulted(nodes []testnet.Node) bool {
+	for _, nd := range nodes {
+		if !nd.Alive() && !r.faulted(nd.Name) {
+			return false
+		}
+	}
+	return true
+}
+
 // databaseFaulted says a scheduled fault acts on a database node.
 func (r *run) databaseFaulted() bool {
 	if r.sys == nil || r.sys.Net == nil {

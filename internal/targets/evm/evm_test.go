@@ -17,6 +17,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 
+	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
@@ -141,6 +142,44 @@ func TestTransfersOnGeth(t *testing.T) {
 		t.Skip("installs and starts geth")
 	}
 	transfers(t, startGeth(t))
+}
+
+// A crash of the geth node (SIGKILL) during a native-transfer load, and its
+// restart on its data directory 3 s later (issue 53): the run goes on, the
+// fault's dip and recovery are measured, and committed equals the blocks'
+// successful receipts of our senders (what the node held in its pool when
+// it died is lost, and counted in flight or expired, never committed).
+func TestCrashFaultOnGeth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs and starts geth")
+	}
+	n := startGeth(t)
+	sc := evmScenario(t, n.Home, "payment", "live")
+	sc.Load.Rate = 100
+	sc.Load.Duration = scenario.Duration(12 * time.Second)
+	f, err := scenario.ParseFault("3s:crash:node0:3s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Faults = []scenario.Fault{f}
+	res, err := run(t, sc)
+	if err != nil && exitcode.Of(err) != exitcode.ThresholdsFailed {
+		t.Fatalf("run: %v", err)
+	}
+	s := res.Summary
+	if res.EndedBecause != "completed" || len(s.Faults) != 1 {
+		t.Fatalf("ended %q, %d faults measured; expected completed and the crash", res.EndedBecause, len(s.Faults))
+	}
+	fa := s.Faults[0]
+	ok, reverted := count(t, n.RPCEndpoints()[0], res.Chain.FirstHeight, res.Chain.LastHeight, senders(300))
+	t.Logf("crash of geth: %.0f tx/s before, %.0f during, %.0f after, first block %.1f s after, recovery %.1f s; %d committed, blocks hold %d",
+		fa.BeforeTPS, fa.DuringTPS, fa.AfterTPS, *fa.FirstBlockS, fa.RecoveryS, s.Committed, ok)
+	if ok != s.Committed || reverted != s.FailedTotal || s.Committed < 500 {
+		t.Errorf("result %d committed / %d failed, blocks %d..%d hold %d / %d", s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
+	}
+	if fa.DuringTPS > 0 || fa.FirstBlockS == nil || *fa.FirstBlockS < 0 || fa.AfterTPS <= 0 {
+		t.Errorf("the crash and the restart did not show: %.0f tx/s during, first block %v, %.0f after", fa.DuringTPS, fa.FirstBlockS, fa.AfterTPS)
+	}
 }
 
 // transfers runs native and ERC20 loads, live and presigned, on network n

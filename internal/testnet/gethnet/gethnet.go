@@ -125,6 +125,10 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		Metrics: "http://" + hp(ports[2]) + "/debug/metrics/prometheus", Log: filepath.Join(home, "node0", "node.log")}
 	nd.Command = []string{bin, "--dev", "--dev.period", strconv.Itoa(int(o.Period / time.Second)), "--dev.gaslimit", strconv.FormatUint(o.GasLimit, 10),
 		"--datadir", data, "--password", pw,
+		// Every block's state written as it is made: a node crashed with
+		// SIGKILL restarts at its head, not at a state flushed minutes
+		// earlier (which rewound the funded wallets).
+		"--gcmode", "archive",
 		"--http", "--http.addr", o.Bind, "--http.port", strconv.Itoa(ports[0]), "--http.api", "eth,net,web3,txpool",
 		"--ws", "--ws.addr", o.Bind, "--ws.port", strconv.Itoa(ports[1]), "--ws.api", "eth,net,web3",
 		"--metrics", "--metrics.addr", o.Bind, "--metrics.port", strconv.Itoa(ports[2]),
