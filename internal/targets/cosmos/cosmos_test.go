@@ -164,6 +164,46 @@ func TestBankSendsThroughEveryPath(t *testing.T) {
 		if _, problems := sdknet.Check(context.Background(), n); len(problems) > 0 {
 			t.Errorf("%d validators: net check: %v", validators, problems)
 		}
+		if validators == 4 {
+			crashOneValidator(t, n, ours)
+		}
+	}
+}
+
+// crashOneValidator crashes node1 of four tpsd validators (SIGKILL) for 4 s
+// during a load (issue 53): the others commit on, the restarted validator
+// catches up on its own state, committed equals the blocks' count of our
+// payments, and the audit after the fault passes.
+func crashOneValidator(t *testing.T, n *testnet.Net, ours map[string]bool) {
+	sc := bankScenario(t, n.Home, "rpc", "live")
+	sc.Load.Duration = scenario.Duration(12 * time.Second)
+	f, err := scenario.ParseFault("3s:crash:node1:4s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Faults = []scenario.Fault{f}
+	sc.Out = filepath.Join(t.TempDir(), "crash")
+	res, err := run(t, sc)
+	if err != nil {
+		t.Fatalf("a crash of node1: %v", err)
+	}
+	s := res.Summary
+	ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
+	if len(s.Faults) != 1 {
+		t.Fatalf("%d faults measured, expected the crash", len(s.Faults))
+	}
+	fa := s.Faults[0]
+	cu := -1.0
+	if fa.CaughtUpS != nil {
+		cu = *fa.CaughtUpS
+	}
+	t.Logf("crash of node1 of 4: %.0f tx/s before, %.0f during, %.0f after, caught up %.1f s after its restart; %d committed, blocks hold %d",
+		fa.BeforeTPS, fa.DuringTPS, fa.AfterTPS, cu, s.Committed, ok)
+	if ok != s.Committed || failed != s.FailedTotal || s.Committed < 1000 {
+		t.Errorf("result %d committed / %d failed, blocks %d..%d hold %d / %d", s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, failed)
+	}
+	if fa.DuringTPS <= 0 || cu < 0 || s.NetCheck == nil || !s.NetCheck.OK {
+		t.Errorf("three validators of four stopped committing (%.0f tx/s), node1 did not catch up (%.1f s), or the audit failed (%+v)", fa.DuringTPS, cu, s.NetCheck)
 	}
 }
 
