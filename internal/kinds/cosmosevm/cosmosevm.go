@@ -5,11 +5,16 @@ package cosmosevm
 
 import (
 	"context"
+	"net/http"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/kinds/cosmos"
 	"github.com/tpslab/tpslab/internal/kinds/evm"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
+	eth "github.com/tpslab/tpslab/internal/targets/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 )
@@ -26,6 +31,40 @@ const walletBalance = 10_000_000_000_000_000_000
 func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "cosmos-evm", About: "tpslab's Cosmos EVM chain (x/vm on CometBFT); its JSON-RPC takes the load",
 		CometBFTMetrics: true, Faults: true}
+}
+
+// Target is the EVM kind's, but its mempool figure is CometBFT's (the
+// largest /num_unconfirmed_txs of the nodes): the JSON-RPC's txpool_status
+// answers 0 while CometBFT's mempool holds hundreds of transactions, so
+// find-max's mempool objective could never trip (issue 53).
+func (k Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error) {
+	t, err := k.Kind.Target(sys, sc)
+	if err != nil || sys.Net == nil {
+		return t, err
+	}
+	var nodes []*cometbft.Client
+	for _, nd := range sys.Net.Nodes {
+		if nd.RPC != "" {
+			nodes = append(nodes, &cometbft.Client{URL: nd.RPC, HTTP: &http.Client{Timeout: 2 * time.Second}})
+		}
+	}
+	t.(*eth.Target).SetMempool(func(ctx context.Context) (int, error) {
+		most, read := 0, false
+		var last error
+		for _, c := range nodes {
+			m, err := c.Mempool(ctx)
+			if err != nil {
+				last = err
+				continue
+			}
+			most, read = max(most, int(m.Total)), true
+		}
+		if !read {
+			return 0, last
+		}
+		return most, nil
+	})
+	return t, nil
 }
 
 // Validate: EVM transactions go to eth_sendRawTransaction, with the evm

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/gethnet"
@@ -39,6 +40,7 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 		t.Fatalf("the load would go to %v, not the Ethereum JSON-RPC %s", n.RPCEndpoints(), n.Nodes[0].LoadRPC)
 	}
 	transfers(t, n)
+	mempoolIsCometBFTs(t, n)
 	// Cosmos EVM refuses a nonce gap at CheckTx ("tx nonce is higher than
 	// account nonce ... accountNonce: k"): the lost transaction's bytes go
 	// again, so gaps close without waiting for commit_timeout.
@@ -96,4 +98,29 @@ func TestTransfersOnEvmd(t *testing.T) {
 		t.Errorf("genesis not aligned: bond denom %q, metadata %+v", g.AppState.Staking.Params.BondDenom, g.AppState.Bank.Metadata)
 	}
 	transfers(t, n, transfer{"erc20", "live"}, transfer{"payment", "presigned"})
+}
+
+// mempoolIsCometBFTs: under load the mempool figure of a Cosmos EVM run is
+// CometBFT's mempool, not the JSON-RPC's txpool_status, which answers 0
+// while CometBFT holds transactions (issue 53).
+func mempoolIsCometBFTs(t *testing.T, n *testnet.Net) {
+	sc := evmScenario(t, n.Home, "payment", "presigned")
+	sc.Load.Rate = 400
+	sc.Out = filepath.Join(t.TempDir(), "mempool")
+	res, err := run(t, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := report.ReadResult(res.Dir) // the series is streamed to disk, not kept
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, x := range onDisk.Series {
+		most = max(most, x.MempoolTxs)
+	}
+	if most == 0 {
+		t.Errorf("the mempool read 0 every second of a %d tx/s load; CometBFT's holds transactions between blocks", int(sc.Load.Rate))
+	}
+	t.Logf("mempool under %d tx/s: at most %d transactions (CometBFT's /num_unconfirmed_txs)", int(sc.Load.Rate), most)
 }

@@ -20,7 +20,11 @@ type Options struct {
 	WS          []string // WebSocket URLs for new heads; empty: poll
 	Depth       int      // confirmation depth k: a block is final k blocks under the head
 	Connections int
-	Timeout     time.Duration
+	// Mempool, when set, reads the nodes' pools instead of txpool_status:
+	// on Cosmos EVM chains txpool_status answers 0 while CometBFT's
+	// mempool holds hundreds of transactions.
+	Mempool func(ctx context.Context) (int, error)
+	Timeout time.Duration
 }
 
 // Target is an EVM chain.
@@ -112,8 +116,15 @@ func (t *Target) Probe(ctx context.Context) (sut.Info, error) {
 	return sut.Info{}, last
 }
 
-// MempoolTxs is the largest txpool (pending + queued) among the endpoints.
+// SetMempool makes MempoolTxs read the nodes' pools with f (Options.Mempool).
+func (t *Target) SetMempool(f func(ctx context.Context) (int, error)) { t.o.Mempool = f }
+
+// MempoolTxs is the largest txpool (pending + queued) among the endpoints,
+// or what Options.Mempool reads.
 func (t *Target) MempoolTxs(ctx context.Context) (int, error) {
+	if t.o.Mempool != nil {
+		return t.o.Mempool(ctx)
+	}
 	max, ok := 0, false
 	var last error
 	for _, c := range t.clients {
