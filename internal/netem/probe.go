@@ -28,6 +28,35 @@ func ProbeHTTP(addr string, samples int) (time.Duration, error) {
 	return probe(addr, samples, httpOnce)
 }
 
+// ProbePostgres measures the round trip through a link to PostgreSQL: from
+// an SSLRequest (the 8 bytes a client may send first) to the one byte the
+// server answers at once ('S' or 'N'), before any authentication.
+func ProbePostgres(addr string, samples int) (time.Duration, error) {
+	return probe(addr, samples, postgresOnce)
+}
+
+func postgresOnce(addr string) (time.Duration, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	req := []byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f} // length 8, code 80877103
+	start := time.Now()
+	if _, err := c.Write(req); err != nil {
+		return 0, err
+	}
+	one := make([]byte, 1)
+	if _, err := io.ReadFull(c, one); err != nil {
+		return 0, fmt.Errorf("read PostgreSQL's answer: %w", err)
+	}
+	if one[0] != 'S' && one[0] != 'N' {
+		return 0, fmt.Errorf("PostgreSQL answered %q to an SSLRequest, expected S or N", one[0])
+	}
+	return time.Since(start), nil
+}
+
 func probe(addr string, samples int, once func(string) (time.Duration, error)) (time.Duration, error) {
 	var rtts []time.Duration
 	var last error

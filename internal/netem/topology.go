@@ -50,6 +50,9 @@ type Link struct {
 	To       string `json:"to"`
 	Listen   string `json:"listen"`   // host:port of the proxy
 	Upstream string `json:"upstream"` // host:port of To's P2P listener
+	// Protocol is what To speaks, for the round-trip probe: empty for
+	// CometBFT's P2P, "postgres" for a database link.
+	Protocol string `json:"protocol,omitempty"`
 	Conditions
 }
 

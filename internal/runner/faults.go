@@ -32,8 +32,11 @@ func (r *run) probeLinks() {
 			defer wg.Done()
 			ls := report.LinkStat{Name: l.Name, Conditions: l.Conditions.String(), RTTMs: float64(l.RTT) / float64(time.Millisecond)}
 			probe := netem.ProbeRTT
-			if l.IsClient() {
+			switch {
+			case l.IsClient():
 				probe = netem.ProbeHTTP
+			case l.Protocol == "postgres":
+				probe = netem.ProbePostgres
 			}
 			if d, err := probe(l.Listen, 5); err != nil {
 				ls.ProbeError = err.Error()

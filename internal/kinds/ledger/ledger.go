@@ -34,7 +34,7 @@ var api = httpkind.API{Defaults: ledgerAPI, Genesis: serviceGenesis}
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "ledger", About: "tpslab's ledger service on a private PostgreSQL (double entry, batch commit), or its URLs", Faults: true}
+	return kinds.Info{Name: "ledger", About: "tpslab's ledger service on a private PostgreSQL (double entry, batch commit), or its URLs", Faults: true, Links: true}
 }
 
 // Validate: the service takes payments over its REST API only, with its
@@ -145,6 +145,9 @@ func (l *Settings) validate() error {
 // NetDefaults: every `net up` option applies; the service's own settings
 // are checked.
 func (Kind) NetDefaults(o *kinds.NetOptions, _ func(string) bool) error {
+	if o.RPCNodes > 0 || o.ClientLinks {
+		return exitcode.BadInputf("--rpc-nodes and --client-links: not for a ledger network, whose one emulated link (--topology) is between its services and PostgreSQL")
+	}
 	return exitcode.Wrap(exitcode.BadInput, kinds.SectionOf[Settings](o.Scenario, "ledger").validate())
 }
 
@@ -155,7 +158,7 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 	}
 	l := kinds.SectionOf[Settings](o.Scenario, "ledger")
 	lo := pgnet.Options{Processes: l.Processes, Connections: l.DBConnections, Batch: l.Batch, SynchronousCommit: l.SynchronousCommit,
-		Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D()}
+		Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D(), DatabaseLink: o.Topology}
 	lo.Kind = o.Kind
 	lo.Home, lo.ChainID, lo.Genesis, lo.Binary, lo.Bind, lo.Reset, lo.Owner, lo.Log = o.Home, o.ChainID,
 		chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance}, o.Binary, o.Bind, o.Reset, o.Owner, o.Log

@@ -565,3 +565,51 @@ func TestDatabaseCrashFault(t *testing.T) {
 	}
 	audit(t, n)
 }
+
+// The database across an emulated link (net up --kind ledger --topology
+// loopback): a 50 ms delay on the service↔PostgreSQL link during a load
+// raises commit latency while it lasts, and every payment counted
+// committed is in the table, no more and no fewer (issue 53).
+func TestDelayOnTheDatabaseLink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL, the ledger service and its link")
+	}
+	n := startLedger(t, pgnet.Options{DatabaseLink: "loopback"})
+	if n.Links == nil || len(n.Links.Links) != 1 || n.Links.Links[0].Name != "service-postgres" {
+		t.Fatalf("links %+v, expected the one between the services and PostgreSQL", n.Links)
+	}
+	before := rows(t, n)
+	sc := ledgerScenario(t, n, "delay", 100)
+	sc.Load.Duration = scenario.Duration(10 * time.Second)
+	f, err := scenario.ParseFault("4s:delay:postgres:50ms:4s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Faults = []scenario.Fault{f}
+	res := run(t, sc)
+	s := res.Summary
+	if got := rows(t, n) - before; got != s.Committed || s.Committed < 800 {
+		t.Errorf("run committed %d, the payment table gained %d", s.Committed, got)
+	}
+	if len(s.Links) != 1 || s.Links[0].ProbeError != "" || s.Links[0].MeasuredRTTMs <= 0 {
+		t.Errorf("the database link's probe: %+v", s.Links)
+	}
+	onDisk, err := report.ReadResult(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p50 := func(from, to float64) float64 {
+		var sum, k float64
+		for _, x := range onDisk.Series {
+			if x.T > from && x.T <= to && x.CommitMs.Count > 0 {
+				sum, k = sum+x.CommitMs.P50, k+1
+			}
+		}
+		return sum / max(k, 1)
+	}
+	pre, during := p50(1, 4), p50(5, 8)
+	t.Logf("commit p50 %.1f ms before the delay, %.1f ms during it", pre, during)
+	if during < pre+40 {
+		t.Errorf("a 50 ms delay on the database link moved commit p50 from %.1f to %.1f ms only", pre, during)
+	}
+}

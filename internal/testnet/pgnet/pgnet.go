@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/ledgersvc"
+	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
@@ -60,11 +63,16 @@ type Options struct {
 	Partition         string        // none | hash | range
 	Isolation         string        // serializable | row-locks
 	MaxQueue          int           // payments a process holds waiting for the database before it answers 429 (0: 10000)
-	Binary            string        // the tpslab executable (runs ledger-service)
-	Bind              string
-	Reset             bool
-	Owner             *testnet.Owner
-	Log               io.Writer
+	// DatabaseLink, a topology (netem.Topologies), puts PostgreSQL across an
+	// emulated link from the services (service-postgres) with that
+	// topology's conditions, which faults can delay, cap or cut; empty:
+	// the services reach it directly.
+	DatabaseLink string
+	Binary       string // the tpslab executable (runs ledger-service)
+	Bind         string
+	Reset        bool
+	Owner        *testnet.Owner
+	Log          io.Writer
 }
 
 // Validate checks the settings before anything is created.
@@ -233,7 +241,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 			return nil, err
 		}
 	}
-	ports, err := testnet.FreePorts(o.Bind, 1+o.Processes)
+	ports, err := testnet.FreePorts(o.Bind, 1+o.Processes+2) // the last two: the link's proxy and its API
 	if err != nil {
 		return nil, err
 	}
@@ -256,12 +264,19 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		_ = n.Down()
 		return nil, err
 	}
+	svcURL := dbURL
+	if o.DatabaseLink != "" {
+		if svcURL, err = databaseLink(n, o, dbURL, ports[1+o.Processes:]); err != nil {
+			_ = n.Down()
+			return nil, err
+		}
+	}
 	for i := 0; i < o.Processes; i++ {
 		addr := o.Bind + ":" + strconv.Itoa(ports[1+i])
 		name := "svc" + strconv.Itoa(i)
 		nd := testnet.Node{Name: name, Role: "service", Home: filepath.Join(home, name), RPC: "http://" + addr, Metrics: "http://" + addr + "/metrics",
 			Log: filepath.Join(home, name, "service.log"),
-			Command: []string{o.Binary, "ledger-service", "--home", filepath.Join(home, name), "--listen", addr, "--db", dbURL, "--chain-id", o.ChainID,
+			Command: []string{o.Binary, "ledger-service", "--home", filepath.Join(home, name), "--listen", addr, "--db", svcURL, "--chain-id", o.ChainID,
 				"--db-connections", strconv.Itoa(o.Connections), "--batch", strconv.Itoa(o.Batch), "--isolation", o.Isolation,
 				"--max-queue", strconv.Itoa(max(o.MaxQueue, 0)), "--batch-wait", o.BatchWait.String()}}
 		if err := os.MkdirAll(nd.Home, 0o755); err != nil {
@@ -286,6 +301,34 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		}
 	}
 	return n, nil
+}
+
+// databaseLink starts the links process with one link, from the services
+// to PostgreSQL (Link.From "service"), and returns the database URL through
+// it. tpslab's own readings (telemetry, the audit) go direct.
+func databaseLink(n *testnet.Net, o Options, dbURL string, ports []int) (string, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", err
+	}
+	pair := netem.Pair{From: "service", To: "postgres"}
+	conds, regions, err := netem.Plan(o.DatabaseLink, []string{pair.From, pair.To}, []netem.Pair{pair})
+	if err != nil {
+		return "", err
+	}
+	hp := func(p int) string { return net.JoinHostPort(o.Bind, strconv.Itoa(p)) }
+	n.Links = &testnet.Proxies{Emulation: netem.Emulation{Topology: o.DatabaseLink, API: hp(ports[1]), Regions: regions,
+		Links: []netem.Link{{Name: "service-postgres", From: pair.From, To: pair.To, Listen: hp(ports[0]), Upstream: u.Host, Protocol: "postgres", Conditions: conds[pair]}}},
+		Command: []string{o.Binary, "links", "--home", n.Home}, Log: filepath.Join(n.Home, "links.log")}
+	n.Links.Metrics = "http://" + n.Links.API + "/metrics"
+	if err := n.Save(); err != nil { // the links process reads it
+		return "", err
+	}
+	if err := n.StartLinks(); err != nil {
+		return "", err
+	}
+	u.Host = hp(ports[0])
+	return u.String(), n.Save()
 }
 
 // initCluster creates the database cluster in data, owned by the postgres
