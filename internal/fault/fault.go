@@ -69,16 +69,16 @@ type Schedule struct {
 
 // Applied is one fault as it happened.
 type Applied struct {
-	Fault     scenario.Fault
-	Start     time.Duration // since the load began
-	End       time.Duration // 0 while active
-	CaughtUp  time.Duration // crash: from restart to the others' height; -1 not yet
+	Fault    scenario.Fault
+	Start    time.Duration // since the load began
+	End      time.Duration // 0 while active
+	CaughtUp time.Duration // crash: from restart to the others' height; -1 not yet
 	// Heightless: no node answers with a height (a service, geth): a
 	// restarted node has nothing to catch up to that tpslab can read.
 	Heightless bool
-	Err       string
-	undo      func() error
-	restarted time.Duration
+	Err        string
+	undo       func() error
+	restarted  time.Duration
 }
 
 // New makes a schedule of faults; Begin starts it.

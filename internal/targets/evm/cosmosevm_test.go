@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/tpslab/tpslab/internal/kinds"
-	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/kinds/all"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"
