@@ -636,7 +636,8 @@ func TestInterruptedCacheBuildSaysItOnce(t *testing.T) {
 	}
 	cache := t.TempDir()
 	cmd := exec.Command(testbin.Path(t), "cache", "build", "tpsd")
-	cmd.Env = append(os.Environ(), "TPSLAB_CACHE="+cache)
+	work := t.TempDir() // the interrupted compiler leaves its work folder here
+	cmd.Env = append(os.Environ(), "TPSLAB_CACHE="+cache, "GOTMPDIR="+work, "TMPDIR="+work)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
