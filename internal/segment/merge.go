@@ -608,6 +608,14 @@ func deadCounts(r *report.Result) {
 		c.Offered += early
 	}
 	c.Unsent += c.Offered - c.Sent - c.Unsent - inv
+	if open := c.Sent - c.Accepted - measure.Sum(c.Rejected) - measure.Sum(c.Unacked); open > 0 {
+		// Sent, its answer not yet recorded when the segment died: it may
+		// have reached the system, as a lost answer may (sut.Unreadable).
+		if c.Unacked == nil {
+			c.Unacked = map[string]int64{}
+		}
+		c.Unacked["no answer when its segment died"] += open
+	}
 	c.InFlightEnd = max(0, c.Accepted+measure.Sum(c.Unacked)-c.Committed-measure.Sum(c.Failed)-c.Expired)
 	if open := inv - measure.Sum(c.InvalidRefused) - measure.Sum(c.InvalidCommitted) - measure.Sum(c.InvalidUnknown); open > 0 {
 		if c.InvalidUnknown == nil {
