@@ -171,8 +171,9 @@ func TestBankSendsThroughEveryPath(t *testing.T) {
 }
 
 // crashOneValidator crashes node1 of four tpsd validators (SIGKILL) for 3 s
-// during a load (issue 53): the others commit on, the restarted validator
-// catches up on its own state, committed equals the blocks' count of our
+// during a load (issue 53): the others commit on once the crashed one's
+// proposal turn has timed out, the restarted validator catches up on its
+// own state, committed equals the blocks' count of our
 // payments, and the audit after the fault passes.
 func crashOneValidator(t *testing.T, n *testnet.Net, ours map[string]bool) {
 	sc := bankScenario(t, n.Home, "rpc", "live")
@@ -204,8 +205,11 @@ func crashOneValidator(t *testing.T, n *testnet.Net, ours map[string]bool) {
 	if ok != s.Committed || failed != s.FailedTotal || s.Committed < 800 {
 		t.Errorf("result %d committed / %d failed, blocks %d..%d hold %d / %d", s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, failed)
 	}
-	if fa.DuringTPS <= 0 || cu < 0 || s.NetCheck == nil || !s.NetCheck.OK {
-		t.Errorf("three validators of four stopped committing (%.0f tx/s), node1 did not catch up (%.1f s), or the audit failed (%+v)", fa.DuringTPS, cu, s.NetCheck)
+	// During the crash the three may commit nothing: when the crashed one
+	// is the round's proposer they wait timeout_propose (3 s) for it. After
+	// it, they must.
+	if fa.AfterTPS <= 0 || cu < 0 || s.NetCheck == nil || !s.NetCheck.OK {
+		t.Errorf("nothing committed after the crash (%.0f tx/s), node1 did not catch up (%.1f s), or the audit failed (%+v)", fa.AfterTPS, cu, s.NetCheck)
 	}
 }
 
