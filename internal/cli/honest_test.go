@@ -413,6 +413,19 @@ func TestRunsListsSetsAndAB(t *testing.T) {
 	}
 }
 
+// getter GETs paths of the server at base, answering status and body.
+func getter(t *testing.T, base string) func(path string) (int, string) {
+	return func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+}
+
 // serve lists runs and sets, serves each run's page state, report and
 // compare, and nothing outside the runs directory (issue 35).
 func TestServeBrowsesRuns(t *testing.T) {
@@ -424,15 +437,7 @@ func TestServeBrowsesRuns(t *testing.T) {
 	}
 	srv := httptest.NewServer(cli.BrowserMux(dir, filepath.Join(dir, "history.jsonl")))
 	defer srv.Close()
-	get := func(path string) (int, string) {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	get := getter(t, srv.URL)
 	if code, body := get("/"); code != 200 || !strings.Contains(body, `data-run="one"`) || !strings.Contains(body, `data-run="set"`) || !strings.Contains(body, "2 repetitions") {
 		t.Errorf("list: %d\n%s", code, body)
 	}
@@ -545,15 +550,7 @@ func TestServeBoundsWhatItReads(t *testing.T) {
 	big.Close()
 	srv := httptest.NewServer(cli.BrowserMux(dir, filepath.Join(dir, "history.jsonl")))
 	defer srv.Close()
-	get := func(path string) (int, string) {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	get := getter(t, srv.URL)
 	code, list := get("/")
 	if code != 200 || !strings.Contains(list, `data-run="one"`) || strings.Contains(list, "linked") {
 		t.Errorf("list: %d; a linked run listed or one missing:\n%s", code, list)

@@ -460,7 +460,7 @@ func (n *Net) Kill(i int) error {
 	if !alive(nd.PID, nd.Home) {
 		return nil
 	}
-	if err := killGroup(nd.PID, syscall.SIGKILL); err != nil {
+	if err := signalTree(nd.PID, syscall.SIGKILL); err != nil {
 		return err
 	}
 	for j := 0; j < 200 && alive(nd.PID, nd.Home); j++ {
@@ -663,16 +663,16 @@ func (n *Net) signal(i int, s syscall.Signal) error {
 	if !alive(nd.PID, nd.Home) {
 		return fmt.Errorf("%s is not running", nd.Name)
 	}
-	return killGroup(nd.PID, s)
+	return signalTree(nd.PID, s)
 }
 
-// killGroup signals a node and every process below it: a crash or a pause
+// signalTree signals a node and every process below it: a crash or a pause
 // of PostgreSQL must reach its backends, which each run in a session of
 // their own (else paused PostgreSQL went on committing, and killed
 // backends held its shared memory). The node first, so that it forks no
 // more; then its group (a node runs in a session of its own) and its
 // descendants.
-func killGroup(pid int, s syscall.Signal) error {
+func signalTree(pid int, s syscall.Signal) error {
 	kids := descendants(pid)
 	if err := syscall.Kill(pid, s); err != nil {
 		return err
