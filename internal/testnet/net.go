@@ -484,12 +484,23 @@ func (n *Net) Down() error {
 		}
 		return n.save()
 	}
-	errs := make(chan error, len(n.Nodes))
-	for _, nd := range n.Nodes {
+	// A node restarted by a fault or `net start` has a new pid in net.json
+	// that this copy may not know (tests' cleanups left restarted geth and
+	// tpsd nodes running): stop those too.
+	stop := append([]Node(nil), n.Nodes...)
+	if fresh, err := Load(n.Home); err == nil && len(fresh.Nodes) == len(n.Nodes) {
+		for i, nd := range fresh.Nodes {
+			if nd.PID != 0 && nd.PID != n.Nodes[i].PID {
+				stop = append(stop, nd)
+			}
+		}
+	}
+	errs := make(chan error, len(stop))
+	for _, nd := range stop {
 		go func(nd Node) { errs <- stopProcess(nd.PID, nd.Home, 15*time.Second) }(nd)
 	}
 	var first error
-	for range n.Nodes {
+	for range stop {
 		if err := <-errs; err != nil && first == nil {
 			first = err
 		}
