@@ -23,9 +23,10 @@ type observed struct {
 // seenBlock is when a block was seen (seconds since the load began) and
 // how many of our payments it committed.
 type seenBlock struct {
-	seen float64
-	made float64 // by its header's time, when plausible; else seen
-	ours int64
+	height int64
+	seen   float64
+	made   float64 // by its header's time, when plausible; else seen
+	ours   int64
 }
 
 // A rate has come back when it holds over at least this many blocks and
@@ -86,7 +87,7 @@ func (s *Schedule) Observe(t float64, committed, expired int64, drain bool, bloc
 				made = h
 			}
 		}
-		o.blocks = append(o.blocks, seenBlock{seen: b.Seen, made: made, ours: int64(b.OursOK)})
+		o.blocks = append(o.blocks, seenBlock{height: b.Height, seen: b.Seen, made: made, ours: int64(b.OursOK)})
 	}
 }
 
@@ -237,9 +238,22 @@ func (o *observed) madeRate(from, to float64) float64 {
 	if len(o.blocks) == 0 || to <= from {
 		return o.rate(from, to)
 	}
+	// CometBFT's header time is the median time of the previous height's
+	// precommits: block h+1's header says when h was committed. The first
+	// block after a halt carries the last commit's time from before it
+	// (CI: 1,200 payments "made" inside a partition that made none), so a
+	// block counts at its successor's time where that is known.
+	next := make(map[int64]float64, len(o.blocks))
+	for _, b := range o.blocks {
+		next[b.height-1] = b.made
+	}
 	var n int64
 	for _, b := range o.blocks {
-		if b.made >= from && b.made < to {
+		made := b.made
+		if t, ok := next[b.height]; ok && b.height > 0 {
+			made = max(made, t)
+		}
+		if made >= from && made < to {
 			n += b.ours
 		}
 	}

@@ -126,3 +126,32 @@ func TestRecoveryWithoutBlocks(t *testing.T) {
 		t.Errorf("first block %v, recovery %.2f", e.FirstBlockS, e.RecoveryS)
 	}
 }
+
+// CometBFT dates a block by its previous height's commit: the block that
+// carries a partition's backlog is dated when the block before it was
+// committed, inside the fault. DURING counts each block at its
+// successor's time, when it was committed: here the one block the
+// majority committed as the cut began, not the backlog.
+func TestDuringDatesBlocksByTheirCommit(t *testing.T) {
+	s := New(nil)
+	s.start = time.Now().Add(-40 * time.Second)
+	at := func(sec float64) time.Time { return s.start.Add(time.Duration(sec * float64(time.Second))) }
+	var blocks []measure.BlockStat
+	for h := int64(1); h <= 10; h++ { // committed at h-0.5 s, dated by the commit before
+		blocks = append(blocks, measure.BlockStat{Height: h, Time: at(float64(h) - 1.5), Seen: float64(h) - 0.5, OursOK: 100})
+	}
+	blocks = append(blocks,
+		measure.BlockStat{Height: 11, Time: at(9.5), Seen: 20.6, OursOK: 100},   // committed at 10.1, seen after the heal
+		measure.BlockStat{Height: 12, Time: at(10.1), Seen: 20.6, OursOK: 1000}, // the backlog, committed at 20.6
+		measure.BlockStat{Height: 13, Time: at(20.6), Seen: 21.5, OursOK: 100},
+		measure.BlockStat{Height: 14, Time: at(21.5), Seen: 22.5, OursOK: 100},
+	)
+	for _, b := range blocks {
+		s.Observe(b.Seen, int64(b.OursOK), 0, false, []measure.BlockStat{b})
+	}
+	cut, _ := scenario.ParseFault("10s:partition:node0+node1:10s")
+	s.applied = []Applied{{Fault: cut, Start: 10 * time.Second, End: 20 * time.Second, CaughtUp: -1}}
+	if e := s.Effects(0)[0]; e.DuringTPS != 10 {
+		t.Errorf("during %.2f tx/s, want 10 (the one block committed as the cut began)", e.DuringTPS)
+	}
+}
