@@ -28,10 +28,13 @@ type NetOptions struct {
 	Binary     string // the node program: tpslab itself (builtin) or an SDK daemon (cosmos; empty: tpsd, built when missing)
 	Owner      *testnet.Owner
 	Log        io.Writer
-	Topology   string // builtin: emulated P2P links (netem.Topologies); empty: direct
-	RPCNodes   int    // builtin: full nodes that take the load
-	// ClientLinks: builtin: the load generator behind emulated links too.
+	Topology   string // emulated P2P links (netem.Topologies); empty: direct
+	RPCNodes   int    // full nodes that take the load
+	// ClientLinks: the load generator behind emulated links too.
 	ClientLinks bool
+	// Tpslab is the tpslab program for what runs beside the nodes (the
+	// links), where the nodes are not tpslab; empty: this process's own.
+	Tpslab string
 	// Kube, when set, starts the network as pods on Kubernetes (builtin).
 	Kube *kubenet.Options
 	// Scenario is the scenario the options came from: a kind reads its
@@ -79,7 +82,7 @@ func FromScenario(sc *scenario.Scenario, o StartOptions, kind, seed string, acco
 			no.Topology = "loopback" // proxied links, nothing added: faults can cut them
 		}
 	}
-	no.Home, no.Reset, no.Owner, no.Log = o.Home, true, o.Owner, o.Log
+	no.Home, no.Reset, no.Owner, no.Log, no.Tpslab = o.Home, true, o.Owner, o.Log, o.Binary
 	if o.NodeBinary != "" {
 		no.Binary = o.NodeBinary
 	}

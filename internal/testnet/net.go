@@ -140,11 +140,11 @@ func (n *Net) RPCEndpoints() []string {
 	var out, rpc []string
 	for _, nd := range n.Nodes {
 		u := nd.RPC
-		if nd.ClientRPC != "" {
-			u = nd.ClientRPC
-		}
 		if nd.LoadRPC != "" {
 			u = nd.LoadRPC
+		}
+		if nd.ClientRPC != "" { // the load endpoint through its link
+			u = nd.ClientRPC
 		}
 		if strings.HasPrefix(u, "http") {
 			out = append(out, u)

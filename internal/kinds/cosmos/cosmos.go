@@ -30,7 +30,7 @@ type Kind struct{}
 // Info: its nodes are CometBFT nodes, with CometBFT's metrics page.
 func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "cosmos", About: "a Cosmos SDK chain: tpslab's tpsd, your daemon (--binary gaiad), or endpoints; bank sends over RPC, REST or gRPC",
-		CometBFTMetrics: true, Kubernetes: true, Faults: true}
+		CometBFTMetrics: true, Kubernetes: true, Faults: true, Links: true}
 }
 
 // Validate checks the section; rest and grpc need their endpoints when
@@ -92,7 +92,8 @@ func UpSDK(ctx context.Context, o kinds.NetOptions, chainID string, build func(i
 	s := SettingsOf(o.Scenario)
 	so := sdknet.Options{Kind: o.Kind, Binary: bin, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID, Denom: s.Denom, Prefix: s.Prefix,
 		WalletSeed: o.Seed, Wallets: int(o.Accounts), Balance: o.Balance, Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log,
-		EVM: evm, Economics: sdknet.Economics{FeeMarket: s.FeeMarket.Enabled, MinBaseGasPrice: s.FeeMarket.MinBaseGasPrice,
+		EVM: evm, Topology: o.Topology, ClientLinks: o.ClientLinks, RPCNodes: o.RPCNodes, Links: o.Tpslab,
+		Economics: sdknet.Economics{FeeMarket: s.FeeMarket.Enabled, MinBaseGasPrice: s.FeeMarket.MinBaseGasPrice,
 			MaxBlockUtilization: s.FeeMarket.MaxBlockUtilization, Mint: s.Mint}}
 	if err := so.Validate(); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
@@ -141,7 +142,12 @@ func (Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, error)
 		Async: t.Broadcast == "async", Poll: t.Confirm == "poll", Connections: sc.Load.MostConnections()}
 	if n := sys.Net; n != nil {
 		o.API, o.GRPC = nil, nil
+		o.MempoolLogs = sdknet.MempoolLogs(n)
+		rpcNodes := n.Validators() < len(n.Nodes) // the load goes to them only
 		for _, nd := range n.Nodes {
+			if rpcNodes && nd.Role != "rpc" {
+				continue
+			}
 			o.API = append(o.API, nd.API)
 			o.GRPC = append(o.GRPC, nd.GRPC)
 		}

@@ -30,10 +30,11 @@ const walletBalance = 10_000_000_000_000_000_000
 // Info: its nodes are CometBFT nodes, with CometBFT's metrics page.
 func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "cosmos-evm", About: "tpslab's Cosmos EVM chain (x/vm on CometBFT); its JSON-RPC takes the load",
-		CometBFTMetrics: true, Faults: true}
+		CometBFTMetrics: true, Faults: true, Links: true}
 }
 
-// Target is the EVM kind's, but its mempool figure is CometBFT's (the
+// Target is the EVM kind's, with the gossiped stage from the nodes' logs,
+// but its mempool figure is CometBFT's (the
 // largest /num_unconfirmed_txs of the nodes): the JSON-RPC's txpool_status
 // answers 0 while CometBFT's mempool holds hundreds of transactions, so
 // find-max's mempool objective could never trip (issue 53).
@@ -47,6 +48,10 @@ func (k Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, erro
 		if nd.RPC != "" {
 			nodes = append(nodes, &cometbft.Client{URL: nd.RPC, HTTP: &http.Client{Timeout: 2 * time.Second}})
 		}
+	}
+	if m := sdknet.MempoolLogs(sys.Net); m != nil {
+		m.IDs = sdknet.EthTxIDs
+		t.(*eth.Target).SetGossip(m)
 	}
 	t.(*eth.Target).SetMempool(func(ctx context.Context) (int, error) {
 		most, read := 0, false

@@ -26,6 +26,7 @@ type confirmer struct {
 	// its block comes (the last round's wins).
 	proposed map[int64]time.Time
 	skip     []time.Time // until when a node is left out of gossip queries
+	logs     *Sightings  // the nodes' mempool lines, when Options.MempoolLogs
 }
 
 // Confirmer follows blocks; every block is final (BFT).
@@ -39,6 +40,9 @@ func (c *confirmer) Watch(sut.TxID) {}
 func (c *confirmer) Run(ctx context.Context, from int64, ev sut.Events) error {
 	next := from
 	t := c.t
+	if m := t.o.MempoolLogs; m != nil && c.logs == nil && len(m.Paths) >= 2 {
+		c.logs = m.Follow(ctx)
+	}
 	failingSince := time.Time{}
 	cur := 0
 	wsFailures := 0

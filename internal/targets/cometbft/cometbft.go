@@ -36,6 +36,8 @@ type Options struct {
 	// Seen, when set, times the sampled transactions' arrival in a second
 	// node's mempool (sut.TxResult.Gossiped).
 	Seen *SeenQuery
+	// MempoolLogs, when set, time it from the nodes' logs instead.
+	MempoolLogs *MempoolLogs
 }
 
 // Target talks to one or more CometBFT RPC endpoints.

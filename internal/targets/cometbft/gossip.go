@@ -3,7 +3,6 @@ package cometbft
 import (
 	"context"
 	"encoding/binary"
-	"slices"
 	"sync"
 	"time"
 
@@ -44,6 +43,14 @@ const (
 // mempool held it: the second earliest first sighting over all endpoints
 // (the earliest is the node it was sent to, or the first it reached).
 func (c *confirmer) gossiped(blk *sut.Block) {
+	if c.logs != nil {
+		for i := range blk.Txs {
+			if at := c.logs.Take(blk.Txs[i].ID); !at.IsZero() {
+				blk.Txs[i].Gossiped = at
+			}
+		}
+		return
+	}
 	q := c.t.o.Seen
 	if q == nil || len(c.t.clients) < 2 {
 		return
@@ -83,17 +90,32 @@ func (c *confirmer) gossiped(blk *sut.Block) {
 		}()
 	}
 	wg.Wait()
-	times := make([]time.Time, 0, len(seen))
+	times := make([]time.Time, len(seen))
 	for j, i := range idx {
-		times = times[:0]
-		for _, s := range seen {
-			if s != nil && !s[j].IsZero() {
-				times = append(times, s[j])
+		for k, s := range seen {
+			times[k] = time.Time{}
+			if s != nil {
+				times[k] = s[j]
 			}
 		}
-		if len(times) >= 2 {
-			slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
-			blk.Txs[i].Gossiped = times[1]
+		if at := secondSighting(times); !at.IsZero() {
+			blk.Txs[i].Gossiped = at
 		}
 	}
+}
+
+// secondSighting is the second earliest of the nodes' first sightings
+// (zero: not seen there), or zero when fewer than two saw it.
+func secondSighting(times []time.Time) time.Time {
+	var first, second time.Time
+	for _, t := range times {
+		switch {
+		case t.IsZero():
+		case first.IsZero() || t.Before(first):
+			first, second = t, first
+		case second.IsZero() || t.Before(second):
+			second = t
+		}
+	}
+	return second
 }

@@ -31,6 +31,8 @@ type Options struct {
 	Poll        bool
 	Connections int
 	Timeout     time.Duration
+	// MempoolLogs, when set, time the gossiped stage from the nodes' logs.
+	MempoolLogs *cometbft.MempoolLogs
 }
 
 // Target is a Cosmos SDK chain. Blocks, queries and the mempool come from
@@ -49,7 +51,8 @@ func New(o Options) (*Target, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
-	rpc, err := cometbft.New(cometbft.Options{Endpoints: o.RPC, Async: o.Async, Poll: o.Poll, Connections: o.Connections, Timeout: o.Timeout, Reason: Reason})
+	rpc, err := cometbft.New(cometbft.Options{Endpoints: o.RPC, Async: o.Async, Poll: o.Poll, Connections: o.Connections, Timeout: o.Timeout, Reason: Reason,
+		MempoolLogs: o.MempoolLogs})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
 	"github.com/tpslab/tpslab/internal/targets/jsonrpc"
 )
 
@@ -25,6 +26,7 @@ type confirmer struct {
 	blk    sut.Block
 	buf    bytes.Buffer     // the last answer read
 	hashes map[int64]string // recent blocks' hashes, to see reorgs
+	gossip *cometbft.Sightings
 }
 
 // Confirmer follows heads and receipts.
@@ -39,6 +41,9 @@ func (c *confirmer) Watch(sut.TxID) {}
 // error when no endpoint has answered for 15 s.
 func (c *confirmer) Run(ctx context.Context, from int64, ev sut.Events) error {
 	next := from
+	if g := c.t.o.Gossip; g != nil && len(g.Paths) >= 2 && c.gossip == nil {
+		c.gossip = g.Follow(ctx)
+	}
 	heads := make(chan struct{}, 1)
 	if len(c.t.o.WS) > 0 {
 		go c.subscribe(ctx, heads)
@@ -225,5 +230,10 @@ func hexInto(dst, v []byte) bool {
 func (c *confirmer) deliver(h *Header, seen time.Time, ev sut.Events) {
 	b := &c.blk
 	b.Height, b.Time, b.Seen, b.Bytes, b.Final = int64(h.Number), time.Unix(int64(h.Timestamp), 0), seen, int(h.Size), c.t.o.Depth == 0
+	if c.gossip != nil {
+		for i := range b.Txs {
+			b.Txs[i].Gossiped = c.gossip.Take(b.Txs[i].ID)
+		}
+	}
 	ev.Block(b)
 }

@@ -6,10 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/kinds/all"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"
@@ -54,10 +57,12 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 	}
 }
 
-// Cosmos EVM's own evmd, built from its source archive: net up aligns its
-// genesis (it starts with x/vm's denom aatom, bank metadata for it and a
-// stake worth voting power), and ERC20 transfers, live, and native ones,
-// presigned, commit exactly as many as the blocks' successful receipts.
+// Cosmos EVM's own evmd, built from its source archive, four validators on
+// emulated links: net up aligns its genesis (it starts with x/vm's denom
+// aatom, bank metadata for it and a stake worth voting power), and ERC20
+// transfers, live, and native ones, presigned, commit exactly as many as
+// the blocks' successful receipts; so do ERC20 transfers through a
+// partition (partitionOnEvmd).
 func TestTransfersOnEvmd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts evmd")
@@ -67,8 +72,8 @@ func TestTransfersOnEvmd(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	n, err := all.Registry().Up(ctx, kinds.NetOptions{Kind: "cosmos-evm", Home: filepath.Join(t.TempDir(), "evmd"), Validators: 1, Binary: bin,
-		Seed: "it", Accounts: 300, Settings: testnet.DefaultSettings(), Log: testLog{t}})
+	n, err := all.Registry().Up(ctx, kinds.NetOptions{Kind: "cosmos-evm", Home: filepath.Join(t.TempDir(), "evmd"), Validators: 4, Binary: bin,
+		Seed: "it", Accounts: 300, Settings: testnet.DefaultSettings(), Log: testLog{t}, Topology: "loopback", Tpslab: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +103,48 @@ func TestTransfersOnEvmd(t *testing.T) {
 		t.Errorf("genesis not aligned: bond denom %q, metadata %+v", g.AppState.Staking.Params.BondDenom, g.AppState.Bank.Metadata)
 	}
 	transfers(t, n, transfer{"erc20", "live"}, transfer{"payment", "presigned"})
+	partitionOnEvmd(t, n)
+}
+
+// partitionOnEvmd cuts node0 and node1 of four evmd validators from the
+// other two for 4 s during an ERC20 load (issue 53): the chain halts
+// (neither side has two thirds) and resumes when the links heal,
+// committed equals the status-1 receipts of our senders, and the audit
+// after the fault passes.
+func partitionOnEvmd(t *testing.T, n *testnet.Net) {
+	sc := evmScenario(t, n.Home, "erc20", "live")
+	sc.Load.Duration = scenario.Duration(16 * time.Second)
+	f, err := scenario.ParseFault("5s:partition:node0+node1:4s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Faults = []scenario.Fault{f}
+	sc.Out = filepath.Join(t.TempDir(), "partition")
+	res, err := run(t, sc)
+	if err != nil {
+		t.Fatalf("a partition of evmd: %v", err)
+	}
+	s := res.Summary
+	ok, reverted := count(t, n.RPCEndpoints()[0], res.Chain.FirstHeight, res.Chain.LastHeight, senders(300))
+	if len(s.Faults) != 1 {
+		t.Fatalf("%d faults measured, expected the partition", len(s.Faults))
+	}
+	cut := s.Faults[0]
+	t.Logf("partition of evmd: %.0f tx/s before, %.0f during, %.0f after, longest gap %.1f s, recovery %.1f s; %d committed, receipts %d",
+		cut.BeforeTPS, cut.DuringTPS, cut.AfterTPS, cut.LongestGapS, cut.RecoveryS, s.Committed, ok)
+	if ok != s.Committed || reverted != s.FailedTotal || s.Committed < 1000 {
+		t.Errorf("result %d committed / %d failed, blocks %d..%d hold %d / %d", s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
+	}
+	if cut.LongestGapS < 3.5 || cut.DuringTPS > cut.BeforeTPS/4 || cut.AfterTPS <= 0 {
+		t.Errorf("the chain went on through a 2-of-4 partition, or did not resume: %+v", cut)
+	}
+	if s.NetCheck == nil || !s.NetCheck.OK {
+		t.Errorf("the audit after the partition failed: %+v", s.NetCheck)
+	}
+	// The nodes' logs say when each payment reached a second validator.
+	if l := s.LatencyMs; l.Gossiped.Count == 0 || l.Gossiped.P50 > l.Commit.P50 {
+		t.Errorf("gossiped p50 %.1f (%d), commit p50 %.1f", l.Gossiped.P50, l.Gossiped.Count, l.Commit.P50)
+	}
 }
 
 // mempoolIsCometBFTs: under load the mempool figure of a Cosmos EVM run is

@@ -209,7 +209,7 @@ func transfers(t *testing.T, n *testnet.Net, cases ...transfer) {
 		if s.Committed < 600 || ok != s.Committed || reverted != s.FailedTotal {
 			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
 		}
-		if res.Network.Kind != n.Kind || len(res.Network.Endpoints) != 1 || res.Network.Endpoints[0] != rpc {
+		if res.Network.Kind != n.Kind || len(res.Network.Endpoints) != len(n.RPCEndpoints()) || res.Network.Endpoints[0] != rpc {
 			t.Errorf("network %q at %v, expected %s at %s", res.Network.Kind, res.Network.Endpoints, n.Kind, rpc)
 		}
 	}

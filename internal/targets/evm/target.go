@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/sut"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
 	"github.com/tpslab/tpslab/internal/targets/httpclient"
 )
 
@@ -24,6 +25,9 @@ type Options struct {
 	// on Cosmos EVM chains txpool_status answers 0 while CometBFT's
 	// mempool holds hundreds of transactions.
 	Mempool func(ctx context.Context) (int, error)
+	// Gossip, when set, times each sampled payment's arrival at a second
+	// node from the nodes' logs (a Cosmos EVM network on this machine).
+	Gossip  *cometbft.MempoolLogs
 	Timeout time.Duration
 }
 
@@ -118,6 +122,9 @@ func (t *Target) Probe(ctx context.Context) (sut.Info, error) {
 
 // SetMempool makes MempoolTxs read the nodes' pools with f (Options.Mempool).
 func (t *Target) SetMempool(f func(ctx context.Context) (int, error)) { t.o.Mempool = f }
+
+// SetGossip times the gossiped stage from the nodes' logs (Options.Gossip).
+func (t *Target) SetGossip(m *cometbft.MempoolLogs) { t.o.Gossip = m }
 
 // MempoolTxs is the largest txpool (pending + queued) among the endpoints,
 // or what Options.Mempool reads.

@@ -130,13 +130,10 @@ func generate(home string, o Options) (*testnet.Net, error) {
 	}
 	const perNode = 4 // p2p, rpc, prometheus, pprof
 	total := o.Validators + o.RPCNodes
-	pairs := peerPairs(o.Validators, o.RPCNodes)
+	pairs := testnet.PeerPairs(o.Validators, o.RPCNodes)
 	nLinks := 0
 	if o.Topology != "" {
-		nLinks = len(pairs) + 1 // a proxy per link, and the API
-		if o.ClientLinks {
-			nLinks += total
-		}
+		nLinks = testnet.LinkPorts(len(pairs), total, o.ClientLinks)
 	}
 	var ports []int
 	var err error
@@ -208,27 +205,12 @@ func generate(home string, o Options) (*testnet.Net, error) {
 	if err := gen.ValidateAndComplete(); err != nil {
 		return nil, fmt.Errorf("genesis: %w", err)
 	}
-	peers := make([][]string, total)
 	if o.Topology != "" {
-		if n.Links, err = planLinks(n, o, pairs, bind, ports[perNode*total:]); err != nil {
+		if n.Links, err = testnet.PlanLinks(n, o.Topology, o.ClientLinks, pairs, bind, ports[perNode*total:], nil); err != nil {
 			return nil, err
 		}
-		for _, l := range n.Links.Links {
-			if l.IsClient() {
-				continue
-			}
-			from, _ := n.NodeIndex(l.From)
-			to, _ := n.NodeIndex(l.To)
-			peers[from] = append(peers[from], n.Nodes[to].ID+"@"+l.Listen)
-		}
-	} else {
-		for _, p := range pairs {
-			peers[p[0]] = append(peers[p[0]], n.Nodes[p[1]].ID+"@"+strings.TrimPrefix(n.Nodes[p[1]].P2P, "tcp://"))
-			if p[1] < o.Validators { // validators dial each other both ways
-				peers[p[1]] = append(peers[p[1]], n.Nodes[p[0]].ID+"@"+strings.TrimPrefix(n.Nodes[p[0]].P2P, "tcp://"))
-			}
-		}
 	}
+	peers := testnet.LinkedPeers(n, n.Links, pairs, o.Validators)
 	for i, conf := range confs {
 		conf.P2P.PersistentPeers = strings.Join(peers[i], ",")
 		if err := gen.SaveAs(conf.GenesisFile()); err != nil {
@@ -237,60 +219,6 @@ func generate(home string, o Options) (*testnet.Net, error) {
 		cfg.WriteConfigFile(filepath.Join(conf.RootDir, "config", "config.toml"), conf)
 	}
 	return n, nil
-}
-
-// peerPairs are the node pairs that connect: every two validators, and
-// every RPC node to every validator; the first of a pair dials.
-func peerPairs(validators, rpcNodes int) [][2]int {
-	var out [][2]int
-	for i := 0; i < validators; i++ {
-		for j := i + 1; j < validators; j++ {
-			out = append(out, [2]int{i, j})
-		}
-	}
-	for r := validators; r < validators+rpcNodes; r++ {
-		for v := 0; v < validators; v++ {
-			out = append(out, [2]int{r, v})
-		}
-	}
-	return out
-}
-
-// planLinks gives each pair a proxy port and the topology's conditions.
-// Only the first of a pair dials (through the proxy); the other has no
-// direct route to it, since peer exchange is off.
-func planLinks(n *testnet.Net, o Options, pairs [][2]int, bind string, ports []int) (*testnet.Proxies, error) {
-	names := n.NodeNames()
-	np := make([]netem.Pair, len(pairs))
-	for i, p := range pairs {
-		np[i] = netem.Pair{From: names[p[0]], To: names[p[1]]}
-	}
-	conds, regions, err := netem.Plan(o.Topology, names, np)
-	if err != nil {
-		return nil, err
-	}
-	hp := func(p int) string { return net.JoinHostPort(bind, strconv.Itoa(p)) }
-	px := &testnet.Proxies{Emulation: netem.Emulation{Topology: o.Topology, API: hp(ports[len(pairs)]), Regions: regions},
-		Log: filepath.Join(n.Home, "links.log")}
-	px.Metrics = "http://" + px.API + "/metrics"
-	for i, p := range np {
-		px.Links = append(px.Links, netem.Link{Name: p.From + "-" + p.To, From: p.From, To: p.To,
-			Listen: hp(ports[i]), Upstream: strings.TrimPrefix(n.Nodes[pairs[i][1]].P2P, "tcp://"), Conditions: conds[p]})
-	}
-	if o.ClientLinks {
-		cc, err := netem.ClientConditions(o.Topology, names, regions)
-		if err != nil {
-			return nil, err
-		}
-		for i := range n.Nodes {
-			nd := &n.Nodes[i]
-			listen := hp(ports[len(pairs)+1+i])
-			px.Links = append(px.Links, netem.Link{Name: netem.Client + "-" + nd.Name, From: netem.Client, To: nd.Name,
-				Listen: listen, Upstream: strings.TrimPrefix(nd.RPC, "http://"), Conditions: cc[nd.Name]})
-			nd.ClientRPC = "http://" + listen
-		}
-	}
-	return px, nil
 }
 
 // nodeConfig is CometBFT's default configuration tuned for a loopback

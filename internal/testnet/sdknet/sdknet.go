@@ -28,6 +28,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/tpslab/tpslab/internal/buildcache"
+	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/targets/cosmos"
 	"github.com/tpslab/tpslab/internal/targets/evm"
 	"github.com/tpslab/tpslab/internal/testnet"
@@ -93,6 +94,15 @@ type Options struct {
 	// PodPorts: every node listens on all its addresses at the standard
 	// ports, as a pod of its own does (Generate, for Kubernetes).
 	PodPorts bool
+	// Topology routes every P2P connection through an emulated link
+	// (netem.Topologies), served by Links (`tpslab links`); empty: direct.
+	Topology string
+	// ClientLinks puts the load behind emulated links too.
+	ClientLinks bool
+	// RPCNodes are full nodes that do not validate; the load goes to them.
+	RPCNodes int
+	// Links is the tpslab program that serves the links (empty: this one).
+	Links string
 	// aligned: tpslab aligned the daemon's genesis for x/vm (evmd's).
 	aligned bool
 }
@@ -111,6 +121,17 @@ func (o Options) Validate() error {
 		return errors.New("--balance: 0, expected a balance per wallet >= 1")
 	case o.ChainID == "" || len(o.ChainID) > 48:
 		return fmt.Errorf("--chain-id: %q, expected 1..48 characters", o.ChainID)
+	case o.RPCNodes < 0 || o.RPCNodes > 16:
+		return fmt.Errorf("--rpc-nodes: %d, expected 0..16", o.RPCNodes)
+	case o.ClientLinks && o.Topology == "":
+		return fmt.Errorf("--client-links: the generator's links take the conditions of a topology, expected --topology too")
+	case o.PodPorts && (o.Topology != "" || o.RPCNodes > 0):
+		return fmt.Errorf("--topology/--rpc-nodes: on Kubernetes an SDK chain runs validators on the cluster's network, expected neither")
+	}
+	if o.Topology != "" {
+		if _, _, err := netem.Plan(o.Topology, nil, nil); err != nil {
+			return fmt.Errorf("--%w", err)
+		}
 	}
 	return o.Settings.Validate()
 }
@@ -137,6 +158,9 @@ const validatorStake = 1_000_000_000_000 // bonded by each validator's gentx
 func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	n, err := Generate(ctx, o)
 	if err != nil {
+		return nil, err
+	}
+	if err := n.Save(); err != nil { // the links process reads it
 		return nil, err
 	}
 	if err := n.StartAll(); err != nil {
@@ -195,24 +219,33 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 		n.SetSection(gethnet.Section, &gethnet.EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: strconv.FormatUint(o.Balance, 10)})
 		per = 11 // and the JSON-RPC's HTTP, WebSocket and two metrics listeners
 	}
+	total := o.Validators + o.RPCNodes
+	pairs := testnet.PeerPairs(o.Validators, o.RPCNodes)
+	nLinks := 0
+	if o.Topology != "" {
+		nLinks = testnet.LinkPorts(len(pairs), total, o.ClientLinks)
+	}
 	var ports []int
 	if o.PodPorts {
 		for i := 0; i < o.Validators; i++ {
 			ports = append(ports, PodPorts...)
 		}
-	} else if ports, err = testnet.FreePorts(o.Bind, per*o.Validators); err != nil {
+	} else if ports, err = testnet.FreePorts(o.Bind, per*total+nLinks); err != nil {
 		return nil, err
 	}
 	var evmMetrics [][2]string // the JSON-RPC's and geth's metrics listeners, per node
-	addrs := make([]string, o.Validators)
-	for i := 0; i < o.Validators; i++ {
-		name := "node" + strconv.Itoa(i)
+	addrs := make([]string, total)
+	for i := 0; i < total; i++ {
+		name, role := "node"+strconv.Itoa(i), ""
+		if i >= o.Validators {
+			name, role = "rpc"+strconv.Itoa(i-o.Validators), "rpc"
+		}
 		nh := filepath.Join(home, name)
 		p := ports[per*i : per*i+per]
 		hp := func(k int) string { return o.Bind + ":" + strconv.Itoa(p[k]) }
 		n.Nodes = append(n.Nodes, testnet.Node{Name: name, Home: nh, RPC: "http://" + hp(0), P2P: "tcp://" + hp(1),
 			API: "http://" + hp(2), GRPC: hp(3), Metrics: "http://" + hp(4) + "/metrics", Pprof: hp(5),
-			Log: filepath.Join(nh, "node.log"), Command: []string{bin, "start", "--home", nh}})
+			Log: filepath.Join(nh, "node.log"), Command: []string{bin, "start", "--home", nh}, Role: role})
 		if o.EVM {
 			n.Nodes[i].LoadRPC, n.Nodes[i].WS = "http://"+hp(7), "ws://"+hp(8)
 			evmMetrics = append(evmMetrics, [2]string{hp(9), hp(10)})
@@ -239,12 +272,12 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 	}
 	fmt.Fprintf(o.Log, "cosmos network %s: denom %s, bech32 prefix %s, %d validators, %d test wallets\n", o.ChainID, Of(n).Denom, Of(n).Prefix, o.Validators, o.Wallets)
 	stake := stakeAmount.String() + Of(n).Denom
-	for _, a := range addrs {
+	for _, a := range addrs[:o.Validators] {
 		if _, err := run(ctx, bin, "genesis", "add-genesis-account", a, new(big.Int).Mul(stakeAmount, big.NewInt(10)).String()+Of(n).Denom, "--home", n.Nodes[0].Home); err != nil {
 			return nil, err
 		}
 	}
-	if err := gentxs(ctx, bin, n, g0, stake, o.ChainID, gentxIP); err != nil {
+	if err := gentxs(ctx, bin, n.Nodes[:o.Validators], g0, stake, o.ChainID, gentxIP); err != nil {
 		return nil, err
 	}
 	wallets, funder, funderKey := testWallets(o, Of(n).Prefix)
@@ -267,17 +300,37 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 		}
 		gethnet.Of(n).ChainID = chainID
 	}
+	return n, connect(n, o, g0, pairs, ports[per*total:], evmMetrics)
+}
+
+// connect gives every node the genesis, its peers (through the links'
+// proxies when o has a topology, on linkPorts) and its configuration.
+func connect(n *testnet.Net, o Options, g0 string, pairs [][2]int, linkPorts []int, evmMetrics [][2]string) error {
+	if o.Topology != "" {
+		links := o.Links
+		if links == "" {
+			var err error
+			if links, err = os.Executable(); err != nil {
+				return err
+			}
+		}
+		var err error
+		if n.Links, err = testnet.PlanLinks(n, o.Topology, o.ClientLinks, pairs, o.Bind, linkPorts, []string{links, "links", "--home", n.Home}); err != nil {
+			return err
+		}
+	}
+	peers := testnet.LinkedPeers(n, n.Links, pairs, o.Validators)
 	for i, nd := range n.Nodes {
 		if i > 0 {
 			if err := copyFile(g0, filepath.Join(nd.Home, "config", "genesis.json")); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		if err := configure(n, i, o, evmMetrics); err != nil {
-			return nil, err
+		if err := configure(n, i, o, evmMetrics, peers[i]); err != nil {
+			return err
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // initNode initialises a validator's home with its key, and fills in its
@@ -313,9 +366,9 @@ func initNode(ctx context.Context, bin, chainID, denom string, nd *testnet.Node)
 
 // gentxs has every validator sign its genesis transaction on a copy of
 // node 0's genesis, and gathers them in node 0's home.
-func gentxs(ctx context.Context, bin string, n *testnet.Net, g0, stake, chainID, gentxIP string) error {
-	gentxDir := filepath.Join(n.Nodes[0].Home, "config", "gentx")
-	for i, nd := range n.Nodes {
+func gentxs(ctx context.Context, bin string, validators []testnet.Node, g0, stake, chainID, gentxIP string) error {
+	gentxDir := filepath.Join(validators[0].Home, "config", "gentx")
+	for i, nd := range validators {
 		if i > 0 {
 			if err := copyFile(g0, filepath.Join(nd.Home, "config", "genesis.json")); err != nil {
 				return err
@@ -562,18 +615,12 @@ func economics(app map[string]json.RawMessage, e Economics, c *Cosmos) error {
 
 // configure writes node i's listeners (loopback), peers and settings into
 // its config.toml, app.toml and client.toml.
-func configure(n *testnet.Net, i int, o Options, evmMetrics [][2]string) error {
+func configure(n *testnet.Net, i int, o Options, evmMetrics [][2]string, peers []string) error {
 	nd := n.Nodes[i]
-	var peers []string
-	for j, p := range n.Nodes {
-		if j != i {
-			peers = append(peers, p.ID+"@"+strings.TrimPrefix(p.P2P, "tcp://"))
-		}
-	}
 	s := o.Settings
 	err := editTOML(filepath.Join(nd.Home, "config", "config.toml"), map[string]any{
 		"moniker":   nd.Name,
-		"log_level": s.LogLevel,
+		"log_level": mempoolDebug(s.LogLevel),
 		"rpc.laddr": "tcp://" + strings.TrimPrefix(nd.RPC, "http://"), "rpc.pprof_laddr": nd.Pprof,
 		"rpc.max_open_connections": 2000, "rpc.max_subscription_clients": 200, "rpc.experimental_subscription_buffer_size": 2000,
 		"rpc.experimental_websocket_write_buffer_size": 2000,
