@@ -9,7 +9,9 @@ package taler
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +46,10 @@ type Settings struct {
 	Deposit   string `yaml:"deposit" json:"deposit"`
 	Merchants int    `yaml:"merchants" json:"merchants"` // drawn by workload.recipient_choice (zipf: the thesis's skew)
 	Reserves  int    `yaml:"reserves" json:"reserves"`   // reserves the coins are withdrawn from, in parallel
+	// Denominations are more coin values the exchange offers (net up),
+	// comma-separated; a mix's withdrawals (workload.mix kind withdraw)
+	// take a coin of each in turn (empty: of coin_value).
+	Denominations string `yaml:"denominations" json:"denominations,omitempty"`
 	// For an exchange tpslab did not start: its database (to count
 	// deposits; without it the exchange's answers are counted) and its
 	// bank account's wire gateway and the customers' account that funds
@@ -73,6 +79,7 @@ func (Kind) Flags() []kinds.Flag {
 		{Name: "exchange-processes", Path: "taler.processes", Help: "taler: taler-exchange-httpd processes", NetUp: true},
 		{Name: "taler-synchronous-commit", Path: "taler.synchronous_commit", Help: "taler: the exchange database's synchronous_commit: on | off | local | remote_write | remote_apply", NetUp: true},
 		{Name: "coins", Path: "taler.coins", Help: "taler: coins withdrawn before the load, each a lane of deposits"},
+		{Name: "denominations", Path: "taler.denominations", Help: "taler: more coin values the exchange offers, comma-separated; a mix's withdrawals take each in turn", NetUp: true},
 		{Name: "merchants", Path: "taler.merchants", Help: "taler: merchants paid (drawn by --recipient-dist: zipf is the thesis's skew)"},
 		{Name: "taler-db", Path: "taler.database_url", Help: "taler: the exchange's PostgreSQL URL, to count deposits (an exchange tpslab did not start)"},
 	}
@@ -107,6 +114,9 @@ func (s *Settings) validate() error {
 	if err != nil || d.Units() == 0 || d.Units() > v.Units() {
 		return fmt.Errorf("taler.deposit: %q, expected a positive decimal up to the coin value %s", s.Deposit, s.CoinValue)
 	}
+	if _, err := s.denominations(); err != nil {
+		return err
+	}
 	switch s.SynchronousCommit {
 	case "on", "off", "local", "remote_write", "remote_apply":
 	default:
@@ -120,10 +130,45 @@ func (s *Settings) validate() error {
 	return nil
 }
 
+// denominations are the coin values a mix's withdrawals take (CUR:V),
+// coin_value when none are listed.
+func (s *Settings) denominations() ([]string, error) {
+	if strings.TrimSpace(s.Denominations) == "" {
+		return []string{s.Currency + ":" + s.CoinValue}, nil
+	}
+	var out []string
+	for _, v := range strings.Split(s.Denominations, ",") {
+		a, err := talerapi.ParseAmount(s.Currency + ":" + strings.TrimSpace(v))
+		if err != nil || a.Units() == 0 || a.Value > 1_000_000 {
+			return nil, fmt.Errorf("taler.denominations: %q, expected coin values separated by commas, each a positive decimal up to 1000000", s.Denominations)
+		}
+		out = append(out, a.String())
+	}
+	return out, nil
+}
+
+// offered are the coin values an exchange tpslab starts offers: coin_value
+// and the denominations.
+func (s *Settings) offered() []string {
+	out := []string{s.Currency + ":" + s.CoinValue}
+	ds, _ := s.denominations()
+	for _, d := range ds {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Validate checks the section.
 func (Kind) Validate(sc *scenario.Scenario) error {
 	if sc.Workload.Kind != "payment" {
 		return fmt.Errorf("workload.kind: %q, expected payment (a Taler payment is a coin's deposit)", sc.Workload.Kind)
+	}
+	for _, m := range sc.Workload.Mix {
+		if m.Kind == "withdraw" && math.IsInf(sc.Load.MaxOffers(), 1) {
+			return fmt.Errorf("workload.mix: withdraw with closed-model users that never pause, expected load.pacing (the reserves are funded for every withdrawal before the load)")
+		}
 	}
 	return SettingsOf(sc).validate()
 }
@@ -190,6 +235,9 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	}
 	seed := []byte(fmt.Sprintf("%d %d", sc.Seed, time.Now().UnixNano()))
 	codec := &talerapi.Codec{Coins: coins, Amount: deposit, Seed: seed}
+	if err := withdrawals(ctx, sys, sc, tgt, bank, keys, codec); err != nil {
+		return nil, err
+	}
 	for i := 0; i < s.Merchants; i++ {
 		codec.Merchants = append(codec.Merchants, talerapi.NewMerchant(seed, i, host))
 	}
@@ -249,7 +297,7 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 	fmt.Fprintf(o.Log, "starting the Taler exchange %s in %s: %d httpd process(es), currency %s, coins of %s\n",
 		talernet.Version, o.Home, s.Processes, s.Currency, s.CoinValue)
 	return talernet.Up(ctx, talernet.Options{Kind: o.Kind, Home: o.Home, Prefix: prefix, Processes: s.Processes, Currency: s.Currency,
-		Coins: []string{s.Currency + ":" + s.CoinValue}, SynchronousCommit: s.SynchronousCommit, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
+		Coins: s.offered(), SynchronousCommit: s.SynchronousCommit, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
 }
 
 // Status: deposits in the database as HEIGHT.
@@ -283,4 +331,65 @@ func (Kind) Telemetry(ctx context.Context, sys *kinds.System) ([]telemetry.Sourc
 		return nil, fmt.Errorf("the exchange's database statistics: %w", err)
 	}
 	return []telemetry.Source{pg}, nil
+}
+
+// withdrawals prepare a mix's withdrawals (workload.mix kind withdraw):
+// taler.reserves reserves, each funded for every withdrawal the load can
+// make (the money is the fakebank's; a skewed sender choice may send all
+// of them to one reserve), credited before the load, and the
+// denominations the withdrawals take in turn.
+func withdrawals(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, tgt *talerapi.Target, bank talerapi.Bank, keys *talerapi.Keys, codec *talerapi.Codec) error {
+	var share, sum float64
+	for _, m := range sc.Workload.Mix {
+		sum += m.Weight
+		if m.Kind == "withdraw" {
+			share = m.Weight
+		}
+	}
+	if share == 0 {
+		return nil
+	}
+	offers := sc.Load.MaxOffers()
+	if math.IsInf(offers, 1) {
+		return exitcode.BadInputf("workload.mix: withdraw with closed-model users that never pause, expected load.pacing (the reserves are funded for every withdrawal before the load)")
+	}
+	n := uint64(math.Ceil(offers*share/sum*1.2)) + 20
+	if n > 1_000_000 {
+		return exitcode.BadInputf("workload.mix: withdraw %.0f%% of up to %.0f payments, expected at most 1000000 withdrawals in a run", 100*share/sum, offers)
+	}
+	s := SettingsOf(sc)
+	values, _ := s.denominations()
+	most := uint64(0)
+	for _, v := range values {
+		a, _ := talerapi.ParseAmount(v)
+		d, ok := keys.Withdrawable(a, time.Now())
+		if !ok {
+			return exitcode.BadInputf("taler.denominations: %s, expected values the exchange offers now (%s)", a, keys.Values(time.Now()))
+		}
+		codec.Denoms = append(codec.Denoms, d)
+		most = max(most, d.Value.Units()+d.FeeWithdraw.Units())
+	}
+	amount := talerapi.FromUnits(keys.Currency, n*most)
+	start := time.Now()
+	for r := 0; r < s.Reserves; r++ {
+		codec.Reserves = append(codec.Reserves, talerapi.NewReserve())
+		if err := bank.Fund(ctx, tgt.Client(), codec.Reserves[r], amount); err != nil {
+			return exitcode.Wrap(exitcode.TargetFailed, err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for r, rs := range codec.Reserves {
+		if err := talerapi.WaitReserve(wctx, tgt.Client(), tgt.Pool().URLs[r%len(tgt.Pool().URLs)], rs, amount); err != nil {
+			return exitcode.Wrap(exitcode.TargetFailed, err)
+		}
+	}
+	msg := fmt.Sprintf("taler: %d reserves for the mix's withdrawals, each funded with %s (%d withdrawals of the largest coin) and credited in %.1f s; coins of %s in turn",
+		s.Reserves, amount, n, time.Since(start).Seconds(), strings.Join(values, ", "))
+	if sys.Note != nil {
+		sys.Note(msg)
+	} else if sys.Log != nil {
+		fmt.Fprintln(sys.Log, msg)
+	}
+	return nil
 }

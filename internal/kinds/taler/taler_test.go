@@ -56,7 +56,7 @@ func TestExchangeDeposits(t *testing.T) {
 		t.Skip("builds and starts the Taler exchange")
 	}
 	home := filepath.Join(t.TempDir(), "net")
-	if out, err := tpslab("net", "up", "--kind", "taler", "--home", home, "--taler-prefix", prefix(t), "--exchange-processes", "2"); err != nil {
+	if out, err := tpslab("net", "up", "--kind", "taler", "--home", home, "--taler-prefix", prefix(t), "--exchange-processes", "2", "--denominations", "1,10"); err != nil {
 		t.Fatalf("net up: %v\n%s", err, out)
 	}
 	n, err := testnet.Load(home)
@@ -101,6 +101,7 @@ func TestExchangeDeposits(t *testing.T) {
 		t.Errorf("net check: %v\n%s", err, out)
 	}
 	t.Run("closed model", func(t *testing.T) { walletsSpendEveryCoin(t, home, ex) })
+	t.Run("withdraw mix", func(t *testing.T) { withdrawAndDeposit(t, home, ex) })
 	t.Run("faults", func(t *testing.T) { faultsOnTheExchange(t, home, ex) })
 	t.Run("database dies", func(t *testing.T) { databaseDies(t, home, ex) })
 	if _, err := tpslab("net", "down", "--home", home); err != nil {
@@ -110,6 +111,45 @@ func TestExchangeDeposits(t *testing.T) {
 		if nd.Alive() {
 			t.Errorf("net down left %s (pid %d) running", nd.Name, nd.PID)
 		}
+	}
+}
+
+// withdrawAndDeposit runs a mix of deposits and withdrawals (issue 53):
+// committed withdrawals equal the rows the exchange added to reserves_out
+// for them (the set-up's coins aside), of both denominations, committed
+// deposits the deposits' rows, and net check's books balance after.
+func withdrawAndDeposit(t *testing.T, home string, ex *talernet.ExchangeNet) {
+	d0 := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`)
+	w0 := count(t, ex.DatabaseURL, `SELECT coalesce(max(reserve_out_serial_id), 0) FROM exchange.reserves_out`)
+	out := filepath.Join(t.TempDir(), "mix")
+	const coins = 40
+	if log, err := tpslab("run", "--net-home", home, "--rate", "80", "--duration", "5s", "--warmup", "1s", "--drain", "5s",
+		"--coins", strconv.Itoa(coins), "--denominations", "1,10", "--set", "workload.mix=[{kind: deposit, weight: 7}, {kind: withdraw, weight: 3}]", "--out", out); err != nil {
+		t.Fatalf("run: %v\n%s", err, log)
+	}
+	var res struct {
+		Summary struct {
+			measure.Counts
+			ByKind map[string]report.KindFigures `json:"by_kind"`
+		}
+	}
+	measuretest.Result(t, out, &res)
+	deposits := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`) - d0
+	withdrawals := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.reserves_out WHERE reserve_out_serial_id > `+strconv.FormatInt(w0, 10)) - coins
+	denoms := count(t, ex.DatabaseURL, `SELECT count(DISTINCT denominations_serial) FROM exchange.reserves_out WHERE reserve_out_serial_id > `+strconv.FormatInt(w0, 10))
+	by := res.Summary.CommittedByKind
+	t.Logf("committed %v; the tables gained %d deposits, %d withdrawals (of %d denominations); steady window by kind %+v", by, deposits, withdrawals, denoms, res.Summary.ByKind)
+	if by["deposit"] != deposits || by["withdraw"] != withdrawals || by["withdraw"] < 50 || by["deposit"] < 200 {
+		t.Errorf("committed %v, the tables gained %d deposits and %d withdrawals", by, deposits, withdrawals)
+	}
+	if denoms < 2 {
+		t.Errorf("withdrawals of %d denominations, expected coins of 1 and of 10", denoms)
+	}
+	if w, ok := res.Summary.ByKind["withdraw"]; !ok || w.CommitMs.Count == 0 {
+		t.Errorf("no latency of withdrawals in the steady window: %+v", res.Summary.ByKind)
+	}
+	if out, err := tpslab("net", "check", "--home", home); err != nil {
+		t.Errorf("net check after withdrawals: %v\n%s", err, out)
 	}
 }
 
@@ -277,14 +317,14 @@ func walletsSpendEveryCoin(t *testing.T, home string, ex *talernet.ExchangeNet) 
 }
 
 // faultsOnTheExchange kills one of the two taler-exchange-httpd processes
-// mid-run (restarted 3 s later) and pauses PostgreSQL for 4 s (issue 53):
+// mid-run (restarted 3 s later) and pauses PostgreSQL for 5 s (issue 53):
 // the run completes, each fault's effect is measured, committed equals the
 // deposits the table gained, and the books balance (net check).
 func faultsOnTheExchange(t *testing.T, home string, ex *talernet.ExchangeNet) {
 	before := count(t, ex.DatabaseURL, `SELECT count(*) FROM exchange.deposits`)
 	out := filepath.Join(t.TempDir(), "run")
-	log, err := tpslab("run", "--net-home", home, "--rate", "100", "--duration", "13s", "--warmup", "1s", "--drain", "10s",
-		"--coins", "60", "--merchants", "20", "--fault", "3s:crash:exchange1:3s", "--fault", "7s:pause:postgres:4s", "--out", out)
+	log, err := tpslab("run", "--net-home", home, "--rate", "100", "--duration", "14s", "--warmup", "1s", "--drain", "10s",
+		"--coins", "60", "--merchants", "20", "--fault", "3s:crash:exchange1:3s", "--fault", "7s:pause:postgres:5s", "--out", out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log)
 	}

@@ -15,6 +15,23 @@ type Codec struct {
 	Merchants []*Merchant
 	Amount    Amount
 	Seed      []byte // the run's, in every contract hash
+	// Reserves fund the withdrawals of a mix (kind withdraw): sender s
+	// withdraws from reserve s mod their count, a coin of each of Denoms
+	// in turn.
+	Reserves []Reserve
+	Denoms   []*Denom
+}
+
+// SignKind appends a payment of a mix's kind: deposit (Sign's) or
+// withdraw, a fresh coin from the sender's reserve.
+func (c *Codec) SignKind(dst []byte, kind string, from int, to []int, _, nonce uint64) ([]byte, bool) {
+	switch {
+	case kind == "deposit":
+		return c.Sign(dst, from, to[0], 0, nonce), true
+	case kind == "withdraw" && len(c.Reserves) > 0 && len(c.Denoms) > 0:
+		return AppendWithdraw(dst, c.Reserves[from%len(c.Reserves)], c.Denoms[int(nonce%uint64(len(c.Denoms)))]), true
+	}
+	return dst, false
 }
 
 // Accounts: recipients are drawn over the coins and mapped to merchants.
@@ -28,10 +45,14 @@ func (c *Codec) Sign(dst []byte, from, to int, _, nonce uint64) []byte {
 	return AppendDeposit(dst, coin, c.Merchants[to%len(c.Merchants)], c.Amount, ContractHash(c.Seed, coin.Pub, nonce), time.Now())
 }
 
-// ID is the deposit's coin and contract hash, hashed.
+// ID is the deposit's coin and contract hash, hashed; a withdrawal's
+// blinded coin hash.
 func (c *Codec) ID(tx []byte) sut.TxID {
-	if len(tx) < depositHead {
+	switch {
+	case len(tx) < depositHead:
 		return sut.TxID{}
+	case IsWithdraw(tx):
+		return WithdrawID(tx[32:depositHead])
 	}
 	return DepositID(tx[:32], tx[32:depositHead])
 }

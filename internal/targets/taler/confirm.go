@@ -22,23 +22,24 @@ import (
 // fixed window made the confirmer the database's costliest statement.
 type confirmer struct {
 	url  string
-	from *atomic.Int64 // the highest serial id before the load, plus one (0: not read)
-	down func(error)   // told once when the database stops answering
+	from *[2]atomic.Int64 // the highest serial ids before the load (deposits, withdrawals), plus one (0: not read)
+	down func(error)      // told once when the database stops answering
 	lost bool
 }
 
-// highestDeposit is the highest deposit serial id in the table.
-func highestDeposit(ctx context.Context, url string) (int64, error) {
+// highestRows are the highest deposit and withdrawal (reserves_out)
+// serial ids in the exchange's tables.
+func highestRows(ctx context.Context, url string) (deposit, withdraw int64, err error) {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		return 0, fmt.Errorf("the exchange's database: %w", err)
+		return 0, 0, fmt.Errorf("the exchange's database: %w", err)
 	}
 	defer conn.Close(context.Background())
-	var n int64
-	if err := conn.QueryRow(ctx, `SELECT coalesce(max(deposit_serial_id), 0) FROM exchange.deposits`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("the exchange's deposits: %w", err)
+	if err := conn.QueryRow(ctx, `SELECT (SELECT coalesce(max(deposit_serial_id), 0) FROM exchange.deposits),
+		(SELECT coalesce(max(reserve_out_serial_id), 0) FROM exchange.reserves_out)`).Scan(&deposit, &withdraw); err != nil {
+		return 0, 0, fmt.Errorf("the exchange's deposits and withdrawals: %w", err)
 	}
-	return n, nil
+	return deposit, withdraw, nil
 }
 
 // gapWait is how long a missing serial id holds the watermark: far longer
@@ -57,15 +58,15 @@ func (c *confirmer) OnOutage(down func(error)) { c.down = down }
 // read when it answers again (issue 52: they were counted expired).
 func (c *confirmer) Run(ctx context.Context, _ int64, ev sut.Events) error {
 	// Rows from before the load are not ours; without a probe first, the
-	// table's end now (a deposit that committed before is then missed).
-	start := c.from.Load() - 1
-	if start < 0 {
+	// tables' ends now (a payment that committed before is then missed).
+	d, wd := c.from[0].Load()-1, c.from[1].Load()-1
+	if d < 0 || wd < 0 {
 		var err error
-		if start, err = highestDeposit(ctx, c.url); err != nil {
+		if d, wd, err = highestRows(ctx, c.url); err != nil {
 			return err
 		}
 	}
-	w := watermark{at: start}
+	w := [2]watermark{{at: d}, {at: wd}}
 	for {
 		err := c.poll(ctx, &w, ev)
 		if ctx.Err() != nil {
@@ -89,9 +90,9 @@ func (c *confirmer) Run(ctx context.Context, _ int64, ev sut.Events) error {
 // retryEvery is how often a lost database is dialled again.
 const retryEvery = 250 * time.Millisecond
 
-// poll reads new deposit rows over one connection until ctx ends or the
-// database fails.
-func (c *confirmer) poll(ctx context.Context, w *watermark, ev sut.Events) error {
+// poll reads new deposit and withdrawal rows over one connection until
+// ctx ends or the database fails.
+func (c *confirmer) poll(ctx context.Context, w *[2]watermark, ev sut.Events) error {
 	conn, err := pgx.Connect(ctx, c.url)
 	if err != nil {
 		return err
@@ -103,24 +104,35 @@ func (c *confirmer) poll(ctx context.Context, w *watermark, ev sut.Events) error
 			return nil
 		case <-time.After(20 * time.Millisecond):
 		}
-		rows, err := conn.Query(ctx, `SELECT deposit_serial_id, coin_pub, h_contract_terms FROM exchange.deposits
-			WHERE deposit_serial_id > $1 ORDER BY deposit_serial_id`, w.at)
+		// One statement for both tables: withdrawals carry an empty
+		// contract and their blinded coin's hash.
+		rows, err := conn.Query(ctx, `SELECT 0, deposit_serial_id, coin_pub, h_contract_terms FROM exchange.deposits
+			WHERE deposit_serial_id > $1
+			UNION ALL SELECT 1, reserve_out_serial_id, h_blind_ev, ''::bytea FROM exchange.reserves_out
+			WHERE reserve_out_serial_id > $2`, w[0].at, w[1].at)
 		if err != nil {
 			return err
 		}
 		now := time.Now()
+		var table int
 		var serial int64
-		var coin, contract []byte
-		_, err = pgx.ForEachRow(rows, []any{&serial, &coin, &contract}, func() error {
-			if w.add(serial) {
-				ev.Resolved(DepositID(coin, contract), true, "", now)
+		var key, contract []byte
+		_, err = pgx.ForEachRow(rows, []any{&table, &serial, &key, &contract}, func() error {
+			if !w[table].add(serial) {
+				return nil
+			}
+			if table == 0 {
+				ev.Resolved(DepositID(key, contract), true, "", now)
+			} else {
+				ev.Resolved(WithdrawID(key), true, "", now)
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		w.advance(now)
+		w[0].advance(now)
+		w[1].advance(now)
 	}
 }
 

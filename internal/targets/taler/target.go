@@ -26,9 +26,10 @@ type Target struct {
 	dbURL string
 	mu    sync.Mutex
 	keys  *Keys
-	// from is the highest deposit serial id before the load (read by the
-	// first Probe): the confirmer reads the rows after it.
-	from atomic.Int64
+	// from are the highest deposit and withdrawal serial ids before the
+	// load, plus one (read by the first Probe): the confirmer reads the
+	// rows after them.
+	from [2]atomic.Int64
 	// Checked and BadSigs count the deposit confirmations whose exchange
 	// signature was checked, and those that did not verify.
 	Checked, BadSigs atomic.Int64
@@ -77,12 +78,13 @@ func (t *Target) Probe(ctx context.Context) (sut.Info, error) {
 	if err != nil {
 		return sut.Info{}, err
 	}
-	if t.dbURL != "" && t.from.Load() == 0 {
-		n, err := highestDeposit(ctx, t.dbURL)
+	if t.dbURL != "" && t.from[0].Load() == 0 {
+		d, w, err := highestRows(ctx, t.dbURL)
 		if err != nil {
 			return sut.Info{}, err
 		}
-		t.from.Store(n + 1) // +1: 0 means not read yet
+		t.from[1].Store(w + 1)
+		t.from[0].Store(d + 1) // +1: 0 means not read yet
 	}
 	return sut.Info{ChainID: "taler-" + k.Currency, Version: "taler protocol " + k.Version}, nil
 }
@@ -128,9 +130,16 @@ func (s *submitter) Submit(ctx context.Context, tx sut.Tx) sut.Receipt {
 		return sut.Receipt{Status: sut.Rejected, Reason: "not_a_deposit"}
 	}
 	i, _ := s.t.pool.Pick(s.pref)
-	s.url = append(append(s.url[:0], s.t.pool.URLs[i]...), "coins/"...)
-	s.url = crock.AppendEncode(s.url, tx.Bytes[:32])
-	s.url = append(s.url, "/deposit"...)
+	withdraw := IsWithdraw(tx.Bytes)
+	if withdraw {
+		s.url = append(append(s.url[:0], s.t.pool.URLs[i]...), "reserves/"...)
+		s.url = crock.AppendEncode(s.url, tx.Bytes[:32])
+		s.url = append(s.url, "/withdraw"...)
+	} else {
+		s.url = append(append(s.url[:0], s.t.pool.URLs[i]...), "coins/"...)
+		s.url = crock.AppendEncode(s.url, tx.Bytes[:32])
+		s.url = append(s.url, "/deposit"...)
+	}
 	status, ans, err := call(ctx, s.t.cl, http.MethodPost, string(s.url), tx.Bytes[depositHead:])
 	if err != nil {
 		if ctx.Err() == nil {
@@ -143,7 +152,12 @@ func (s *submitter) Submit(ctx context.Context, tx sut.Tx) sut.Receipt {
 		}
 		return sut.Receipt{Status: sut.Unacked, Reason: "transport_error", Detail: err.Error(), Endpoint: i}
 	}
-	r := s.t.answer(status, ans, tx.Bytes)
+	var r sut.Receipt
+	if withdraw {
+		r = s.t.withdrawn(status, ans)
+	} else {
+		r = s.t.answer(status, ans, tx.Bytes)
+	}
 	r.Endpoint = i
 	s.t.pool.Count(i, r.Status)
 	return r
@@ -165,6 +179,11 @@ func (t *Target) answer(status int, ans, tx []byte) sut.Receipt {
 		}
 		return sut.Receipt{Status: sut.Pending}
 	}
+	return t.refused(status, ans)
+}
+
+// refused reads an exchange's error answer.
+func (t *Target) refused(status int, ans []byte) sut.Receipt {
 	var e struct {
 		Code int    `json:"code"`
 		Hint string `json:"hint"`
@@ -173,6 +192,21 @@ func (t *Target) answer(status int, ans, tx []byte) sut.Receipt {
 		return sut.Unreadable(status, snippet(ans))
 	}
 	return sut.Receipt{Status: sut.Rejected, Reason: errorName(e.Code), Detail: strconv.Itoa(e.Code) + ": " + e.Hint}
+}
+
+// withdrawn reads the exchange's answer to a withdrawal: 200 with a
+// blinded signature, found later in reserves_out (with the database).
+func (t *Target) withdrawn(status int, ans []byte) sut.Receipt {
+	if status == http.StatusOK {
+		if _, err := ParseWithdrawAnswer(ans); err != nil {
+			return sut.Unreadable(status, err.Error())
+		}
+		if t.dbURL == "" {
+			return sut.Receipt{Status: sut.Committed}
+		}
+		return sut.Receipt{Status: sut.Pending}
+	}
+	return t.refused(status, ans)
 }
 
 // errorName names the exchange's error codes (GANA's taler error codes)
