@@ -17,7 +17,7 @@ func kindsCmd(reg *kinds.Registry) *cobra.Command {
 		Use: "kinds", Short: "List the kinds of system tpslab measures and what each can do", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KIND\tSTARTS\tNET\tLINKS\tFAULTS\tSETTINGS\tABOUT")
+			fmt.Fprintln(tw, "KIND\tSTARTS\tNET\tLINKS\tFAULTS\tGOSSIP\tKUBE\tSETTINGS\tABOUT")
 			yes := func(b bool) string {
 				if b {
 					return "yes"
@@ -38,7 +38,8 @@ func kindsCmd(reg *kinds.Registry) *cobra.Command {
 				case in.Faults:
 					faults = "crash, pause"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, yes(starts), yes(kinds.IsNetwork(k)), yes(in.Links), faults, settings, in.About)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, yes(starts), yes(kinds.IsNetwork(k)), yes(in.Links), faults,
+					yes(in.Gossip), yes(in.Kubernetes), settings, in.About)
 			}
 			return tw.Flush()
 		},

@@ -43,6 +43,9 @@ type Info struct {
 	Faults bool
 	// Kubernetes: `net up --kubeconfig` starts its networks as pods.
 	Kubernetes bool
+	// Gossip: its runs time the gossiped stage (when a payment reached a
+	// second node's mempool) on the networks tpslab starts.
+	Gossip bool
 	// CometBFTMetrics: its nodes serve CometBFT's Prometheus page, read as
 	// node telemetry.
 	CometBFTMetrics bool
