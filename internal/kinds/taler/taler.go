@@ -61,7 +61,7 @@ type Settings struct {
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "taler", About: "the GNU Taler exchange 0.9.2 (built from source, on a private PostgreSQL with its fakebank), or its URLs: coins withdrawn, deposits measured", Faults: true}
+	return kinds.Info{Name: "taler", About: "the GNU Taler exchange 0.9.2 (built from source, on a private PostgreSQL with its fakebank), or its URLs: coins withdrawn, deposits measured", Faults: true, Links: true}
 }
 
 // Settings are the defaults.
@@ -273,9 +273,9 @@ func (k Kind) StartNet(ctx context.Context, sc *scenario.Scenario, o kinds.Start
 // NetDefaults: the exchange's settings are checked; validators and chain
 // settings do not apply.
 func (Kind) NetDefaults(o *kinds.NetOptions, changed func(string) bool) error {
-	for _, f := range []string{"validators", "topology", "rpc-nodes"} {
+	for _, f := range []string{"validators", "rpc-nodes", "client-links"} {
 		if changed(f) {
-			return exitcode.BadInputf("--%s: not for a Taler exchange (it has no validators or peers)", f)
+			return exitcode.BadInputf("--%s: not for a Taler exchange (it has no validators or peers; its one emulated link, --topology, is between its processes and PostgreSQL)", f)
 		}
 	}
 	return exitcode.Wrap(exitcode.BadInput, SettingsOf(o.Scenario).validate())
@@ -297,7 +297,7 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 	fmt.Fprintf(o.Log, "starting the Taler exchange %s in %s: %d httpd process(es), currency %s, coins of %s\n",
 		talernet.Version, o.Home, s.Processes, s.Currency, s.CoinValue)
 	return talernet.Up(ctx, talernet.Options{Kind: o.Kind, Home: o.Home, Prefix: prefix, Processes: s.Processes, Currency: s.Currency,
-		Coins: s.offered(), SynchronousCommit: s.SynchronousCommit, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
+		DatabaseLink: o.Topology, Binary: o.Tpslab, Coins: s.offered(), SynchronousCommit: s.SynchronousCommit, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
 }
 
 // Status: deposits in the database as HEIGHT.

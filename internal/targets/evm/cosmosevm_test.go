@@ -113,7 +113,11 @@ func TestTransfersOnEvmd(t *testing.T) {
 // after the fault passes.
 func partitionOnEvmd(t *testing.T, n *testnet.Net) {
 	sc := evmScenario(t, n.Home, "erc20", "live")
-	sc.Load.Duration = scenario.Duration(16 * time.Second)
+	// After the heal the validators are some rounds on, each waiting
+	// longer for its proposal (7.5 s and more without a block, on a busy
+	// machine): the load lasts long enough for blocks after it.
+	sc.Load.Rate = 100
+	sc.Load.Duration = scenario.Duration(26 * time.Second)
 	f, err := scenario.ParseFault("5s:partition:node0+node1:4s")
 	if err != nil {
 		t.Fatal(err)

@@ -266,7 +266,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	}
 	svcURL := dbURL
 	if o.DatabaseLink != "" {
-		if svcURL, err = databaseLink(n, o, dbURL, ports[1+o.Processes:]); err != nil {
+		if svcURL, err = DatabaseLink(n, o.DatabaseLink, o.Bind, o.Binary, dbURL, ports[1+o.Processes:]); err != nil {
 			_ = n.Down()
 			return nil, err
 		}
@@ -303,23 +303,25 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	return n, nil
 }
 
-// databaseLink starts the links process with one link, from the services
-// to PostgreSQL (Link.From "service"), and returns the database URL through
-// it. tpslab's own readings (telemetry, the audit) go direct.
-func databaseLink(n *testnet.Net, o Options, dbURL string, ports []int) (string, error) {
+// DatabaseLink starts the links process (binary: tpslab) with one link of
+// topology's conditions, from the services to PostgreSQL (Link.From
+// "service"), on ports (two: the proxy and its API), and returns the
+// database URL through it. tpslab's own readings (telemetry, the audit,
+// counting) go direct.
+func DatabaseLink(n *testnet.Net, topology, bind, binary, dbURL string, ports []int) (string, error) {
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		return "", err
 	}
 	pair := netem.Pair{From: "service", To: "postgres"}
-	conds, regions, err := netem.Plan(o.DatabaseLink, []string{pair.From, pair.To}, []netem.Pair{pair})
+	conds, regions, err := netem.Plan(topology, []string{pair.From, pair.To}, []netem.Pair{pair})
 	if err != nil {
 		return "", err
 	}
-	hp := func(p int) string { return net.JoinHostPort(o.Bind, strconv.Itoa(p)) }
-	n.Links = &testnet.Proxies{Emulation: netem.Emulation{Topology: o.DatabaseLink, API: hp(ports[1]), Regions: regions,
+	hp := func(p int) string { return net.JoinHostPort(bind, strconv.Itoa(p)) }
+	n.Links = &testnet.Proxies{Emulation: netem.Emulation{Topology: topology, API: hp(ports[1]), Regions: regions,
 		Links: []netem.Link{{Name: "service-postgres", From: pair.From, To: pair.To, Listen: hp(ports[0]), Upstream: u.Host, Protocol: "postgres", Conditions: conds[pair]}}},
-		Command: []string{o.Binary, "links", "--home", n.Home}, Log: filepath.Join(n.Home, "links.log")}
+		Command: []string{binary, "links", "--home", n.Home}, Log: filepath.Join(n.Home, "links.log")}
 	n.Links.Metrics = "http://" + n.Links.API + "/metrics"
 	if err := n.Save(); err != nil { // the links process reads it
 		return "", err

@@ -32,6 +32,17 @@ type ExchangeNet struct {
 	MasterPub   string   `json:"master_public_key"`
 	Processes   int      `json:"processes"`
 	Coins       []string `json:"coin_values"`
+	// ServiceDatabaseURL is the database as the exchange's processes reach
+	// it: through the emulated link, when the network has one.
+	ServiceDatabaseURL string `json:"service_database_url,omitempty"`
+}
+
+// serviceDB is the database URL the exchange's processes use.
+func (ex *ExchangeNet) serviceDB() string {
+	if ex.ServiceDatabaseURL != "" {
+		return ex.ServiceDatabaseURL
+	}
+	return ex.DatabaseURL
 }
 
 // Section is net.json's section for the exchange.
@@ -53,6 +64,11 @@ type Options struct {
 	Reset             bool
 	Owner             *testnet.Owner
 	Log               io.Writer
+	// DatabaseLink puts the exchange's connections to PostgreSQL through
+	// an emulated link of this topology (served by Binary, tpslab: empty,
+	// this one); empty: direct.
+	DatabaseLink string
+	Binary       string
 }
 
 // Up sets up and starts the exchange and its bank.
@@ -73,7 +89,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	if err := testnet.PrepareHome(home, o.Reset); err != nil {
 		return nil, err
 	}
-	ports, err := testnet.FreePorts(o.Bind, 2+o.Processes)
+	ports, err := testnet.FreePorts(o.Bind, 2+o.Processes+2) // the last two: the link's proxy and its API
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +114,17 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	if err := n.Save(); err != nil {
 		_ = n.Down()
 		return nil, err
+	}
+	if o.DatabaseLink != "" {
+		if o.Binary == "" {
+			if o.Binary, err = os.Executable(); err != nil {
+				return nil, err
+			}
+		}
+		if ex.ServiceDatabaseURL, err = pgnet.DatabaseLink(n, o.DatabaseLink, o.Bind, o.Binary, dbURL, ports[2+o.Processes:]); err != nil {
+			_ = n.Down()
+			return nil, err
+		}
 	}
 	if err := setUp(ctx, n, ex, o, ports); err != nil {
 		_ = n.Down()
@@ -252,7 +279,7 @@ ENABLE_CREDIT = YES
 [exchange-accountcredentials-1]
 WIRE_GATEWAY_URL = %[11]s
 WIRE_GATEWAY_AUTH_METHOD = none
-`, home, rt, ex.Currency, ex.URLs[0], ports[2], o.Bind, master, strings.Replace(ex.DatabaseURL, "?sslmode=disable", "", 1), ports[1], ex.BankHost, ex.Gateway)
+`, home, rt, ex.Currency, ex.URLs[0], ports[2], o.Bind, master, strings.Replace(ex.serviceDB(), "?sslmode=disable", "", 1), ports[1], ex.BankHost, ex.Gateway)
 	for _, c := range o.Coins {
 		fmt.Fprintf(&b, `
 [coin_%s]
