@@ -154,30 +154,40 @@ for p in $(go list ./...); do
 done
 for rel in $late; do pkgs+=("$rel"); done
 
-# The longest package runs beside all the others: most tests wait on
-# blocks and answers rather than the CPU (internal/targets/httpapi used 93 s
-# of CPU in 136 s of its 2 cores' 272), and each checks counts, never times.
-beside=internal/runner
+# The longest packages run one after another beside all the others: most
+# tests wait on blocks and answers rather than the CPU (internal/targets/httpapi
+# used 93 s of CPU in 136 s of its 2 cores' 272), and each checks counts,
+# never times. The runner's tests, then the EVM chains' (geth, tpsevmd,
+# evmd): the two lanes end about together.
+beside="internal/runner internal/targets/evm"
 beside_pid=""
 beside_t0=$SECONDS
-echo "=== $beside (beside the packages below; its output follows them)"
-(go test -count=1 -timeout 30m "./$beside" "$@" >"$TMPDIR/beside.log" 2>&1; echo "$? $SECONDS" >"$TMPDIR/beside.rc") &
+echo "=== $beside (beside the packages below; their output follows them)"
+(
+  for rel in $beside; do
+    t0=$SECONDS
+    go test -count=1 -timeout 30m "./$rel" "$@" >"$TMPDIR/beside.${rel//\//_}.log" 2>&1
+    echo "$? $t0 $SECONDS" >"$TMPDIR/beside.${rel//\//_}.rc"
+  done
+) &
 beside_pid=$!
 for rel in "${pkgs[@]}"; do
-  [ "$rel" = "$beside" ] && continue
+  case " $beside " in *" $rel "*) continue ;; esac
   step "$rel" go test -count=1 -timeout 30m -skip '^TestLoadAndNetworkOnKubernetes$' "./$rel" "$@"
 done
 wait "$beside_pid"
 beside_pid=""
-echo "=== $beside (ran beside the packages above)"
-cat "$TMPDIR/beside.log"
-read -r beside_rc beside_end <"$TMPDIR/beside.rc" 2>/dev/null || { beside_rc=1; beside_end=$SECONDS; }
-if [ "$beside_rc" = 0 ]; then
-  rows+=("$(printf '%-44s %6ss  ok (beside the others)' "$beside" $((beside_end - beside_t0)))")
-else
-  rows+=("$(printf '%-44s %6ss  FAIL (beside the others)' "$beside" $((beside_end - beside_t0)))")
-  failed+=("$beside")
-fi
+for rel in $beside; do
+  echo "=== $rel (ran beside the packages above)"
+  cat "$TMPDIR/beside.${rel//\//_}.log"
+  read -r rc t0 t1 <"$TMPDIR/beside.${rel//\//_}.rc" 2>/dev/null || { rc=1; t0=$beside_t0; t1=$SECONDS; }
+  if [ "$rc" = 0 ]; then
+    rows+=("$(printf '%-44s %6ss  ok (beside the others)' "$rel" $((t1 - t0)))")
+  else
+    rows+=("$(printf '%-44s %6ss  FAIL (beside the others)' "$rel" $((t1 - t0)))")
+    failed+=("$rel")
+  fi
+done
 
 wait_cache() {
   wait "$bg_pid" 2>/dev/null
