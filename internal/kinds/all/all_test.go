@@ -38,7 +38,7 @@ func TestValidateKinds(t *testing.T) {
 		{"ledger's unknown field", "ledger:\n  batches: 2", `ledger.batches: unknown field, expected one of batch, batch_wait, db_connections`},
 		// Issue 53: every kind with local processes takes crash and pause;
 		// a fault on links, only the kinds with links.
-		{"partition of a taler network", "target:\n  kind: taler\nfaults:\n  - {at: 5s, action: partition, target: exchange0, for: 5s}", `faults[0]: partition needs emulated links, which taler networks do not have; they take crash and pause of a node`},
+		{"partition of a geth network", "target:\n  kind: evm\nfaults:\n  - {at: 5s, action: partition, target: node0, for: 5s}", `faults[0]: partition needs emulated links, which evm networks do not have; they take crash and pause of a node`},
 		{"delay on geth", "target:\n  kind: evm\nfaults:\n  - {at: 5s, action: delay, target: node0, value: 50ms, for: 5s}", `faults[0]: delay needs emulated links, which evm networks do not have`},
 	}
 	dir := t.TempDir()
