@@ -157,16 +157,16 @@ for rel in $late; do pkgs+=("$rel"); done
 # The longest packages run one after another beside all the others: most
 # tests wait on blocks and answers rather than the CPU (internal/targets/httpapi
 # used 93 s of CPU in 136 s of its 2 cores' 272), and each checks counts,
-# never times. The runner's tests, then the EVM chains' (geth, tpsevmd,
-# evmd): the two lanes end about together.
-beside="internal/runner internal/targets/evm"
+# never times. The runner's tests, the EVM chains' (geth, tpsevmd, evmd)
+# and the command line's: the two lanes end about together.
+beside="internal/runner internal/targets/evm internal/cli"
 beside_pid=""
 beside_t0=$SECONDS
 echo "=== $beside (beside the packages below; their output follows them)"
 (
   for rel in $beside; do
     t0=$SECONDS
-    go test -count=1 -timeout 30m "./$rel" "$@" >"$TMPDIR/beside.${rel//\//_}.log" 2>&1
+    go test -count=1 -timeout 30m -skip '^TestLoadAndNetworkOnKubernetes$' "./$rel" "$@" >"$TMPDIR/beside.${rel//\//_}.log" 2>&1
     echo "$? $t0 $SECONDS" >"$TMPDIR/beside.${rel//\//_}.rc"
   done
 ) &

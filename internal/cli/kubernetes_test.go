@@ -19,15 +19,18 @@ import (
 	"github.com/tpslab/tpslab/internal/dashboard"
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/targets/evm"
 	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 )
 
 // On a real local Kubernetes of 2 kubelets: 4 validators as pods spread over
 // both nodes, a load of 2 segments as an Indexed Job whose merged committed
 // count is the blocks' own, read from a validator pod, a validator pod
 // deleted mid-run (a crash the run survives and reports), net check, and
-// net down and cluster down that leave nothing behind.
+// net down and cluster down that leave nothing behind; then tpsd's and
+// tpsevmd's validators as pods.
 func TestLoadAndNetworkOnKubernetes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts a Kubernetes cluster")
@@ -187,6 +190,34 @@ func TestLoadAndNetworkOnKubernetes(t *testing.T) {
 	}
 	tpslab(3*time.Minute, "net", "check", "--home", sdkHome)
 	tpslab(3*time.Minute, "net", "down", "--home", sdkHome)
+
+	// The Cosmos EVM chain (issue 53): tpsevmd's validators as pods, ERC20
+	// transfers to their Ethereum JSON-RPC, counted against a validator
+	// pod's receipts.
+	evmHome, evmOut := filepath.Join(dir, "evm"), filepath.Join(dir, "evm-run")
+	tpslab(15*time.Minute, "net", "up", "--kind", "cosmos-evm", "--home", evmHome, "--kubeconfig", kubeconfig, "--validators", "2", "--accounts", "300")
+	en, err := testnet.Load(evmHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if en.Kubernetes == nil || !strings.Contains(en.Nodes[1].LoadRPC, "10.244.") {
+		t.Fatalf("net.json: %+v, nodes %+v", en.Kubernetes, en.Nodes)
+	}
+	tpslab(5*time.Minute, "run", "--net-home", evmHome, "--set", "workload.kind=erc20", "--rate", "50", "--duration", "8s", "--warmup", "2s", "--out", evmOut)
+	er, err := report.ReadResult(evmOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := map[string]bool{}
+	for _, w := range evm.DeriveWallets(gethnet.Of(en).WalletSeed, 300) {
+		ours[strings.ToLower(w.Address.Hex())] = true
+	}
+	if got := okReceipts(t, en.Nodes[1].LoadRPC, er.Chain.FirstHeight, er.Chain.LastHeight, ours); er.EndedBecause != "completed" || er.Summary.Committed < 300 || got != er.Summary.Committed {
+		t.Errorf("tpsevmd on Kubernetes: ended %q, committed %d; validator pod node1's receipts in blocks %d..%d: %d succeeded",
+			er.EndedBecause, er.Summary.Committed, er.Chain.FirstHeight, er.Chain.LastHeight, got)
+	}
+	tpslab(3*time.Minute, "net", "check", "--home", evmHome)
+	tpslab(3*time.Minute, "net", "down", "--home", evmHome)
 	left, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
 	if err != nil || len(left.Items) != 0 {
 		t.Errorf("after net down: %d pods (%v)", len(left.Items), err)
@@ -198,4 +229,34 @@ func TestLoadAndNetworkOnKubernetes(t *testing.T) {
 	if b, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(b), "tpslab-"+st.ID) {
 		t.Errorf("network namespaces left: %s", b)
 	}
+}
+
+// okReceipts counts the successful receipts (status 1) of blocks [from,
+// to] sent by ours, by a node's Ethereum JSON-RPC.
+func okReceipts(t *testing.T, rpc string, from, to int64, ours map[string]bool) (n int64) {
+	t.Helper()
+	for h := from; h <= to; h++ {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockReceipts","params":["0x%x"]}`, h)
+		resp, err := http.Post(rpc, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Result []struct {
+				Status string `json:"status"`
+				From   string `json:"from"`
+			} `json:"result"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("receipts of block %d: %v", h, err)
+		}
+		for _, r := range v.Result {
+			if r.Status == "0x1" && ours[strings.ToLower(r.From)] {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -141,6 +141,12 @@ func StaticTpsd(log io.Writer) (string, error) {
 	return buildcache.GoBuildWith("tpsd-static", "chains/cosmos", "./cmd/tpsd", []string{"CGO_ENABLED=0"}, []string{"-ldflags=-s -w"}, log)
 }
 
+// StaticTpsevmd is tpslab's Cosmos EVM daemon built statically, for its
+// image.
+func StaticTpsevmd(log io.Writer) (string, error) {
+	return buildcache.GoBuildWith("tpsevmd-static", "chains/cosmosevm", "./cmd/tpsevmd", []string{"CGO_ENABLED=0"}, []string{"-ldflags=-s -w"}, log)
+}
+
 // Build builds the local cluster's programs into the cache now (tpslab
 // cache build), so that a later `cluster up` starts at once.
 func Build(log io.Writer) error {

@@ -79,8 +79,8 @@ func UpSDK(ctx context.Context, o kinds.NetOptions, chainID string, build func(i
 	if o.ChainID == "" {
 		o.ChainID = chainID
 	}
-	if o.Kube != nil && (o.Binary != "" || evm) {
-		return nil, exitcode.BadInputf("--kubeconfig: on Kubernetes tpslab runs its own tpsd (built statically into an image), not %s", what+" "+o.Binary)
+	if o.Kube != nil && o.Binary != "" {
+		return nil, exitcode.BadInputf("--kubeconfig: on Kubernetes tpslab runs its own %s (built statically into an image), not %s", what, o.Binary)
 	}
 	bin := o.Binary
 	if bin == "" {

@@ -123,7 +123,8 @@ func run(t *testing.T, sc scenario.Scenario) (*report.Result, error) {
 }
 
 // Bank sends through every broadcast path, on one validator and on four
-// across the global topology's links with an RPC node taking the load: the
+// across the global topology's links with an RPC node taking the load
+// (through tpslab's own emulated link, for the RPC path): the
 // committed count equals an independent count of our code-0 transactions
 // in the blocks the result names, and the denom's supply is conserved.
 func TestBankSendsThroughEveryPath(t *testing.T) {
@@ -139,13 +140,15 @@ func TestBankSendsThroughEveryPath(t *testing.T) {
 			n, off = sharedChain(t)
 		} else {
 			n = startChain(t, validators, func(o *sdknet.Options) {
-				o.Topology, o.RPCNodes, o.Links = "global", 1, testbin.Path(t)
+				o.Topology, o.RPCNodes, o.ClientLinks, o.Links = "global", 1, true, testbin.Path(t)
 			})
-			if n.Links == nil || len(n.Links.Links) != 10 || n.Nodes[4].Role != "rpc" {
-				t.Fatalf("4 validators and an RPC node on global: links %+v, nodes %+v", n.Links, n.Nodes)
+			// 6 between validators, 4 from the RPC node, 5 from tpslab.
+			if n.Links == nil || len(n.Links.Links) != 15 || n.Nodes[4].Role != "rpc" || n.RPCEndpoints()[0] != n.Nodes[4].ClientRPC {
+				t.Fatalf("4 validators and an RPC node on global, client links: links %+v, nodes %+v", n.Links, n.Nodes)
 			}
 		}
 		ours := sendersFrom(n, off, 300)
+		var gossiped int64
 		for _, c := range []struct{ via, mode string }{{"rpc", "live"}, {"rest", "live"}, {"grpc", "presigned"}} {
 			sc := bankScenario(t, n.Home, c.via, c.mode)
 			sc.Workload.SendersOffset = off
@@ -168,9 +171,13 @@ func TestBankSendsThroughEveryPath(t *testing.T) {
 				t.Errorf("%d validators via %s: proposed p50 %.1f (%d), commit p50 %.1f", validators, c.via, l.Proposed.P50, l.Proposed.Count, l.Commit.P50)
 			}
 			// Four nodes' logs say when the RPC node's gossip reached a
-			// validator (issue 53); one node has no one to gossip to.
-			if l := s.LatencyMs; validators == 4 && (l.Gossiped.Count == 0 || l.Gossiped.P50 > l.Commit.P50) {
-				t.Errorf("4 validators via %s: gossiped p50 %.1f (%d), commit p50 %.1f", c.via, l.Gossiped.P50, l.Gossiped.Count, l.Commit.P50)
+			// validator (issue 53); one node has no one to gossip to. One
+			// payment in 16 is timed, over the steady window, which a busy
+			// machine shrinks (CI: 7.7 committed tx/s, none timed): the
+			// three paths' counts are summed below.
+			gossiped += s.LatencyMs.Gossiped.Count
+			if l := s.LatencyMs; l.Gossiped.Count > 0 && l.Gossiped.P50 > l.Commit.P50 {
+				t.Errorf("%d validators via %s: gossiped p50 %.1f (%d), commit p50 %.1f", validators, c.via, l.Gossiped.P50, l.Gossiped.Count, l.Commit.P50)
 			}
 			if res.Network.Kind != "cosmos" {
 				t.Errorf("network kind %q", res.Network.Kind)
@@ -179,6 +186,9 @@ func TestBankSendsThroughEveryPath(t *testing.T) {
 		}
 		if _, problems := sdknet.Check(context.Background(), n); len(problems) > 0 {
 			t.Errorf("%d validators: net check: %v", validators, problems)
+		}
+		if validators == 4 && gossiped == 0 {
+			t.Errorf("4 validators: no payment's gossip timed on any path")
 		}
 		if validators == 4 {
 			faultsAcrossRegions(t, n, ours)

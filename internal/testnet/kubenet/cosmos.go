@@ -26,8 +26,8 @@ import (
 // from its Secret (one compressed archive: a genesis with thousands of
 // wallets is larger than a Secret's value may be otherwise), then the
 // daemon's image runs `start` with its peers given by pod address. image is
-// the daemon's image; empty builds tpsd statically and loads it into the
-// local cluster.
+// the daemon's image; empty builds tpsd (tpsevmd for a Cosmos EVM chain)
+// statically and loads it into the local cluster.
 func UpCosmos(ctx context.Context, so sdknet.Options, k Options, daemonImage string) (*testnet.Net, error) {
 	if k.Log == nil {
 		k.Log = io.Discard
@@ -40,11 +40,15 @@ func UpCosmos(ctx context.Context, so sdknet.Options, k Options, daemonImage str
 		if st == nil {
 			return nil, errors.New("--image: the daemon's image is required for a cluster that is not tpslab's local one")
 		}
-		bin, err := cluster.StaticTpsd(k.Log)
+		build, name := cluster.StaticTpsd, "tpsd"
+		if so.EVM {
+			build, name = cluster.StaticTpsevmd, "tpsevmd"
+		}
+		bin, err := build(k.Log)
 		if err != nil {
 			return nil, err
 		}
-		if daemonImage, err = st.LoadImage("tpslab.local/tpsd", "/tpsd", bin, k.Log); err != nil {
+		if daemonImage, err = st.LoadImage("tpslab.local/"+name, "/"+name, bin, k.Log); err != nil {
 			return nil, err
 		}
 	}

@@ -250,6 +250,10 @@ func startPod(ctx context.Context, cs *kubernetes.Clientset, n *testnet.Net, i i
 		c := &pod.Spec.Containers[0]
 		c.Image, c.Args = k.DaemonImage, []string{"start", "--home", "/data/home", "--p2p.persistent_peers=" + strings.Join(peers, ",")}
 		c.Ports = append(c.Ports, corev1.ContainerPort{Name: "api", ContainerPort: int32(sdknet.PodPorts[2])}, corev1.ContainerPort{Name: "grpc", ContainerPort: int32(sdknet.PodPorts[3])})
+		if n.Nodes[i].LoadRPC != "" { // a Cosmos EVM node: its Ethereum JSON-RPC takes the load
+			c.Ports = append(c.Ports, corev1.ContainerPort{Name: "jsonrpc", ContainerPort: int32(sdknet.EVMPodPorts[7])},
+				corev1.ContainerPort{Name: "jsonrpc-ws", ContainerPort: int32(sdknet.EVMPodPorts[8])})
+		}
 	}
 	for i := range pod.Spec.Containers {
 		pod.Spec.Containers[i].ImagePullPolicy = pullPolicy(pod.Spec.Containers[i].Image)
@@ -274,6 +278,10 @@ func startPod(ctx context.Context, cs *kubernetes.Clientset, n *testnet.Net, i i
 			if k.DaemonImage != "" {
 				nd.API = fmt.Sprintf("http://%s:%d", ip, sdknet.PodPorts[2])
 				nd.GRPC = fmt.Sprintf("%s:%d", ip, sdknet.PodPorts[3])
+				if nd.LoadRPC != "" {
+					nd.LoadRPC = fmt.Sprintf("http://%s:%d", ip, sdknet.EVMPodPorts[7])
+					nd.WS = fmt.Sprintf("ws://%s:%d", ip, sdknet.EVMPodPorts[8])
+				}
 				nd.Command = append([]string{k.DaemonImage}, pod.Spec.Containers[0].Args...)
 			}
 			return nil

@@ -107,8 +107,13 @@ type Options struct {
 	aligned bool
 }
 
-// PodPorts of an SDK node in a pod: RPC, P2P, REST, gRPC, metrics, pprof.
-var PodPorts = []int{26657, 26656, 1317, 9090, 26660, 6060, 26658}
+// PodPorts of an SDK node in a pod: RPC, P2P, REST, gRPC, metrics, pprof;
+// EVMPodPorts add a Cosmos EVM node's JSON-RPC (HTTP, WebSocket) and its
+// two metrics listeners.
+var (
+	PodPorts    = []int{26657, 26656, 1317, 9090, 26660, 6060, 26658}
+	EVMPodPorts = append(append([]int(nil), PodPorts...), 8545, 8546, 6065, 6066)
+)
 
 // Validate checks the options before anything is created.
 func (o Options) Validate() error {
@@ -193,9 +198,6 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 	}
 	gentxIP := o.Bind
 	if o.PodPorts {
-		if o.EVM {
-			return nil, errors.New("--kubeconfig: the Cosmos EVM chain does not run on Kubernetes yet")
-		}
 		o.Bind, gentxIP = "0.0.0.0", "127.0.0.1" // peers are given at start, by pod address
 	}
 	if o.Log == nil {
@@ -227,8 +229,12 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 	}
 	var ports []int
 	if o.PodPorts {
+		pp := PodPorts
+		if o.EVM {
+			pp = EVMPodPorts
+		}
 		for i := 0; i < o.Validators; i++ {
-			ports = append(ports, PodPorts...)
+			ports = append(ports, pp...)
 		}
 	} else if ports, err = testnet.FreePorts(o.Bind, per*total+nLinks); err != nil {
 		return nil, err
