@@ -142,9 +142,12 @@ func StaticTpsd(log io.Writer) (string, error) {
 }
 
 // StaticTpsevmd is tpslab's Cosmos EVM daemon built statically, for its
-// image.
+// image. Cosmos EVM verifies EIP-712 signatures with go-ethereum's
+// secp256k1, which is C (bundled, no library to install): cgo stays on and
+// the C parts link statically.
 func StaticTpsevmd(log io.Writer) (string, error) {
-	return buildcache.GoBuildWith("tpsevmd-static", "chains/cosmosevm", "./cmd/tpsevmd", []string{"CGO_ENABLED=0"}, []string{"-ldflags=-s -w"}, log)
+	return buildcache.GoBuildWith("tpsevmd-static", "chains/cosmosevm", "./cmd/tpsevmd", []string{"CGO_ENABLED=1"},
+		[]string{"-tags=netgo,osusergo", "-ldflags=-s -w -linkmode external -extldflags -static"}, log)
 }
 
 // Build builds the local cluster's programs into the cache now (tpslab
