@@ -93,9 +93,10 @@ var netUpFlags = []scenarioFlag{
 	{"max-block-gas", "network.max_block_gas", "consensus param block.max_gas (1 gas per payment; -1 = no cap)"},
 	{"create-empty-blocks", "network.create_empty_blocks", "produce blocks without transactions"},
 	{"log-level", "network.log_level", "node log level"},
-	{"topology", "network.topology", "builtin: route every P2P link through an emulated one: loopback | lan | region | continent | global (docs/network.md)"},
-	{"rpc-nodes", "network.rpc_nodes", "builtin: full nodes that do not validate; the load goes to them"},
-	{"client-links", "network.client_links", "builtin: the load generator reaches each node's RPC through an emulated link too (with --topology)"},
+	{"gossip-stage", "network.gossip_stage", "cosmos, cosmos-evm: the nodes log their mempool, and runs time the gossiped stage from it (costs the nodes CPU: docs/metrics.md)"},
+	{"topology", "network.topology", "route every P2P link through an emulated one: loopback | lan | region | continent | global (docs/network.md); ledger, taler: the link to PostgreSQL"},
+	{"rpc-nodes", "network.rpc_nodes", "builtin, cosmos, cosmos-evm: full nodes that do not validate; the load goes to them"},
+	{"client-links", "network.client_links", "builtin, cosmos, cosmos-evm: the load generator reaches each node's RPC through an emulated link too (with --topology)"},
 }
 
 // registerNetUp declares netUpFlags, typed, with the scenario's defaults.

@@ -58,7 +58,7 @@ func NetFromScenario(sc *scenario.Scenario, kind, seed string, accounts, balance
 	nw := sc.Network
 	st := testnet.Settings{TimeoutCommit: nw.TimeoutCommit.D(), TimeoutPropose: nw.TimeoutPropose.D(), MempoolSize: nw.MempoolSize,
 		MempoolMaxBytes: nw.MempoolMaxBytes, MempoolCacheSize: nw.MempoolCacheSize, MaxBlockBytes: nw.MaxBlockBytes,
-		MaxBlockGas: nw.MaxBlockGas, CreateEmptyBlocks: nw.CreateEmptyBlocks, LogLevel: nw.LogLevel}
+		MaxBlockGas: nw.MaxBlockGas, CreateEmptyBlocks: nw.CreateEmptyBlocks, LogLevel: nw.LogLevel, MempoolLog: nw.GossipStage}
 	if nw.Seed != "" {
 		seed = nw.Seed
 	}

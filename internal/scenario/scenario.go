@@ -79,6 +79,10 @@ type Network struct {
 	MaxBlockGas       int64    `yaml:"max_block_gas" json:"max_block_gas"`
 	CreateEmptyBlocks bool     `yaml:"create_empty_blocks" json:"create_empty_blocks"`
 	LogLevel          string   `yaml:"log_level" json:"log_level"`
+	// GossipStage: a Cosmos SDK or Cosmos EVM network's nodes log their
+	// mempool, and runs time the gossiped stage from it (docs/metrics.md:
+	// it costs the nodes CPU).
+	GossipStage bool `yaml:"gossip_stage" json:"gossip_stage,omitempty"`
 	// What the network is created with (`net up`, or a run that starts
 	// it); empty or 0: the kind's own.
 	ChainID string `yaml:"chain_id" json:"chain_id,omitempty"`

@@ -17,6 +17,9 @@ type Settings struct {
 	MaxBlockGas       int64         `json:"max_block_gas"` // each payment wants 1 gas, so this caps payments per block; -1 = no cap
 	CreateEmptyBlocks bool          `json:"create_empty_blocks"`
 	LogLevel          string        `json:"log_level"`
+	// MempoolLog: the nodes log every transaction gossiped to them (SDK
+	// daemons), for the gossiped stage.
+	MempoolLog bool `json:"mempool_log,omitempty"`
 }
 
 // DefaultSettings are the values `tpslab net up` uses unless told otherwise.

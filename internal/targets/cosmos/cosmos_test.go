@@ -141,6 +141,7 @@ func TestBankSendsThroughEveryPath(t *testing.T) {
 		} else {
 			n = startChain(t, validators, func(o *sdknet.Options) {
 				o.Topology, o.RPCNodes, o.ClientLinks, o.Links = "global", 1, true, testbin.Path(t)
+				o.Settings.MempoolLog = true // the gossiped stage
 			})
 			// 6 between validators, 4 from the RPC node, 5 from tpslab.
 			if n.Links == nil || len(n.Links.Links) != 15 || n.Nodes[4].Role != "rpc" || n.RPCEndpoints()[0] != n.Nodes[4].ClientRPC {

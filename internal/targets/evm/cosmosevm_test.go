@@ -72,8 +72,10 @@ func TestTransfersOnEvmd(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	st := testnet.DefaultSettings()
+	st.MempoolLog = true // the gossiped stage
 	n, err := all.Registry().Up(ctx, kinds.NetOptions{Kind: "cosmos-evm", Home: filepath.Join(t.TempDir(), "evmd"), Validators: 4, Binary: bin,
-		Seed: "it", Accounts: 300, Settings: testnet.DefaultSettings(), Log: testLog{t}, Topology: "loopback", Tpslab: testbin.Path(t)})
+		Seed: "it", Accounts: 300, Settings: st, Log: testLog{t}, Topology: "loopback", Tpslab: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,22 +11,24 @@ import (
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
-// mempoolDebug is the log level that makes CometBFT's mempool write a line
-// per transaction it takes ("added good transaction … tx=<sha256>"), with
-// the rest at level: the gossiped stage is read from those lines. A level
-// that names modules already is the user's, and kept as given.
-func mempoolDebug(level string) string {
-	if strings.Contains(level, ":") {
-		return level
+// logLevel is the nodes' log level: with the mempool log on, CometBFT's
+// mempool at debug, which writes a line with every transaction a peer
+// gossips to the node, and the rest at level: the gossiped stage is read
+// from those lines. A level that names modules already is the user's, and
+// kept as given.
+func logLevel(s testnet.Settings) string {
+	if !s.MempoolLog || strings.Contains(s.LogLevel, ":") {
+		return s.LogLevel
 	}
-	return "mempool:debug,*:" + level
+	return "mempool:debug,*:" + s.LogLevel
 }
 
 // MempoolLogs are the nodes' logs for the gossiped stage, when tpslab
-// started them on this machine with the mempool's lines on; nil otherwise.
+// started them on this machine with the mempool's lines on
+// (network.gossip_stage); nil otherwise.
 // One transaction in 16 (by hash) is timed, as on the built-in network.
 func MempoolLogs(n *testnet.Net) *cometbft.MempoolLogs {
-	if n.Kubernetes != nil || !strings.Contains(mempoolDebug(n.Settings.LogLevel), "mempool:debug") {
+	if n.Kubernetes != nil || !strings.Contains(logLevel(n.Settings), "mempool:debug") {
 		return nil
 	}
 	m := &cometbft.MempoolLogs{Sample: func(id sut.TxID) bool { return id[0] < 16 }}

@@ -626,7 +626,7 @@ func configure(n *testnet.Net, i int, o Options, evmMetrics [][2]string, peers [
 	s := o.Settings
 	err := editTOML(filepath.Join(nd.Home, "config", "config.toml"), map[string]any{
 		"moniker":   nd.Name,
-		"log_level": mempoolDebug(s.LogLevel),
+		"log_level": logLevel(s),
 		"rpc.laddr": "tcp://" + strings.TrimPrefix(nd.RPC, "http://"), "rpc.pprof_laddr": nd.Pprof,
 		"rpc.max_open_connections": 2000, "rpc.max_subscription_clients": 200, "rpc.experimental_subscription_buffer_size": 2000,
 		"rpc.experimental_websocket_write_buffer_size": 2000,
