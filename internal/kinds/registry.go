@@ -129,11 +129,11 @@ func (r *Registry) Validate(sc *scenario.Scenario) error {
 			if len(sc.Target.Endpoints) > 0 {
 				break // remote endpoints take no faults: fault.Check says so
 			}
-			if f.NeedsLinks() && !k.Info().Links {
-				return exitcode.BadInputf("faults[%d]: %s needs emulated links, which %s networks do not have; they take crash and pause of a node", i, f.Action, k.Info().Name)
-			}
 			if !k.Info().Faults {
 				return exitcode.BadInputf("faults[%d]: %s on a %s target, which takes no faults (%s networks do)", i, f.Action, k.Info().Name, strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().Faults }), ", "))
+			}
+			if f.NeedsLinks() && !k.Info().Links {
+				return exitcode.BadInputf("faults[%d]: %s needs emulated links, which %s networks do not have; they take crash and pause of a node", i, f.Action, k.Info().Name)
 			}
 		}
 	}

@@ -209,3 +209,25 @@ func linkCounter(t *testing.T, e *Emulation, dir string) float64 {
 	t.Fatalf("no %s in %s", want, b)
 	return 0
 }
+
+// Faults act on a node's P2P links; a node without peers (geth's dev
+// mode) has one link, the generator's to it, and that is the one touched.
+func TestTouchingLeavesClientLinksToPeerlessNodes(t *testing.T) {
+	e := Emulation{Links: []Link{
+		{Name: "node0-node1", From: "node0", To: "node1"},
+		{Name: Client + "-node0", From: Client, To: "node0"},
+		{Name: Client + "-geth", From: Client, To: "geth"},
+	}}
+	names := func(ls []Link) (out []string) {
+		for _, l := range ls {
+			out = append(out, l.Name)
+		}
+		return out
+	}
+	if got := names(e.Touching("node0")); len(got) != 1 || got[0] != "node0-node1" {
+		t.Errorf("node0 (a peer): %v, want its P2P link only", got)
+	}
+	if got := names(e.Touching("geth")); len(got) != 1 || got[0] != Client+"-geth" {
+		t.Errorf("geth (no peers): %v, want the generator's link to it", got)
+	}
+}

@@ -72,13 +72,20 @@ const Client = "client"
 func (k Link) IsClient() bool { return k.From == Client }
 
 // Touching lists the P2P links with node at either end (faults act on
-// those; the generator's links are left alone).
+// those; the generator's links are left alone), or, for a node that has
+// no peers (geth's dev mode), the generator's link to it: its one link.
 func (l *Emulation) Touching(node string) []Link {
-	var out []Link
+	var out, client []Link
 	for _, k := range l.Links {
-		if !k.IsClient() && (k.From == node || k.To == node) {
+		switch {
+		case k.IsClient() && k.To == node:
+			client = append(client, k)
+		case !k.IsClient() && (k.From == node || k.To == node):
 			out = append(out, k)
 		}
+	}
+	if len(out) == 0 {
+		return client
 	}
 	return out
 }

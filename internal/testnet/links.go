@@ -2,6 +2,7 @@ package testnet
 
 import (
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -104,4 +105,16 @@ func LinkedPeers(n *Net, px *Proxies, pairs [][2]int, validators int) [][]string
 		}
 	}
 	return peers
+}
+
+// LinksCommand is the command of a network's links process: tpslab (binary;
+// empty: this program) serving home's links.
+func LinksCommand(binary, home string) ([]string, error) {
+	if binary == "" {
+		var err error
+		if binary, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	return []string{binary, "links", "--home", home}, nil
 }

@@ -36,10 +36,9 @@ func TestValidateKinds(t *testing.T) {
 		{"http's old place", "target:\n  kind: http\n  http:\n    path: /pay", `target.http: moved to http (a kind's settings`},
 		{"http confirm for the ledger", "target:\n  kind: ledger\nhttp:\n  confirm: later", `http.confirm: "later", expected one of [sync poll callback]`},
 		{"ledger's unknown field", "ledger:\n  batches: 2", `ledger.batches: unknown field, expected one of batch, batch_wait, db_connections`},
-		// Issue 53: every kind with local processes takes crash and pause;
-		// a fault on links, only the kinds with links.
-		{"partition of a geth network", "target:\n  kind: evm\nfaults:\n  - {at: 5s, action: partition, target: node0, for: 5s}", `faults[0]: partition needs emulated links, which evm networks do not have; they take crash and pause of a node`},
-		{"delay on geth", "target:\n  kind: evm\nfaults:\n  - {at: 5s, action: delay, target: node0, value: 50ms, for: 5s}", `faults[0]: delay needs emulated links, which evm networks do not have`},
+		// Issue 53: every kind with local processes takes every fault; a
+		// kind given only by its URLs, none.
+		{"delay on an http target", "target:\n  kind: http\nfaults:\n  - {at: 5s, action: delay, target: node0, value: 50ms, for: 5s}", `faults[0]: delay on a http target, which takes no faults (builtin, cosmos, evm, cosmos-evm, ledger, taler networks do)`},
 	}
 	dir := t.TempDir()
 	reg := Registry()

@@ -34,7 +34,7 @@ var walletWei = new(big.Int).Exp(big.NewInt(10), big.NewInt(21), nil)
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "evm", About: "an EVM chain: geth in dev mode tpslab starts, or endpoints; native or ERC20 transfers, final k blocks deep", Faults: true}
+	return kinds.Info{Name: "evm", About: "an EVM chain: geth in dev mode tpslab starts, or endpoints; native or ERC20 transfers, final k blocks deep", Faults: true, Links: true}
 }
 
 // Settings are an EVM chain's: the scenario's `evm:` section (the Cosmos
@@ -150,6 +150,9 @@ func (Kind) NetDefaults(o *kinds.NetOptions, changed func(string) bool) error {
 	if !changed("balance") {
 		o.Balance = 0
 	}
+	if o.RPCNodes > 0 {
+		return exitcode.BadInputf("--rpc-nodes: %d, expected 0: geth's dev mode is one node (its one emulated link, --topology, is tpslab's to it)", o.RPCNodes)
+	}
 	return nil
 }
 
@@ -172,7 +175,7 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 	}
 	fmt.Fprintf(o.Log, "starting geth %s in dev mode in %s (a block every %s, block gas limit %d)\n", gethnet.Version, o.Home, period, gas)
 	return gethnet.Up(ctx, gethnet.Options{Kind: o.Kind, Binary: o.Binary, Home: o.Home, Period: period, GasLimit: gas, WalletSeed: o.Seed,
-		Wallets: int(o.Accounts), Balance: balance, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
+		Wallets: int(o.Accounts), Balance: balance, Bind: o.Bind, Reset: o.Reset, Owner: o.Owner, Log: o.Log, Topology: o.Topology, Links: o.Tpslab})
 }
 
 // Status asks the node for its head.

@@ -38,3 +38,16 @@ func Result(t testing.TB, dir string, v any) {
 	}
 	Identities(t, sum.Summary)
 }
+
+// MeanP50 is the mean over the seconds in (from, to] of one latency's p50,
+// as of (each second's figures, read from a result's series), for a test
+// that compares a stretch under a fault with one before it.
+func MeanP50[S any](series []S, at func(S) float64, of func(S) measure.Percentiles, from, to float64) float64 {
+	var sum, k float64
+	for _, x := range series {
+		if p := of(x); at(x) > from && at(x) <= to && p.Count > 0 {
+			sum, k = sum+p.P50, k+1
+		}
+	}
+	return sum / max(k, 1)
+}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
@@ -25,6 +26,7 @@ import (
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/targets/evm"
 	"github.com/tpslab/tpslab/internal/targets/suttest"
+	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 )
@@ -145,30 +147,42 @@ func TestTransfersOnGeth(t *testing.T) {
 }
 
 // A crash of the geth node (SIGKILL) during a native-transfer load, and its
-// restart on its data directory 3 s later (issue 53): the run goes on, the
-// fault's dip and recovery are measured, and committed equals the blocks'
-// successful receipts of our senders (what the node held in its pool when
-// it died is lost, and counted in flight or expired, never committed).
+// restart on its data directory 3 s later, then 200 ms more on tpslab's
+// link to it (issue 53): the run goes on, the crash's dip and recovery are
+// measured, the delay shows in the acknowledgements, and committed equals
+// the blocks' successful receipts of our senders (what the node held in
+// its pool when it died is lost, and counted in flight or expired, never
+// committed).
 func TestCrashFaultOnGeth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs and starts geth")
 	}
-	n := startGeth(t)
-	sc := evmScenario(t, n.Home, "payment", "live")
-	sc.Load.Rate = 100
-	sc.Load.Duration = scenario.Duration(9 * time.Second)
-	f, err := scenario.ParseFault("3s:crash:node0:3s")
+	n, err := gethnet.Up(context.Background(), gethnet.Options{Kind: "evm", Home: filepath.Join(t.TempDir(), "geth"), WalletSeed: "it", Wallets: 300,
+		Balance: new(big.Int).Exp(big.NewInt(10), big.NewInt(21), nil), Log: testLog{t}, Topology: "loopback", Links: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Faults = []scenario.Fault{f}
+	t.Cleanup(func() { _ = n.Down() })
+	if n.Links == nil || n.RPCEndpoints()[0] != n.Nodes[0].ClientRPC {
+		t.Fatalf("geth behind a client link: links %+v, node %+v", n.Links, n.Nodes[0])
+	}
+	sc := evmScenario(t, n.Home, "payment", "live")
+	sc.Load.Rate = 100
+	sc.Load.Duration = scenario.Duration(15 * time.Second)
+	for _, spec := range []string{"3s:crash:node0:3s", "10s:delay:node0:200ms:4s"} {
+		f, err := scenario.ParseFault(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Faults = append(sc.Faults, f)
+	}
 	res, err := run(t, sc)
 	if err != nil && exitcode.Of(err) != exitcode.ThresholdsFailed {
 		t.Fatalf("run: %v", err)
 	}
 	s := res.Summary
-	if res.EndedBecause != "completed" || len(s.Faults) != 1 {
-		t.Fatalf("ended %q, %d faults measured; expected completed and the crash", res.EndedBecause, len(s.Faults))
+	if res.EndedBecause != "completed" || len(s.Faults) != 2 {
+		t.Fatalf("ended %q, %d faults measured; expected completed, the crash and the delay", res.EndedBecause, len(s.Faults))
 	}
 	fa := s.Faults[0]
 	ok, reverted := count(t, n.RPCEndpoints()[0], res.Chain.FirstHeight, res.Chain.LastHeight, senders(300))
@@ -179,6 +193,16 @@ func TestCrashFaultOnGeth(t *testing.T) {
 	}
 	if fa.DuringTPS > 0 || fa.FirstBlockS == nil || *fa.FirstBlockS < 0 || fa.AfterTPS <= 0 {
 		t.Errorf("the crash and the restart did not show: %.0f tx/s during, first block %v, %.0f after", fa.DuringTPS, fa.FirstBlockS, fa.AfterTPS)
+	}
+	onDisk, err := report.ReadResult(res.Dir) // the series is streamed to disk, not kept
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, ack := func(x report.Second) float64 { return x.T }, func(x report.Second) measure.Percentiles { return x.AckMs }
+	pre, during := measuretest.MeanP50(onDisk.Series, at, ack, 7, 10), measuretest.MeanP50(onDisk.Series, at, ack, 11, 14)
+	t.Logf("ack p50 %.1f ms before the delay, %.1f ms during it (%s)", pre, during, s.Faults[1].Fault)
+	if s.Faults[1].Error != "" || during < pre+150 {
+		t.Errorf("200 ms on the client link moved ack p50 from %.1f to %.1f ms (%+v)", pre, during, s.Faults[1])
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 
 	"github.com/jackc/pgx/v5"
@@ -598,16 +599,8 @@ func TestDelayOnTheDatabaseLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p50 := func(from, to float64) float64 {
-		var sum, k float64
-		for _, x := range onDisk.Series {
-			if x.T > from && x.T <= to && x.CommitMs.Count > 0 {
-				sum, k = sum+x.CommitMs.P50, k+1
-			}
-		}
-		return sum / max(k, 1)
-	}
-	pre, during := p50(1, 4), p50(5, 7)
+	at, commit := func(x report.Second) float64 { return x.T }, func(x report.Second) measure.Percentiles { return x.CommitMs }
+	pre, during := measuretest.MeanP50(onDisk.Series, at, commit, 1, 4), measuretest.MeanP50(onDisk.Series, at, commit, 5, 7)
 	t.Logf("commit p50 %.1f ms before the delay, %.1f ms during it", pre, during)
 	if during < pre+40 {
 		t.Errorf("a 50 ms delay on the database link moved commit p50 from %.1f to %.1f ms only", pre, during)

@@ -65,6 +65,11 @@ type Options struct {
 	Reset      bool
 	Owner      *testnet.Owner
 	Log        io.Writer
+	// Topology puts the load generator behind an emulated link to the
+	// node (the client link: geth has no peers), served by Links (tpslab;
+	// empty: this one); faults on node0's links delay or throttle it.
+	Topology string
+	Links    string
 }
 
 // FunderOf is the funder of a network whose wallets come from seed.
@@ -116,7 +121,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	if out, err := exec.CommandContext(ctx, bin, "account", "import", "--datadir", data, "--password", pw, keyFile).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("geth account import: %v: %s", err, out)
 	}
-	ports, err := testnet.FreePorts(o.Bind, 3)
+	ports, err := testnet.FreePorts(o.Bind, 3+testnet.LinkPorts(0, 1, true))
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +142,9 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		"--rpc.txfeecap", "0", "--verbosity", "2"}
 	n := &testnet.Net{Version: 1, Kind: o.Kind, Home: home, Owner: o.Owner, Nodes: []testnet.Node{nd}}
 	n.SetSection(Section, &EVM{Binary: bin, WalletSeed: o.WalletSeed, Wallets: o.Wallets, Balance: o.Balance.String(), FunderKey: keyFile, GasLimit: o.GasLimit})
+	if err := clientLink(n, o, ports[3:]); err != nil {
+		return nil, err
+	}
 	if err := n.StartAll(); err != nil {
 		return nil, err
 	}
@@ -180,6 +188,22 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 	}
 	fmt.Fprintf(o.Log, "geth dev chain %s: %d test wallets funded with %s wei each in %.1f s\n", id, o.Wallets, o.Balance, time.Since(start).Seconds())
 	return n, n.Save()
+}
+
+// clientLink puts tpslab's requests to the node behind an emulated link
+// on ports, when o has a topology.
+func clientLink(n *testnet.Net, o Options, ports []int) error {
+	if o.Topology == "" {
+		return nil
+	}
+	cmd, err := testnet.LinksCommand(o.Links, n.Home)
+	if err != nil {
+		return err
+	}
+	if n.Links, err = testnet.PlanLinks(n, o.Topology, true, nil, o.Bind, ports, cmd); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	return n.Save() // the links process reads it
 }
 
 // Check audits the node: it runs, its head advances, and the last blocks

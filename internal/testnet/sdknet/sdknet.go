@@ -313,15 +313,11 @@ func Generate(ctx context.Context, o Options) (*testnet.Net, error) {
 // proxies when o has a topology, on linkPorts) and its configuration.
 func connect(n *testnet.Net, o Options, g0 string, pairs [][2]int, linkPorts []int, evmMetrics [][2]string) error {
 	if o.Topology != "" {
-		links := o.Links
-		if links == "" {
-			var err error
-			if links, err = os.Executable(); err != nil {
-				return err
-			}
+		cmd, err := testnet.LinksCommand(o.Links, n.Home)
+		if err != nil {
+			return err
 		}
-		var err error
-		if n.Links, err = testnet.PlanLinks(n, o.Topology, o.ClientLinks, pairs, o.Bind, linkPorts, []string{links, "links", "--home", n.Home}); err != nil {
+		if n.Links, err = testnet.PlanLinks(n, o.Topology, o.ClientLinks, pairs, o.Bind, linkPorts, cmd); err != nil {
 			return err
 		}
 	}
