@@ -169,6 +169,11 @@ func (r *Result) evidence() []Evidence {
 		add(CauseHalt, true, "the run ended %s; longest gap %.1f s", r.EndedBecause, s.LongestGapS)
 	case s.Steady.DurationS > 0 && s.LongestGapS > 0.25*s.Steady.DurationS && s.LongestGapS >= 5:
 		add(CauseHalt, true, "no block for %.1f s (%.0f%% of the %.0f s steady window)%s", s.LongestGapS, 100*s.LongestGapS/s.Steady.DurationS, s.Steady.DurationS, r.faultDuring())
+	case s.Steady.DurationS > 0 && s.Steady.StallS > 0.25*s.Steady.DurationS && s.Steady.StallS >= 5:
+		// A gap under the stall floor (10 s) that the window begins or ends
+		// in: a partition of 3 s left 7.4 s of an 11 s window without a
+		// block, and the drain committed the rest ("kept up: 27 of 100").
+		add(CauseHalt, true, "no block for %.1f s at the steady window's edge (%.0f%% of its %.0f s)%s", s.Steady.StallS, 100*s.Steady.StallS/s.Steady.DurationS, s.Steady.DurationS, r.faultDuring())
 	case s.LongestGapS > 0:
 		add(CauseHalt, false, "longest gap between blocks %.1f s", s.LongestGapS)
 	case s.BlocksSummary.Count == 0:
