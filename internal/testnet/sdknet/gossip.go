@@ -52,7 +52,7 @@ func EthTxIDs(tx []byte) []sut.TxID {
 		if !strings.Contains(string(field(anyMsg, 1)), "MsgEthereumTx") {
 			return
 		}
-		eachBytes(field(anyMsg, 2), func(v []byte) {
+		eachBytes(field(anyMsg, 2), func(_ protowire.Number, v []byte) {
 			if len(v) > 60 && (v[0] >= 1 && v[0] <= 4 || v[0] >= 0xc0) {
 				out = append(out, sut.TxID(crypto.Keccak256Hash(v)))
 			}
@@ -74,19 +74,16 @@ func field(msg []byte, num protowire.Number) []byte {
 
 // eachField calls f with every length-delimited field num of msg.
 func eachField(msg []byte, num protowire.Number, f func([]byte)) {
-	eachBytes1(msg, func(n protowire.Number, v []byte) {
+	eachBytes(msg, func(n protowire.Number, v []byte) {
 		if n == num {
 			f(v)
 		}
 	})
 }
 
-// eachBytes calls f with every length-delimited field of msg.
-func eachBytes(msg []byte, f func([]byte)) {
-	eachBytes1(msg, func(_ protowire.Number, v []byte) { f(v) })
-}
-
-func eachBytes1(msg []byte, f func(protowire.Number, []byte)) {
+// eachBytes calls f with every length-delimited field of msg and its
+// number, skipping the others.
+func eachBytes(msg []byte, f func(protowire.Number, []byte)) {
 	for len(msg) > 0 {
 		n, typ, l := protowire.ConsumeTag(msg)
 		if l < 0 {
