@@ -30,8 +30,14 @@ program: tpslab from another checkout for the built-in ledger, an SDK daemon
 for cosmos, geth for evm), each from the same genesis, --repeat times each,
 interleaved A B, B A, A B... so that the machine's drift falls on both.
 Then compare B with A: committed TPS, commit latency and rejections decide
-the verdict, with 95% bootstrap intervals over the repetitions. Exit 1 when
-B is significantly worse than A by more than --max-regression percent.`,
+the verdict, with 95% intervals from Student's t over the pairs (A, B of the
+same round), as ratios B/A. At least 3 pairs are needed for a verdict (the
+default --repeat 3); more narrow the intervals. Exit 1 when B is
+significantly worse than A by more than --max-regression percent.
+
+ab compares the nodes' programs: tpslab's own generator is the same for
+both. To measure a change to tpslab itself, run each checkout's tpslab on
+the same settings and compare the runs (tpslab compare).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := so.resolve(args)
@@ -59,6 +65,9 @@ B is significantly worse than A by more than --max-regression percent.`,
 				o.Out = runner.DefaultOut()
 			}
 			o.Log = os.Stderr
+			if o.Repeat < 3 {
+				fmt.Fprintf(os.Stderr, "ab: --repeat %d gives %d pair(s) of runs: intervals over fewer than 3 pairs are too wide to name a difference (the runs and their figures are still written)\n", o.Repeat, o.Repeat)
+			}
 			o.Run = func(ctx context.Context, rc scenario.Scenario, node string) error {
 				return runQuiet(ctx, reg, rc, node, "ab")
 			}
@@ -89,6 +98,12 @@ B is significantly worse than A by more than --max-regression percent.`,
 	c.Flags().IntVar(&o.Repeat, "repeat", 3, "repetitions of each build, interleaved")
 	c.Flags().Float64Var(&maxRegression, "max-regression", 5, "exit 1 when B is significantly worse than A in committed TPS, commit latency or rejections by more than this many percent")
 	addFormatFlag(c, &format)
+	setGroup(c.Flags(), "ab", "binary-a", "binary-b", "repeat", "max-regression")
+	c.Example = `  # the built-in ledger: tpslab built from two checkouts, 3 pairs
+  tpslab ab --binary-a /tmp/base/tpslab --binary-b /tmp/change/tpslab --duration 20s
+  # two builds of an SDK daemon on a 1-validator chain, 5 pairs
+  tpslab ab --target cosmos --validators 1 --binary-a ./tpsd-main --binary-b ./tpsd-pr --repeat 5`
+	groupedHelp(c)
 	return c
 }
 

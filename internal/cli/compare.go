@@ -29,10 +29,7 @@ change between two runs of the same settings, within each set or in
 --noise-from (10% when neither side has repetitions). The rest are shown,
 not voted. Runs that ended early are refused (--allow-incomplete), and
 sets offered different rates or settings are compared only with a warning
-in the verdict.
-
-  tpslab compare runs/a runs/b
-  tpslab compare runs/a runs/b --noise-from runs/same --summary-format markdown`,
+in the verdict.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
@@ -85,5 +82,11 @@ in the verdict.
 	c.Flags().BoolVar(&allowIncomplete, "allow-incomplete", false, "compare runs that ended early (interrupted, halted, disk full) or partial merges too")
 	c.Flags().StringVar(&noiseFrom, "noise-from", "", "a directory of repeated runs at the same settings (run --repeat N): the largest change between any two is each figure's noise floor")
 	c.Flags().StringVar(&out, "out", "", "where to write the HTML comparison (default: compare.html in the last run's directory)")
+	c.Example = `  # two runs: the later one against the first
+  tpslab compare runs/before runs/after
+  # repetitions on each side (run --repeat 5 --out DIR), a table for a pull request
+  tpslab compare runs/base runs/change --summary-format markdown
+  # every row, with the noise measured from repeated runs at the same settings
+  tpslab compare runs/before runs/after --all --noise-from runs/base`
 	return c
 }

@@ -89,5 +89,13 @@ that run committed and is confirmed again (twice at most).`,
 	f.DurationVar(&confirm, "confirm-run", 10*time.Second, "run the rate the steps name this long (with the step warm-up) and step down if it misses there (0: no confirmation)")
 	f.DurationVar(&warm, "step-warmup", 2*time.Second, "start of each step excluded from its figures")
 	f.Float64Var(&missAfter, "miss-after", 3, "end a step early once more than this many seconds of its offered load are accepted and not committed, two seconds running (0: never)")
+	setGroup(f, "search", "slo", "min-ratio", "max-growth", "max-lag", "start", "factor", "tolerance", "max-rate", "max-steps", "step", "confirm-run", "step-warmup", "miss-after")
+	c.Example = `  # the highest rate a fresh 4-validator built-in network commits with p99 under 2 s
+  tpslab find-max --slo 'p99_commit<=2s'
+  # from 2,000/s, short steps, on a network tpslab net up started
+  tpslab find-max --net-home /tmp/net --start 2000 --step 6s --confirm-run 8s
+  # the Factom report's ramp, as a scenario
+  tpslab find-max examples/factom-steps.yaml`
+	groupedHelp(c)
 	return c
 }

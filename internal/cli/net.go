@@ -264,6 +264,21 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 	up.Flags().StringVar(&kube.CPU, "node-cpu", "", "with --kubeconfig: CPU per node, request and limit (e.g. 500m)")
 	up.Flags().StringVar(&kube.Memory, "node-memory", "", "with --kubeconfig: memory per node, request and limit (e.g. 512Mi)")
 	up.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
+	up.Example = `  # 4 validators of the built-in ledger on loopback, in a home of their own
+  tpslab net up --home /tmp/net --validators 4
+  # the same across emulated regions, with an RPC node taking the load
+  tpslab net up --home /tmp/net --validators 4 --topology global --rpc-nodes 1 --reset
+  # a Cosmos SDK chain (tpsd; --binary gaiad for the Hub's own daemon)
+  tpslab net up --kind cosmos --home /tmp/sdk --validators 1
+  # geth, the GNU Taler exchange, the PostgreSQL ledger service
+  tpslab net up --kind evm --home /tmp/geth
+  tpslab net up --kind taler --home /tmp/taler
+  # then load it, look at it, stop it
+  tpslab run --net-home /tmp/net --duration 20s
+  tpslab net status --home /tmp/net
+  tpslab net down --home /tmp/net`
+	setGroup(up.Flags(), "network", "kind", "home", "reset", "force")
+	groupedHelp(up)
 	return up
 }
 

@@ -101,6 +101,9 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	fs.BoolVar(&o.keep, "keep-network", false, "leave the built-in network running after the run")
 	fs.StringArrayVar(&o.faults, "fault", nil, "a fault during the load, repeatable: AT:ACTION:TARGET[:FOR], e.g. 10s:crash:node1:8s, 10s:pause:node2:5s, 15s:partition:node0+node1:10s, 5s:delay:node3:200ms, 5s:bandwidth:node3:1mbit (faults)")
 	fs.StringArrayVar(&o.thresholds, "threshold", nil, "pass/fail condition, repeatable: 'committed_tps>=1000', 'p99_commit<=2s', 'reject_rate<1%'")
+	setGroup(fs, "target", "endpoint", "node-metrics")
+	setGroup(fs, "network", "keep-network")
+	setGroup(fs, "run", "profile", "set", "fault", "threshold")
 }
 
 // resolve reads the file (if any) over the defaults, then applies flags.
@@ -109,7 +112,7 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 	if len(args) == 1 {
 		var err error
 		if sc, err = scenario.ReadFile(args[0]); err != nil {
-			return sc, exitcode.Wrap(exitcode.BadInput, err)
+			return sc, exitcode.Wrap(exitcode.BadInput, notAnAddress(args[0], err))
 		}
 	}
 	if err := applyScenarioFlags(o.fs, o.table, &sc); err != nil {
@@ -156,6 +159,18 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 	return sc, nil
 }
 
+// notAnAddress explains a scenario file that is not there but reads as
+// host:port: a flag's value given after a space (--dashboard ADDR).
+func notAnAddress(arg string, err error) error {
+	if _, statErr := os.Stat(arg); statErr == nil {
+		return err
+	}
+	if _, port, splitErr := net.SplitHostPort(arg); splitErr == nil && port != "" {
+		return fmt.Errorf("SCENARIO.yaml: %q is no file but reads as an address: give it to its flag with =, as in --dashboard=%s", arg, arg)
+	}
+	return err
+}
+
 // scenarioFlag maps a named flag onto one scenario field.
 type scenarioFlag struct{ flag, path, help string }
 
@@ -178,6 +193,7 @@ func registerScenarioFlags(fs *pflag.FlagSet, table []scenarioFlag, def *scenari
 			panic(fmt.Sprintf("flag --%s: %v", f.flag, err)) // a flag mapped to no field: a programming error
 		}
 		fs.Var(&scenarioValue{typ: typ, v: v}, f.flag, f.help+extra[f.flag]+" ("+f.path+")")
+		setGroup(fs, groupOfPath(f.path), f.flag)
 		if v == "0" || v == "0s" || v == "false" || v == "[]" || v == "" {
 			fs.Lookup(f.flag).DefValue = "" // --help shows no default for a zero value
 		}
@@ -292,6 +308,20 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 	c.Flags().StringVar(&dashboardAddr, "dashboard", "", "serve a live web page of the run: --dashboard alone on "+dashboard.DefaultAddr+" (a free port when taken), or --dashboard=HOST:PORT")
 	c.Flags().Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on host:port (e.g. 127.0.0.1:9464) while the run goes")
+	setGroup(c.Flags(), "run", "repeat", "same-network")
+	setGroup(c.Flags(), "output", "summary-format", "summary", "progress", "quiet", "dashboard", "metrics-addr", "raw-latencies")
+	setGroup(c.Flags(), "segments", "segments", "kubeconfig", "namespace", "image", "coordinator-addr")
+	c.Example = `  # 1,000 signed payments/s for 30 s on a fresh 4-validator built-in network
+  tpslab run
+  # a shorter run at another rate, with its live page (the = matters)
+  tpslab run --rate 500 --duration 20s --dashboard=127.0.0.1:5665
+  # the network tpslab net up started, through Cosmos REST, at a rate it can commit
+  tpslab run --net-home /tmp/sdk --via rest --rate 200 --duration 20s
+  # a scenario file, one field overridden, a pass/fail condition
+  tpslab run examples/zipf-merchants.yaml --set load.duration=20s --threshold 'p99_commit<=2s'
+  # an endpoint tpslab did not start (any CometBFT chain)
+  tpslab run --endpoint http://127.0.0.1:26657 --workload raw --rate 200`
+	groupedHelp(c)
 	return c
 }
 

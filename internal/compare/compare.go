@@ -45,7 +45,7 @@ func LoadWith(dir string, allowIncomplete bool) (Set, error) {
 		return s, err
 	default:
 		if _, err := os.Stat(dir); err != nil {
-			return s, err
+			return s, fmt.Errorf("%s: no such run directory, expected a run's directory (with result.json) or a directory of repetitions (run --repeat N); tpslab runs lists them", dir)
 		}
 		subs, _ := filepath.Glob(filepath.Join(dir, "*", "result.json"))
 		sort.Strings(subs)

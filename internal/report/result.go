@@ -101,17 +101,21 @@ func (o ThresholdOutcome) Actually() string {
 	if o.Note != "" {
 		return o.Note
 	}
-	unit := ""
-	name, _, _ := strings.Cut(strings.TrimSpace(o.Expr), " ")
+	unit, v := "", o.Actual
+	expr := strings.TrimSpace(o.Expr)
+	name := expr[:len(expr)-len(strings.TrimLeft(expr, "abcdefghijklmnopqrstuvwxyz0123456789_."))] // up to the operator
 	for _, d := range Defs(nil) {
 		if d.Name == name && d.Unit != "" && d.Unit != "1" {
 			unit = " " + d.Unit
+			if d.Kind == RatioKind { // kept as a fraction, written as a percentage
+				v *= 100
+			}
 		}
 	}
 	if unit == " %" {
 		unit = "%"
 	}
-	return fmt.Sprintf("actual %.4g%s", o.Actual, unit)
+	return fmt.Sprintf("actual %.4g%s", v, unit)
 }
 
 // Environment describes where the load generator ran.

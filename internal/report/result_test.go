@@ -129,3 +129,21 @@ func TestByKindTableRenders(t *testing.T) {
 		t.Errorf("kinds not in name order:\n%s", txt.String())
 	}
 }
+
+// A threshold's actual value carries its metric's unit, written with or
+// without spaces around the operator (docs/reports.md).
+func TestThresholdActualHasItsUnit(t *testing.T) {
+	for expr, want := range map[string]string{
+		"committed_tps>=1000": "actual 1252 tx/s",
+		"p99_commit <= 2s":    "actual 1252 ms",
+		"reject_rate<1%":      "actual 12.52%", // a fraction, 0.1252
+	} {
+		actual := 1252.0
+		if expr == "reject_rate<1%" {
+			actual = 0.1252
+		}
+		if got := (ThresholdOutcome{Expr: expr, Actual: actual}).Actually(); got != want {
+			t.Errorf("%s: %q, want %q", expr, got, want)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func environment(version string) report.Environment {
 	}
 	if e.GitCommit == "" {
 		// go run stamps no VCS information: ask the checkout it ran from.
-		e.GitCommit, e.GitModified = gitHead()
+		e.GitCommit, e.GitModified = GitHead()
 	}
 	e.BinarySHA256 = selfHash()
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
@@ -52,9 +52,9 @@ func environment(version string) report.Environment {
 	return e
 }
 
-// gitHead is the commit of the checkout tpslab runs from, and whether it
+// GitHead is the commit of the checkout tpslab runs from, and whether it
 // has changes, or "" outside one (or without git).
-func gitHead() (string, bool) {
+func GitHead() (string, bool) {
 	root, err := buildcache.Root()
 	if err != nil {
 		return "", false

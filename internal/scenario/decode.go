@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tpslab/tpslab/internal/suggest"
 )
 
 // yaml.v3's own decoder reports type errors by line without the field path
@@ -131,7 +133,7 @@ func field(s *Scenario, path string) (reflect.Value, error) {
 				names = append(append([]string{}, names...), secs.names()...)
 				sort.Strings(names)
 			}
-			return v, fmt.Errorf("%s: unknown field %q, expected one of %s", path, part, strings.Join(names, ", "))
+			return v, fmt.Errorf("%s: unknown field %q, expected one of %s%s", path, part, strings.Join(names, ", "), suggest.Phrase(part, names))
 		}
 		v = v.Field(i)
 	}
@@ -225,9 +227,9 @@ func decode(n *yaml.Node, v reflect.Value, path string) error {
 				if hasSecs {
 					names = append(append([]string{}, names...), secs.names()...)
 					sort.Strings(names)
-					return fmt.Errorf("%s: unknown field, expected one of %s (a kind's own section is named by the kind)", join(path, key), strings.Join(names, ", "))
+					return fmt.Errorf("%s: unknown field, expected one of %s (a kind's own section is named by the kind)%s", join(path, key), strings.Join(names, ", "), suggest.Phrase(key, names))
 				}
-				return fmt.Errorf("%s: unknown field, expected one of %s", join(path, key), strings.Join(names, ", "))
+				return fmt.Errorf("%s: unknown field, expected one of %s%s", join(path, key), strings.Join(names, ", "), suggest.Phrase(key, names))
 			}
 			if val := n.Content[i+1]; val.Kind == yaml.ScalarNode && val.Value == "auto" && t.Field(fi).Tag.Get("auto") == "zero" {
 				v.Field(fi).SetZero() // the field's 0 means auto (workload.gas)

@@ -12,6 +12,7 @@ func TestBadScenarios(t *testing.T) {
 	cases := []struct{ name, yaml, want string }{
 		{"unknown top field", "rat: 5", `rat: unknown field, expected one of`},
 		{"unknown nested field", "load:\n  rat: 5", `load.rat: unknown field, expected one of arrival, connections`},
+		{"misspelt field", "load:\n  duratoin: 5s", `; did you mean duration?`},
 		{"rate not a number", "load:\n  rate: fast", `load.rate: "fast", expected a finite number`},
 		{"rate NaN", "load:\n  rate: NaN", `load.rate: "NaN", expected a finite number`},
 		{"rate infinite", "load:\n  rate: .inf", `load.rate: ".inf", expected a finite number`},
@@ -27,8 +28,8 @@ func TestBadScenarios(t *testing.T) {
 		{"users", "load:\n  model: closed\n  users: 2000000", `load.users: 2000000, expected 1..1000000`},
 		{"max connections", "load:\n  max_connections: 20000", `load.max_connections: 20000, expected 0 (8 times load.connections) or 32..10000`},
 		{"hot share NaN", "workload:\n  sender_choice: {dist: hot, hot: 5, hot_share: .nan}", `workload.sender_choice.hot_share: ".nan", expected a finite number`},
-		{"negative rate", "load:\n  rate: -5", `load.rate: -5, expected a rate >= 0`},
-		{"zero rate", "load:\n  rate: 0", `load.rate: 0, expected a rate > 0`},
+		{"negative rate", "load:\n  rate: -5", `load.rate: -5, expected a rate above 0 payments per second`},
+		{"zero rate", "load:\n  rate: 0", `load.rate: 0, expected a rate above 0 payments per second`},
 		{"zero duration", "load:\n  duration: 0s", `load.duration: 0s, expected a duration > 0`},
 		{"bad duration", "load:\n  duration: thirty", `load.duration: "thirty" is not a duration, expected e.g. 30s`},
 		{"warmup too long", "load:\n  duration: 10s\n  warmup: 10s", `load.warmup: 10s, expected >= 0 and shorter than the load (10s)`},

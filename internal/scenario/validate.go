@@ -218,6 +218,9 @@ func (l Load) validate() error {
 		}
 		return l.validateWarmup()
 	}
+	if len(l.Stages) == 0 && l.Steps == nil && !(l.Rate > 0) {
+		return fmt.Errorf("load.rate: %g, expected a rate above 0 payments per second (or load.stages / load.steps)", l.Rate)
+	}
 	if err := rateIn("load.rate", l.Rate, 0, "a rate"); err != nil {
 		return err
 	}
@@ -257,9 +260,6 @@ func (l Load) validate() error {
 				return err
 			}
 		}
-	}
-	if len(l.Stages) == 0 && l.Steps == nil && l.Rate == 0 {
-		return fmt.Errorf("load.rate: 0, expected a rate > 0 (or load.stages / load.steps)")
 	}
 	if d := l.LoadDuration(); d > MaxDuration {
 		return fmt.Errorf("load: the stages or steps last %s, expected at most %s", d, MaxDuration)
