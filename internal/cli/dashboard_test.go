@@ -92,6 +92,32 @@ func checkLivePage(t *testing.T, dom string, stages int) {
 	if !strings.Contains(dom, `data-errors="0"`) {
 		t.Errorf("script errors: %s", regexp.MustCompile(`<body[^>]*>`).FindString(dom))
 	}
+	checkPanels(t, dom)
+}
+
+// checkPanels reads what each live chart's axes say (uPlot draws on a
+// canvas; the page keeps each axis's tick labels beside it) and that no
+// panel is blank: it shows its content or says "none" and why (issue 54).
+func checkPanels(t *testing.T, dom string) {
+	t.Helper()
+	for _, id := range []string{"c-rates", "c-latency", "c-queue"} {
+		tag := regexp.MustCompile(`<div class="chart" id="` + id + `"[^>]*>`).FindString(dom)
+		x := regexp.MustCompile(`data-ticks-x="([^"]*)"`).FindStringSubmatch(tag)
+		y := regexp.MustCompile(`data-ticks-y="([^"]*)"`).FindStringSubmatch(tag)
+		if x == nil || y == nil || !regexp.MustCompile(`\d+ s .*\d+ s`).MatchString(x[1]) || !regexp.MustCompile(`\d.* .*\d`).MatchString(y[1]) {
+			t.Errorf("chart %s: no axis ticks: %s", id, tag)
+		}
+		if !strings.Contains(dom, `class="uplot`) {
+			t.Errorf("chart %s is not drawn by uPlot", id)
+		}
+	}
+	stages := strings.Count(dom, `class="stage" data-stage=`) > 0 || regexp.MustCompile(`id="stages-none">none[^<]+<`).MatchString(dom)
+	nodes := strings.Contains(dom, `<tr data-node=`) || regexp.MustCompile(`id="nodes-none">none[^<]+<`).MatchString(dom)
+	thresholds := regexp.MustCompile(`<ul id="thresholds" data-metric="thresholds"><li`).MatchString(dom)
+	events := regexp.MustCompile(`<ul id="events"><li`).MatchString(dom)
+	if !stages || !nodes || !thresholds || !events {
+		t.Errorf("a blank panel: stages %v, nodes %v, thresholds %v, events %v", stages, nodes, thresholds, events)
+	}
 }
 
 // The first encounter (issue 35): a default run on 4 validators, not on a

@@ -79,8 +79,11 @@ func (o *outputFlags) progressTo() (w io.Writer, every time.Duration, inPlace bo
 }
 
 // terminalWidth is stdout's width, or $COLUMNS, or 100.
-func terminalWidth() int {
-	if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 20 {
+func terminalWidth() int { return terminalWidthOf(os.Stdout) }
+
+// terminalWidthOf is f's width as a terminal, or $COLUMNS, or 100.
+func terminalWidthOf(f *os.File) int {
+	if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
 		return w
 	}
 	if w, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && w > 20 {

@@ -358,6 +358,9 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		}
 	}
 	opts.Progress, opts.ProgressEvery, opts.ProgressInPlace = output.progressTo()
+	if opts.ProgressInPlace {
+		opts.ProgressWidth = terminalWidthOf(os.Stderr)
+	}
 	if metricsAddr != "" {
 		if opts.Out == "" {
 			opts.Out = runner.DefaultOut()
@@ -370,6 +373,7 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		fmt.Fprintf(os.Stderr, "live metrics: http://%s/metrics\n", ex.Addr())
 		opts.Observers = append(opts.Observers, ex)
 	}
+	var dash *dashboard.Dashboard
 	if dashboardAddr != "" {
 		if opts.Out == "" {
 			opts.Out = runner.DefaultOut()
@@ -381,8 +385,15 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		defer d.Close()
 		defer d.Linger(3 * time.Second)
 		opts.Observers = append(opts.Observers, d)
+		dash = d
 	}
 	res, err := runner.Run(cmd.Context(), sc, opts)
+	if dash != nil {
+		// The page's server ends with the run: say how to see it again.
+		again := seeAgain(opts.Out)
+		dash.SetAfter(again)
+		defer fmt.Fprintln(os.Stderr, again)
+	}
 	if seg != nil && seg.finish != nil {
 		defer seg.finish()
 	}
@@ -393,6 +404,11 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		showResult(res, 0)
 	}
 	return err
+}
+
+// seeAgain says how to see a run's page once its live dashboard is gone.
+func seeAgain(out string) string {
+	return fmt.Sprintf("live dashboard closed with the run; to see it again: tpslab serve %s, then http://%s/run/%s/", filepath.Dir(out), dashboard.DefaultAddr, filepath.Base(out))
 }
 
 // showResult is the end of every run, single or merged from segments:

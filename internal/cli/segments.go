@@ -242,7 +242,10 @@ func liveSegments(ctx context.Context, out string, n int, sc scenario.Scenario) 
 	go dash.Tail(tailCtx, dirs)
 	return dash, func() {
 		stopTail()
+		again := seeAgain(out)
+		dash.SetAfter(again)
 		dash.Linger(3 * time.Second)
 		dash.Close()
+		fmt.Fprintln(os.Stderr, again)
 	}, nil
 }

@@ -242,7 +242,7 @@ func (b browser) list(w http.ResponseWriter, _ *http.Request) {
 func (b browser) run(w http.ResponseWriter, r *http.Request) {
 	p := r.PathValue("path")
 	rel, leaf := p, ""
-	for _, l := range []string{"api/live", "report.html"} {
+	for _, l := range []string{"api/live", "report.html", "uplot.js", "uplot.css"} {
 		if strings.HasSuffix(p, "/"+l) {
 			rel, leaf = strings.TrimSuffix(p, "/"+l), l
 		}
@@ -262,6 +262,9 @@ func (b browser) run(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, b.shown(err), http.StatusNotFound)
 		return
 	}
+	if dashboard.ServeAsset(w, leaf) {
+		return
+	}
 	switch leaf {
 	case "report.html":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -275,6 +278,7 @@ func (b browser) run(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, b.shown(err), http.StatusInternalServerError)
 		return
 	}
+	d.SetAfter("", dashboard.Link{Text: "all runs", Href: "/"}, dashboard.Link{Text: "this run's report", Href: "report.html"})
 	if leaf == "api/live" {
 		d.ServeLive(w, r)
 		return

@@ -13,6 +13,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -60,10 +61,29 @@ type Figure struct {
 	Value float64 `json:"value"`
 }
 
-// Stage is one latency stage's p50 from the intended send, in ms.
+// Stage is one latency stage as report.html draws it: the p50 time it
+// took from the end of the one before, and when it was done (the sum of
+// the stages so far, from the intended send), in ms.
 type Stage struct {
-	Name string  `json:"name"`
-	P50  float64 `json:"p50_ms"`
+	Name  string  `json:"name"`
+	Ms    float64 `json:"ms"`
+	At    float64 `json:"at_ms"`
+	Color string  `json:"color"`
+}
+
+// Threshold is a checked threshold with its actual value written with its
+// unit, as the summary writes it.
+type Threshold struct {
+	report.ThresholdOutcome
+	Text    string `json:"text"`
+	Pending bool   `json:"pending,omitempty"` // not checked yet (before the first checkpoint)
+}
+
+// Link is a page linked from the dashboard (serve: the run's report, the
+// list of runs).
+type Link struct {
+	Text string `json:"text"`
+	Href string `json:"href"`
 }
 
 // State is what /api/live answers.
@@ -73,10 +93,13 @@ type State struct {
 	Points     []Point                   `json:"points"`
 	Figures    []Figure                  `json:"figures"`
 	Stages     []Stage                   `json:"stages"`
-	Thresholds []report.ThresholdOutcome `json:"thresholds"`
+	StagesNote string                    `json:"stages_note,omitempty"` // why there are none yet
+	Thresholds []Threshold               `json:"thresholds"`
 	Events     []report.Event            `json:"events"`
 	Verdict    string                    `json:"verdict,omitempty"` // when the run has ended
 	Final      bool                      `json:"final"`
+	After      string                    `json:"after,omitempty"` // how to see the run again
+	Links      []Link                    `json:"links,omitempty"`
 }
 
 // maxPoints bounds the seconds kept (an hour); older ones are dropped.
@@ -93,10 +116,13 @@ type head struct {
 	Segments   int                       `json:"segments,omitempty"`
 	Figures    []Figure                  `json:"figures"`
 	Stages     []Stage                   `json:"stages"`
-	Thresholds []report.ThresholdOutcome `json:"thresholds"`
+	StagesNote string                    `json:"stages_note,omitempty"`
+	Thresholds []Threshold               `json:"thresholds"`
 	Events     []report.Event            `json:"events"`
 	Verdict    string                    `json:"verdict,omitempty"`
 	Final      bool                      `json:"final"`
+	After      string                    `json:"after,omitempty"`
+	Links      []Link                    `json:"links,omitempty"`
 }
 
 // MaxViewers bounds the pages served at once (a viewer is a connection
@@ -133,7 +159,11 @@ func New(run string, thresholds []string) (*Dashboard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dashboard{st: State{Run: run, Points: []Point{}, Figures: []Figure{}, Stages: []Stage{}, Thresholds: []report.ThresholdOutcome{}, Events: []report.Event{}},
+	pending := []Threshold{}
+	for _, th := range ths {
+		pending = append(pending, Threshold{ThresholdOutcome: report.ThresholdOutcome{Expr: th.Expr}, Text: "not checked yet", Pending: true})
+	}
+	return &Dashboard{st: State{Run: run, Points: []Point{}, Figures: []Figure{}, Stages: []Stage{}, Thresholds: pending, Events: []report.Event{}},
 		ths: ths, finalSeen: make(chan struct{}), viewers: map[string]time.Time{}, started: time.Now()}, nil
 }
 
@@ -154,6 +184,11 @@ func (d *Dashboard) Listen(addr string) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", d.ServePage)
 	mux.HandleFunc("GET /api/live", d.ServeLive)
+	mux.HandleFunc("GET /{asset}", func(w http.ResponseWriter, r *http.Request) {
+		if !ServeAsset(w, r.PathValue("asset")) {
+			http.NotFound(w, r)
+		}
+	})
 	d.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go d.srv.Serve(d.ln)
 	return nil
@@ -193,6 +228,34 @@ func (d *Dashboard) ServePage(w http.ResponseWriter, _ *http.Request) {
 	w.Write(page)
 }
 
+// ServeAsset serves the page's chart library (uplot.js, uplot.css), the
+// one report.html embeds: the page makes no outside request. It says
+// whether name was one.
+func ServeAsset(w http.ResponseWriter, name string) bool {
+	js, css := report.UplotAssets()
+	switch name {
+	case "uplot.js":
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		io.WriteString(w, string(js))
+	case "uplot.css":
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		io.WriteString(w, string(css))
+	default:
+		return false
+	}
+	w.Header().Set("Cache-Control", "max-age=3600")
+	return true
+}
+
+// SetAfter sets the line that says how to see the run once it has ended,
+// and the links the page shows.
+func (d *Dashboard) SetAfter(after string, links ...Link) {
+	d.mu.Lock()
+	d.st.After, d.st.Links = after, links
+	d.head = nil
+	d.mu.Unlock()
+}
+
 // Finished is the dashboard of a run that has ended, from its files: the
 // page shows it as it stood at its end (tpslab serve).
 func Finished(res *report.Result) (*Dashboard, error) {
@@ -228,8 +291,8 @@ func (d *Dashboard) ServeLive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d.head == nil {
-		d.head, _ = json.Marshal(head{Run: d.st.Run, Segments: d.st.Segments, Figures: d.st.Figures, Stages: d.st.Stages,
-			Thresholds: d.st.Thresholds, Events: d.st.Events, Verdict: d.st.Verdict, Final: d.st.Final})
+		d.head, _ = json.Marshal(head{Run: d.st.Run, Segments: d.st.Segments, Figures: d.st.Figures, Stages: d.st.Stages, StagesNote: d.st.StagesNote,
+			Thresholds: d.st.Thresholds, Events: d.st.Events, Verdict: d.st.Verdict, Final: d.st.Final, After: d.st.After, Links: d.st.Links})
 	}
 	i := sort.Search(len(d.st.Points), func(i int) bool { return d.st.Points[i].T > since })
 	n := len(`{"points":[],`) + len(d.head)
@@ -381,10 +444,19 @@ var registry = func() map[string]report.Def {
 	return m
 }()
 
+// tileLabels name the tiles whose registry label is the metric's name.
+var tileLabels = map[string]string{
+	"offered_tps": "offered", "sent_tps": "sent",
+	"node_cpu_us_per_tx": "nodes' CPU per payment", "generator_cpu_us_per_tx": "tpslab's CPU per payment",
+}
+
 // figureOf is metric name with value v, labelled as the registry says.
 func figureOf(name string, v float64) Figure {
 	def := registry[name]
 	label := def.Label
+	if l, ok := tileLabels[name]; ok {
+		label = l
+	}
 	if label == "" {
 		label = strings.ReplaceAll(name, "_", " ")
 	}
@@ -418,23 +490,20 @@ func (d *Dashboard) Result(res *report.Result, final bool) {
 			d.st.Figures = append(d.st.Figures, figureOf(name, v))
 		}
 	}
-	l := s.LatencyMs
 	d.st.Stages = d.st.Stages[:0]
-	for _, st := range []struct {
-		name string
-		p    measure.Percentiles
-	}{{"ack", l.Ack}, {"gossiped", l.Gossiped}, {"proposed", l.Proposed}, {"commit", l.Commit}} {
-		if st.p.Count > 0 {
-			d.st.Stages = append(d.st.Stages, Stage{Name: st.name, P50: st.p.P50})
+	for _, st := range s.LatencyMs.Stages() {
+		d.st.Stages = append(d.st.Stages, Stage{Name: st.Name, Ms: st.Ms, At: st.At, Color: st.Color})
+	}
+	outcomes := res.Thresholds
+	if !final || len(res.Thresholds) == 0 {
+		outcomes = nil
+		for _, th := range d.ths {
+			outcomes = append(outcomes, th.Check(s))
 		}
 	}
-	if final && len(res.Thresholds) > 0 {
-		d.st.Thresholds = append(d.st.Thresholds[:0], res.Thresholds...)
-	} else {
-		d.st.Thresholds = d.st.Thresholds[:0]
-		for _, th := range d.ths {
-			d.st.Thresholds = append(d.st.Thresholds, th.Check(s))
-		}
+	d.st.Thresholds = d.st.Thresholds[:0]
+	for _, o := range outcomes {
+		d.st.Thresholds = append(d.st.Thresholds, Threshold{ThresholdOutcome: o, Text: o.Actually()})
 	}
 	d.st.Events = append(d.st.Events[:0], res.Events...)
 	d.head = nil
@@ -452,6 +521,9 @@ func (d *Dashboard) Result(res *report.Result, final bool) {
 func (d *Dashboard) SetSegments(n int) {
 	d.mu.Lock()
 	d.st.Segments = n
+	if n > 1 {
+		d.st.StagesNote = "none yet: each segment times its own stages; they are merged when the segments' results are, at the end"
+	}
 	d.head = nil
 	d.mu.Unlock()
 }

@@ -83,7 +83,10 @@ func TestLiveState(t *testing.T) {
 	res.Summary.LatencyMs.Ack = measure.Percentiles{Count: 300, P50: 10}
 	d.Result(res, false)
 	st = live(t, d, "?since=3")
-	if len(st.Thresholds) != 1 || st.Thresholds[0].OK || st.Verdict != "" || len(st.Stages) != 2 || st.Stages[1].Name != "commit" {
+	// report.html's stages: each the time from the end of the one before
+	// (sent 0, acknowledged 10, committed 440), done at their sum.
+	if len(st.Thresholds) != 1 || st.Thresholds[0].OK || st.Verdict != "" || len(st.Stages) != 3 || st.Stages[2].Name != "committed" ||
+		st.Stages[2].Ms != 440 || st.Stages[2].At != 450 || !strings.Contains(st.Thresholds[0].Text, "actual") {
 		t.Errorf("at a checkpoint: thresholds %+v, verdict %q, stages %+v", st.Thresholds, st.Verdict, st.Stages)
 	}
 	d.Result(res, true)

@@ -230,7 +230,8 @@ type Latency struct {
 // took after the previous stage.
 type Stage struct {
 	Name  string
-	Ms    float64
+	Ms    float64 // the stage's own time, from the end of the one before
+	At    float64 // when it was done, from the intended send (the sum so far)
 	Color string
 }
 
@@ -259,8 +260,8 @@ func (l Latency) Stages() []Stage {
 	prev := 0.0
 	for _, m := range marks {
 		d := max(m.at-prev, 0)
-		st = append(st, Stage{Name: m.name, Ms: d, Color: m.color})
 		prev = max(prev, m.at)
+		st = append(st, Stage{Name: m.name, Ms: d, At: prev, Color: m.color})
 	}
 	return st
 }

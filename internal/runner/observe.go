@@ -45,7 +45,7 @@ func (r *run) observers() []Observer {
 	}
 	if r.o.Progress != nil {
 		every := int(r.o.ProgressEvery / time.Second)
-		obs = append(obs, &progress{w: r.o.Progress, every: every, inPlace: r.o.ProgressInPlace})
+		obs = append(obs, &progress{w: r.o.Progress, every: every, inPlace: r.o.ProgressInPlace, width: r.o.ProgressWidth})
 	}
 	if r.sched != nil {
 		obs = append(obs, faultEffects{r.sched})
@@ -84,56 +84,84 @@ func (t thresholds) Result(res *report.Result, final bool) {
 
 // progress prints the load's progress: on a terminal one line rewritten
 // every second (k6's way), elsewhere a plain line every so often with the
-// rates over that stretch (CI logs). Latency reads "-" until a commit.
+// rates over that stretch (CI logs). Committed is a mean over at least the
+// last 5 s: blocks that do not fall on second boundaries make a steady
+// chain's per-second count saw-tooth. Latency reads "-" until a commit.
 type progress struct {
 	w       io.Writer
 	every   int // seconds between lines
 	inPlace bool
+	width   int // the terminal's columns; 0: any
 	acc     progressAcc
+	recent  [committedSpan]int64 // the last seconds' committed, a ring
+	seen    int
 }
 
+// committedSpan is the seconds the progress line's committed rate spans.
+const committedSpan = 5
+
 type progressAcc struct {
-	n                              int
-	offered, sent, committed, errs int64
-	p99                            float64 // the stretch's highest per-second p99 commit
-	inFlight, mempool              int
+	n                   int
+	offered, sent, errs int64
+	p99                 float64 // the stretch's highest per-second p99 commit
+	inFlight, mempool   int
 }
 
 func (p *progress) Second(s *report.Second, _ *measure.Interval, final bool) {
-	a := &p.acc
-	if !final {
-		a.n++
-		a.offered += s.Offered
-		a.sent += s.Sent
-		a.committed += s.Committed
-		a.errs += measure.Sum(s.Rejected) + measure.Sum(s.Failed) + s.Expired
-		if s.CommitMs.Count > 0 {
-			a.p99 = max(a.p99, s.CommitMs.P99)
-		}
-		a.inFlight, a.mempool = s.InFlight, s.MempoolTxs
-	}
 	if final {
 		if p.inPlace {
 			fmt.Fprintln(p.w)
 		}
 		return
 	}
+	a := &p.acc
+	a.n++
+	a.offered += s.Offered
+	a.sent += s.Sent
+	a.errs += measure.Sum(s.Rejected) + measure.Sum(s.Failed) + s.Expired
+	if s.CommitMs.Count > 0 {
+		a.p99 = max(a.p99, s.CommitMs.P99)
+	}
+	a.inFlight, a.mempool = s.InFlight, s.MempoolTxs
+	p.recent[p.seen%committedSpan] = s.Committed
+	p.seen++
 	if a.n < max(p.every, 1) {
 		return
 	}
-	n := int64(a.n)
-	lat := "-"
-	if a.p99 > 0 {
-		lat = fmt.Sprintf("%.0f ms", a.p99)
+	span := min(p.seen, committedSpan)
+	var committed int64
+	for _, c := range p.recent[:span] {
+		committed += c
 	}
-	line := fmt.Sprintf("%4.0fs %-7s offered %d/s  sent %d/s  committed %d/s  p99 commit %s  in flight %d  mempool %d  errors %d",
-		s.T, s.Phase, a.offered/n, a.sent/n, a.committed/n, lat, max(a.inFlight, 0), max(a.mempool, 0), max(a.errs, 0))
+	line := p.line(s, committed/int64(span), span)
 	if p.inPlace {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 	} else {
 		fmt.Fprintln(p.w, line)
 	}
 	p.acc = progressAcc{}
+}
+
+// line is the progress line, its fields dropped from the end when the
+// terminal is narrower (a wrapped line stays behind at each rewrite).
+func (p *progress) line(s *report.Second, committed int64, span int) string {
+	a, n := &p.acc, int64(p.acc.n)
+	lat := "-"
+	if a.p99 > 0 {
+		lat = fmt.Sprintf("%.0f ms", a.p99)
+	}
+	fields := []string{fmt.Sprintf("%4.0fs %-7s", s.T, s.Phase), fmt.Sprintf("offered %d/s", a.offered/n),
+		fmt.Sprintf("committed %d/s (%d s)", committed, span), fmt.Sprintf("p99 commit %s", lat),
+		fmt.Sprintf("sent %d/s", a.sent/n), fmt.Sprintf("in flight %d", max(a.inFlight, 0)),
+		fmt.Sprintf("errors %d", max(a.errs, 0)), fmt.Sprintf("mempool %d", max(a.mempool, 0))}
+	line := fields[0]
+	for _, f := range fields[1:] {
+		if p.width > 0 && len(line)+2+len(f) > p.width-1 {
+			break
+		}
+		line += "  " + f
+	}
+	return line
 }
 
 func (*progress) Result(*report.Result, bool) {}

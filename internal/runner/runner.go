@@ -48,6 +48,7 @@ type Options struct {
 	// second); ProgressInPlace rewrites one line (a terminal).
 	ProgressEvery   time.Duration
 	ProgressInPlace bool
+	ProgressWidth   int       // columns a progress line may fill (0: any)
 	Log             io.Writer // what the run is doing
 	Version         string
 	Kinds           *kinds.Registry // the kinds of system it can measure
