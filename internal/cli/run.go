@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/tpslab/tpslab/internal/dashboard"
 	"github.com/tpslab/tpslab/internal/report"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -339,7 +340,7 @@ var FitProcs bool
 
 // runOnce runs sc, prints its summary and writes its HTML report.
 func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg *segmentFlags) error {
-	opts := runner.Options{Out: sc.Out, Log: os.Stderr, Version: Version, Kinds: reg, Command: "run"}
+	opts := runner.Options{Out: sc.Out, Log: runLog(), Version: Version, Kinds: reg, Command: "run"}
 	if seg != nil {
 		if err := seg.asSegment(&sc, &opts); err != nil {
 			return err
@@ -353,7 +354,9 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 			least = 2
 		}
 		peak := l.Profile().Peak() * l.Segment.Share()
-		if n := sysmon.FitProcs(peak, least); n > 0 && n < runtime.NumCPU() {
+		if n := sysmon.FitProcs(peak, least); n > 0 && n < runtime.NumCPU() && output.summary == "full" {
+			// The result records it (generator.procs); the first screen
+			// of a default run leaves it out.
 			fmt.Fprintf(os.Stderr, "tpslab runs on %d of %d cores (GOMAXPROCS): a peak of %.0f tx/s needs no more; set GOMAXPROCS to choose\n", n, runtime.NumCPU(), peak)
 		}
 	}
@@ -392,7 +395,7 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		// The page's server ends with the run: say how to see it again.
 		again := seeAgain(opts.Out)
 		dash.SetAfter(again)
-		defer fmt.Fprintln(os.Stderr, again)
+		defer say(os.Stderr, again)
 	}
 	if seg != nil && seg.finish != nil {
 		defer seg.finish()
@@ -404,6 +407,24 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		showResult(res, 0)
 	}
 	return err
+}
+
+// runLog is where a run's lines go: stderr, wrapped at its width when it
+// is a terminal.
+func runLog() io.Writer {
+	if !isTerminal(os.Stderr) {
+		return os.Stderr
+	}
+	return &termLines{w: os.Stderr, width: terminalWidthOf(os.Stderr)}
+}
+
+// say writes line to f, wrapped at its width when it is a terminal.
+func say(f *os.File, line string) {
+	width := 0
+	if isTerminal(f) {
+		width = terminalWidthOf(f)
+	}
+	fmt.Fprintln(f, wrapLine(line, width))
 }
 
 // seeAgain says how to see a run's page once its live dashboard is gone.
@@ -419,17 +440,21 @@ func showResult(res *report.Result, segments int) {
 		paths = os.Stderr // stdout holds the markdown alone
 	}
 	printRunSummary(res, summaryFormat, segments > 0)
-	fmt.Fprintf(paths, "\nresult: %s", filepath.Join(res.Dir, "result.json"))
-	if segments > 0 {
-		fmt.Fprintf(paths, " (merged from %d segments)", segments)
+	width := 0
+	if isTerminal(paths) {
+		width = terminalWidthOf(paths)
 	}
-	fmt.Fprintln(paths)
+	line := "result: " + filepath.Join(res.Dir, "result.json")
+	if segments > 0 {
+		line += fmt.Sprintf(" (merged from %d segments)", segments)
+	}
+	fmt.Fprintln(paths, "\n"+wrapLine(line, width))
 	if path, herr := campaign.WriteReport(res.Dir); herr == nil {
-		fmt.Fprintf(paths, "report: %s", path)
+		line := "report: " + path
 		if output.summary != "full" && summaryFormat != "markdown" {
-			fmt.Fprintf(paths, "  (every figure: tpslab summary %s --summary full)", res.Dir)
+			line += fmt.Sprintf("  (every figure: tpslab summary %s --summary full)", res.Dir)
 		}
-		fmt.Fprintln(paths)
+		fmt.Fprintln(paths, wrapLine(line, width))
 	} else {
 		fmt.Fprintf(os.Stderr, "report: %v\n", herr)
 	}

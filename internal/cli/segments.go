@@ -246,6 +246,6 @@ func liveSegments(ctx context.Context, out string, n int, sc scenario.Scenario) 
 		dash.SetAfter(again)
 		dash.Linger(3 * time.Second)
 		dash.Close()
-		fmt.Fprintln(os.Stderr, again)
+		say(os.Stderr, again)
 	}, nil
 }

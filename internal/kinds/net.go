@@ -37,6 +37,10 @@ type NetOptions struct {
 	Tpslab string
 	// Kube, when set, starts the network as pods on Kubernetes (builtin).
 	Kube *kubenet.Options
+	// ForRun: a run starts the network for itself; its settings are in
+	// result.json, so the kind leaves the settings line out of the run's
+	// first screen.
+	ForRun bool
 	// Scenario is the scenario the options came from: a kind reads its
 	// own section of it (SectionOf).
 	Scenario *scenario.Scenario
@@ -82,7 +86,7 @@ func FromScenario(sc *scenario.Scenario, o StartOptions, kind, seed string, acco
 			no.Topology = "loopback" // proxied links, nothing added: faults can cut them
 		}
 	}
-	no.Home, no.Reset, no.Owner, no.Log, no.Tpslab = o.Home, true, o.Owner, o.Log, o.Binary
+	no.Home, no.Reset, no.Owner, no.Log, no.Tpslab, no.ForRun = o.Home, true, o.Owner, o.Log, o.Binary, true
 	if o.NodeBinary != "" {
 		no.Binary = o.NodeBinary
 	}

@@ -27,8 +27,12 @@ var keyTelemetry = []struct{ suffix, label string }{
 	{".mempool_txs", "mempool txs"},
 	{".p2p_send_bytes", "p2p sent/s"},
 	{".write_bytes", "disk writes/s"},
-	{".rounds", "extra rounds"},
+	{".rounds", "extra consensus rounds"},
 }
+
+// keptUpTelemetry are the per-node rows when the run kept up: the rest
+// (mempool, traffic, rounds) are in --summary full.
+var keptUpTelemetry = map[string]bool{".cpu_percent": true, ".rss_bytes": true}
 
 // maxNodeColumns is how many nodes the one-screen summary shows side by side.
 const maxNodeColumns = 8
@@ -46,7 +50,8 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		width = 100
 	}
 	s := r.Summary
-	fmt.Fprintf(out, "\n%s\n", r.Verdict())
+	fmt.Fprintln(out)
+	writeWrapped(out, "", r.Verdict(), width)
 	for _, t := range r.Thresholds {
 		mark := "✓"
 		if !t.OK {
@@ -62,24 +67,25 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 	for _, c := range counts {
 		nameW = max(nameW, len(c[0]))
 	}
-	fmt.Fprintf(out, "%-*s %9s %9s    %-22s %6s %6s %6s %6s\n", nameW, "", "total", "steady/s", "latency (ms, steady)", "p50", "p90", "p99", "max")
+	// Under 80 columns with the usual names: 9+8+9 left, 13+4x6 right.
+	fmt.Fprintf(out, "%-*s %8s %9s  %-13s %5s %5s %5s %5s\n", nameW, "", "total", "steady/s", "latency (ms)", "p50", "p90", "p99", "max")
 	for i := 0; i < max(len(counts), len(lat)); i++ {
-		left := fmt.Sprintf("%-*s %9s %9s", nameW, "", "", "")
+		left := fmt.Sprintf("%-*s %8s %9s", nameW, "", "", "")
 		if i < len(counts) {
-			left = fmt.Sprintf("%-*s %9s %9s", nameW, counts[i][0], counts[i][1], counts[i][2])
+			left = fmt.Sprintf("%-*s %8s %9s", nameW, counts[i][0], counts[i][1], counts[i][2])
 		}
 		right := ""
 		if i < len(lat) {
 			l := lat[i]
-			right = fmt.Sprintf("    %-22s %6s %6s %6s %6s", l[0], l[1], l[2], l[3], l[4])
+			right = fmt.Sprintf("  %-13s %5s %5s %5s %5s", l[0], l[1], l[2], l[3], l[4])
 		}
 		fmt.Fprintln(out, strings.TrimRight(left+right, " "))
 	}
 	if st := stages(&s); st != "" {
-		fmt.Fprintf(out, "stages (p50 from intended send): %s\n", st)
+		writeWrapped(out, "stages (p50 from the intended send): ", st, width)
 	}
 	if other := otherCounts(&s); other != "" {
-		fmt.Fprintf(out, "also: %s\n", other)
+		writeWrapped(out, "also: ", other, width)
 	}
 	if len(s.ByKind) > 0 {
 		parts := []string{}
@@ -92,7 +98,7 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 	printNodeColumns(out, r)
 
 	fmt.Fprintln(out)
-	fmt.Fprintf(out, "limit: %s\n", r.Limit())
+	writeWrapped(out, "limit: ", r.Limit(), width)
 	if j := r.Judge(); j.Outcome != OutcomeKeptUp && j.Limit.Cause != "" {
 		for _, a := range j.Also() {
 			writeWrapped(out, "  also held: ", a, width)
@@ -102,15 +108,17 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		}
 	}
 	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
-		fmt.Fprintf(out, "generator %.0f%% of one core; machine %.0f%% busy of %d cores (others %.0f%% of one core, steal %.0f%%)",
+		line := fmt.Sprintf("generator %.0f%% of one core; machine %.0f%% busy of %d cores (others %.0f%% of one core, steal %.0f%%)",
 			g.CPUPercent, g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent)
 		if b := s.BlocksSummary; b.Count > 0 {
-			fmt.Fprintf(out, "; blocks every %.0f ms, %.0f txs", b.IntervalMsMean, b.TxsMean)
+			line += fmt.Sprintf("; blocks every %.0f ms, %.0f txs", b.IntervalMsMean, b.TxsMean)
 		}
-		fmt.Fprintln(out)
+		writeWrapped(out, "", line, width)
 	}
 	var warns []string
-	if s.Generator.Warning != "" {
+	// A run that kept up leaves the generator's remarks (waits for
+	// connections or lanes while answers came fast) to --summary full.
+	if s.Generator.Warning != "" && (s.Generator.Limited || r.Judge().Outcome != OutcomeKeptUp) {
 		warns = append(warns, s.Generator.Warning)
 	}
 	warns = append(warns, s.Warnings...)
@@ -217,6 +225,16 @@ func stages(s *Summary) string {
 	return strings.Join(parts, " → ")
 }
 
+// otherWords say what the commonest of the other counters mean, in words a
+// newcomer knows (the rest go by their titles, docs/metrics.md).
+var otherWords = map[string]string{
+	"unsent":       "%s never sent (the load ended first)",
+	"conn_waits":   "%s waited for a busy connection",
+	"window_waits": "%s waited for their sender's window (payments in flight per sender)",
+	"late_commits": "%s committed after they had expired",
+	"resyncs":      "%s sender sequence resyncs",
+}
+
 // otherCounts are the counters the table leaves out that are not zero.
 func otherCounts(s *Summary) string {
 	shown := map[string]bool{"offered": true, "sent": true, "committed": true, "rejected": true, "expired": true, "accepted": true, "committed_failed": true, "in_flight_end": true}
@@ -225,8 +243,13 @@ func otherCounts(s *Summary) string {
 		if shown[d.Name] {
 			continue
 		}
-		if v := d.Value(&s.Counts); v != 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", strings.ReplaceAll(d.Name, "_", " "), count(v)))
+		v := d.Value(&s.Counts)
+		switch w, ok := otherWords[d.Name]; {
+		case v == 0:
+		case ok:
+			parts = append(parts, fmt.Sprintf(w, count(v)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s", strings.TrimSpace(d.Title), count(v)))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -255,8 +278,12 @@ func printNodeColumns(out io.Writer, r *Result) {
 		more = len(nodes) - maxNodeColumns
 		nodes = nodes[:maxNodeColumns]
 	}
+	keptUp := r.Judge().Outcome == OutcomeKeptUp
 	var rows []string
 	for _, k := range keyTelemetry {
+		if keptUp && !keptUpTelemetry[k.suffix] {
+			continue
+		}
 		cells := []string{fmt.Sprintf("%-22s", k.label)}
 		any := false
 		for _, n := range nodes {

@@ -105,7 +105,10 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 		}
 		return n, err
 	}
-	fmt.Fprintf(o.Log, "starting %d validators of the built-in ledger in %s\nsettings: %s\n", o.Validators, o.Home, o.Settings)
+	fmt.Fprintf(o.Log, "starting %d validators of the built-in ledger in %s\n", o.Validators, o.Home)
+	if !o.ForRun {
+		fmt.Fprintf(o.Log, "settings: %s\n", o.Settings)
+	}
 	if o.RPCNodes > 0 {
 		fmt.Fprintf(o.Log, "and %d RPC nodes (full nodes that do not validate) that take the load\n", o.RPCNodes)
 	}

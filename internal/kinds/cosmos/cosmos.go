@@ -107,7 +107,10 @@ func UpSDK(ctx context.Context, o kinds.NetOptions, chainID string, build func(i
 		}
 		return n, err
 	}
-	fmt.Fprintf(o.Log, "starting %d validators of %s in %s\nsettings: %s\n", o.Validators, bin, o.Home, o.Settings)
+	fmt.Fprintf(o.Log, "starting %d validators of %s in %s\n", o.Validators, bin, o.Home)
+	if !o.ForRun {
+		fmt.Fprintf(o.Log, "settings: %s\n", o.Settings)
+	}
 	return sdknet.Up(ctx, so)
 }
 
