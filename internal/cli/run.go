@@ -429,7 +429,7 @@ func say(f *os.File, line string) {
 
 // seeAgain says how to see a run's page once its live dashboard is gone.
 func seeAgain(out string) string {
-	return fmt.Sprintf("live dashboard closed with the run; to see it again: tpslab serve %s, then http://%s/run/%s/", filepath.Dir(out), dashboard.DefaultAddr, filepath.Base(out))
+	return fmt.Sprintf("see the page again: tpslab serve %s, then http://%s/run/%s/", filepath.Dir(out), dashboard.DefaultAddr, filepath.Base(out))
 }
 
 // showResult is the end of every run, single or merged from segments:
@@ -453,6 +453,9 @@ func showResult(res *report.Result, segments int) {
 		line := "report: " + path
 		if output.summary != "full" && summaryFormat != "markdown" {
 			line += fmt.Sprintf("  (every figure: tpslab summary %s --summary full)", res.Dir)
+			if width > 0 && len(line) > width {
+				line = "report: " + path + " (every figure: --summary full)"
+			}
 		}
 		fmt.Fprintln(paths, wrapLine(line, width))
 	} else {

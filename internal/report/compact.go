@@ -30,9 +30,6 @@ var keyTelemetry = []struct{ suffix, label string }{
 	{".rounds", "extra consensus rounds"},
 }
 
-// keptUpTelemetry are the per-node rows when the run kept up: the rest
-// (mempool, traffic, rounds) are in --summary full.
-var keptUpTelemetry = map[string]bool{".cpu_percent": true, ".rss_bytes": true}
 
 // maxNodeColumns is how many nodes the one-screen summary shows side by side.
 const maxNodeColumns = 8
@@ -81,9 +78,6 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		}
 		fmt.Fprintln(out, strings.TrimRight(left+right, " "))
 	}
-	if st := stages(&s); st != "" {
-		writeWrapped(out, "stages (p50 from the intended send): ", st, width)
-	}
 	if other := otherCounts(&s); other != "" {
 		writeWrapped(out, "also: ", other, width)
 	}
@@ -95,10 +89,20 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		}
 		fmt.Fprintf(out, "by kind: %s\n", strings.Join(parts, ", "))
 	}
-	printNodeColumns(out, r)
-
-	fmt.Fprintln(out)
-	writeWrapped(out, "limit: ", r.Limit(), width)
+	keptUp := r.Judge().Outcome == OutcomeKeptUp
+	if keptUp {
+		if l := nodesLine(r); l != "" {
+			writeWrapped(out, "", l, width)
+		}
+	} else {
+		printNodeColumns(out, r)
+		fmt.Fprintln(out)
+	}
+	if keptUp {
+		fmt.Fprintln(out, "limit: none reached (tpslab find-max finds where it stops)")
+	} else {
+		writeWrapped(out, "limit: ", r.Limit(), width)
+	}
 	if j := r.Judge(); j.Outcome != OutcomeKeptUp && j.Limit.Cause != "" {
 		for _, a := range j.Also() {
 			writeWrapped(out, "  also held: ", a, width)
@@ -108,8 +112,10 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		}
 	}
 	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
-		line := fmt.Sprintf("generator %.0f%% of one core; machine %.0f%% busy of %d cores (others %.0f%% of one core, steal %.0f%%)",
-			g.CPUPercent, g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent)
+		line := fmt.Sprintf("generator %.0f%% of a core, machine %.0f%% of %d cores", g.CPUPercent, g.MachineCPUPercent, g.Cores)
+		if !keptUp || g.OthersCPUPercent > 25 || g.StealPercent > 5 {
+			line += fmt.Sprintf(" (others %.0f%% of one core, steal %.0f%%)", g.OthersCPUPercent, g.StealPercent)
+		}
 		if b := s.BlocksSummary; b.Count > 0 {
 			line += fmt.Sprintf("; blocks every %.0f ms, %.0f txs", b.IntervalMsMean, b.TxsMean)
 		}
@@ -192,11 +198,41 @@ func compactLatency(s *Summary) [][5]string {
 		}
 		return [5]string{name, ms(p.P50), ms(p.P90), ms(p.P99), ms(p.Max)}
 	}
-	return [][5]string{
-		row("commit", s.LatencyMs.Commit),
-		row("ack", s.LatencyMs.Ack),
-		row("schedule lag", s.LatencyMs.ScheduleLag),
+	// In the order a payment goes through them, each from the intended
+	// send: the stages the chain says (gossiped, proposed) among them.
+	l := s.LatencyMs
+	rows := [][5]string{row("schedule lag", l.ScheduleLag), row("ack", l.Ack)}
+	if l.Gossiped.Count > 0 {
+		rows = append(rows, row("gossiped", l.Gossiped))
 	}
+	if l.Proposed.Count > 0 {
+		rows = append(rows, row("proposed", l.Proposed))
+	}
+	return append(rows, row("commit", l.Commit))
+}
+
+// nodesLine is the nodes in one line, for a run that kept up: how many,
+// the range of their CPU and memory ("" without telemetry).
+func nodesLine(r *Result) string {
+	var cpus, mems []float64
+	for name, st := range r.Summary.Telemetry {
+		node, metric, _ := strings.Cut(name, ".")
+		switch {
+		case node == "links":
+		case metric == "cpu_percent":
+			cpus = append(cpus, st.Mean)
+		case metric == "rss_bytes":
+			mems = append(mems, st.Mean)
+		}
+	}
+	if len(cpus) == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("nodes: %d at %.0f-%.0f%% of one core", len(cpus), slices.Min(cpus), slices.Max(cpus))
+	if len(mems) > 0 {
+		line += fmt.Sprintf(", %s-%s memory", human(slices.Min(mems), "bytes"), human(slices.Max(mems), "bytes"))
+	}
+	return line + " (each: --summary full)"
 }
 
 // ms is a latency in ms, to a precision that reads.
@@ -207,23 +243,6 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-// stages is the latency-by-stage chain at p50: ack → gossiped → proposed
-// → commit ("" when the chain says nothing of its stages).
-func stages(s *Summary) string {
-	l := s.LatencyMs
-	if l.Proposed.Count == 0 && l.Gossiped.Count == 0 {
-		return ""
-	}
-	parts := []string{"ack " + ms(l.Ack.P50)}
-	if l.Gossiped.Count > 0 {
-		parts = append(parts, "gossiped "+ms(l.Gossiped.P50))
-	}
-	if l.Proposed.Count > 0 {
-		parts = append(parts, "proposed "+ms(l.Proposed.P50))
-	}
-	parts = append(parts, "commit "+ms(l.Commit.P50)+" ms")
-	return strings.Join(parts, " → ")
-}
 
 // otherWords say what the commonest of the other counters mean, in words a
 // newcomer knows (the rest go by their titles, docs/metrics.md).
@@ -278,12 +297,8 @@ func printNodeColumns(out io.Writer, r *Result) {
 		more = len(nodes) - maxNodeColumns
 		nodes = nodes[:maxNodeColumns]
 	}
-	keptUp := r.Judge().Outcome == OutcomeKeptUp
 	var rows []string
 	for _, k := range keyTelemetry {
-		if keptUp && !keptUpTelemetry[k.suffix] {
-			continue
-		}
 		cells := []string{fmt.Sprintf("%-22s", k.label)}
 		any := false
 		for _, n := range nodes {

@@ -421,18 +421,24 @@ func (r *run) presign(ctx context.Context) error {
 	if c, ok := p.(workload.Carrier); ok && r.o.Carry != nil {
 		c.UseCarry(r.o.Carry)
 	}
-	fmt.Fprintf(r.o.Log, "presigning %d payments (about %s)\n", count, scenario.Bytes(bytes))
+	inPlace := r.o.Progress != nil && r.o.ProgressInPlace
+	if inPlace {
+		// One line on a terminal, rewritten, then replaced by the note.
+		fmt.Fprintf(r.o.Progress, "presigning %d payments (about %s)", count, scenario.Bytes(bytes))
+	} else {
+		fmt.Fprintf(r.o.Log, "presigning %d payments (about %s)\n", count, scenario.Bytes(bytes))
+	}
 	start := time.Now()
 	progress := func(done, total int) {}
-	if r.o.Progress != nil && r.o.ProgressInPlace {
+	if inPlace {
 		progress = func(done, total int) {
 			el := time.Since(start).Seconds()
-			fmt.Fprintf(r.o.Progress, "\rpresigning %d payments: %3.0f%% (%.0f/s)   ", total, 100*float64(done)/float64(total), float64(done)/math.Max(el, 1e-3))
+			fmt.Fprintf(r.o.Progress, "\r\033[Kpresigning %d payments (about %s): %3.0f%% (%.0f/s)", total, scenario.Bytes(bytes), 100*float64(done)/float64(total), float64(done)/math.Max(el, 1e-3))
 		}
 	}
 	signed, err := p.Presign(ctx, n, sc.Seed, progress)
-	if r.o.Progress != nil && r.o.ProgressInPlace {
-		fmt.Fprintln(r.o.Progress)
+	if inPlace {
+		fmt.Fprint(r.o.Progress, "\r\033[K")
 	}
 	el := time.Since(start)
 	if err != nil {
@@ -442,7 +448,7 @@ func (r *run) presign(ctx context.Context) error {
 	if carried := count - signed; carried > 0 { // the plan's payments not signed came from the carry
 		kept = fmt.Sprintf(", and took %d signed by the run before", carried)
 	}
-	r.note("presigned %d payments%s (for %d offers, with headroom per sender) in %.1f s: %.0f signatures/s", signed, kept, n, el.Seconds(), float64(signed)/el.Seconds())
+	r.note("presigned %d payments%s (%d offers, headroom per sender) in %.1f s, %.0f/s", signed, kept, n, el.Seconds(), float64(signed)/el.Seconds())
 	// Collect now, before the clock starts: the collection that presigning
 	// made due otherwise came during the load (at 400k/s against the sink,
 	// a 0.3 s collection mid-run set the schedule lag's p99), and after it
@@ -481,10 +487,29 @@ func describeLoad(sc scenario.Scenario) string {
 	case len(l.Stages) > 0:
 		return fmt.Sprintf("open model, %d stages (%s arrivals)", len(l.Stages), l.Arrival)
 	}
-	return fmt.Sprintf("open model, %g tx/s (%s arrivals), %s %s workload", l.Rate, l.Arrival, sc.Workload.Mode, sc.Workload.Kind)
+	// A rate is the open model; uniform arrivals are its default.
+	arrivals := ""
+	if l.Arrival != "uniform" {
+		arrivals = fmt.Sprintf(" (%s arrivals)", l.Arrival)
+	}
+	return fmt.Sprintf("%g tx/s of %s %s%s", l.Rate, sc.Workload.Mode, plural(string(sc.Workload.Kind)), arrivals)
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// plural is a workload kind's name for many of them (payment: payments,
+// raw: raw transactions).
+func plural(kind string) string {
+	switch {
+	case kind == "raw":
+		return "raw transactions"
+	case kind == "erc20":
+		return "ERC-20 transfers"
+	case strings.HasSuffix(kind, "s"):
+		return kind
+	}
+	return kind + "s"
+}
 
 // hardOf is the context a second interruption ends.
 func hardOf(ctx context.Context) context.Context { return interrupt.Hard(ctx) }
