@@ -88,18 +88,18 @@ type Link struct {
 
 // State is what /api/live answers.
 type State struct {
-	Run        string                    `json:"run"`
-	Segments   int                       `json:"segments,omitempty"` // merged from this many segments
-	Points     []Point                   `json:"points"`
-	Figures    []Figure                  `json:"figures"`
-	Stages     []Stage                   `json:"stages"`
-	StagesNote string                    `json:"stages_note,omitempty"` // why there are none yet
-	Thresholds []Threshold               `json:"thresholds"`
-	Events     []report.Event            `json:"events"`
-	Verdict    string                    `json:"verdict,omitempty"` // when the run has ended
-	Final      bool                      `json:"final"`
-	After      string                    `json:"after,omitempty"` // how to see the run again
-	Links      []Link                    `json:"links,omitempty"`
+	Run        string         `json:"run"`
+	Segments   int            `json:"segments,omitempty"` // merged from this many segments
+	Points     []Point        `json:"points"`
+	Figures    []Figure       `json:"figures"`
+	Stages     []Stage        `json:"stages"`
+	StagesNote string         `json:"stages_note,omitempty"` // why there are none yet
+	Thresholds []Threshold    `json:"thresholds"`
+	Events     []report.Event `json:"events"`
+	Verdict    string         `json:"verdict,omitempty"` // when the run has ended
+	Final      bool           `json:"final"`
+	After      string         `json:"after,omitempty"` // how to see the run again
+	Links      []Link         `json:"links,omitempty"`
 }
 
 // maxPoints bounds the seconds kept (an hour); older ones are dropped.
@@ -112,17 +112,17 @@ var shownFigures = []string{"committed_tps", "offered_tps", "sent_tps", "p50_com
 // viewer's answer is its points after ?since= and this, copied, never
 // encoded again (50 viewers encoding the state each cost 25% of a core).
 type head struct {
-	Run        string                    `json:"run"`
-	Segments   int                       `json:"segments,omitempty"`
-	Figures    []Figure                  `json:"figures"`
-	Stages     []Stage                   `json:"stages"`
-	StagesNote string                    `json:"stages_note,omitempty"`
-	Thresholds []Threshold               `json:"thresholds"`
-	Events     []report.Event            `json:"events"`
-	Verdict    string                    `json:"verdict,omitempty"`
-	Final      bool                      `json:"final"`
-	After      string                    `json:"after,omitempty"`
-	Links      []Link                    `json:"links,omitempty"`
+	Run        string         `json:"run"`
+	Segments   int            `json:"segments,omitempty"`
+	Figures    []Figure       `json:"figures"`
+	Stages     []Stage        `json:"stages"`
+	StagesNote string         `json:"stages_note,omitempty"`
+	Thresholds []Threshold    `json:"thresholds"`
+	Events     []report.Event `json:"events"`
+	Verdict    string         `json:"verdict,omitempty"`
+	Final      bool           `json:"final"`
+	After      string         `json:"after,omitempty"`
+	Links      []Link         `json:"links,omitempty"`
 }
 
 // MaxViewers bounds the pages served at once (a viewer is a connection

@@ -30,7 +30,6 @@ var keyTelemetry = []struct{ suffix, label string }{
 	{".rounds", "extra consensus rounds"},
 }
 
-
 // maxNodeColumns is how many nodes the one-screen summary shows side by side.
 const maxNodeColumns = 8
 
@@ -242,7 +241,6 @@ func ms(v float64) string {
 	}
 	return fmt.Sprintf("%.1f", v)
 }
-
 
 // otherWords say what the commonest of the other counters mean, in words a
 // newcomer knows (the rest go by their titles, docs/metrics.md).
