@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tpslab/tpslab/internal/campaign"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 )
@@ -71,6 +73,7 @@ the same settings and compare the runs (tpslab compare).`,
 			o.Run = func(ctx context.Context, rc scenario.Scenario, node string) error {
 				return runQuiet(ctx, reg, rc, node, "ab")
 			}
+			started := time.Now()
 			c, err := campaign.AB(cmd.Context(), sc, o)
 			if len(c.Against) == 0 {
 				return err
@@ -82,11 +85,16 @@ the same settings and compare the runs (tpslab compare).`,
 				f.Close()
 				fmt.Fprintf(os.Stderr, "html: %s\n", filepath.Join(o.Out, "compare.html"))
 			}
-			if regs := campaign.Regressions(c, maxRegression); len(regs) > 0 {
-				var what []string
-				for _, r := range regs {
-					what = append(what, fmt.Sprintf("%s %+.1f%%", r.Metric, r.ChangePct))
-				}
+			regs := campaign.Regressions(c, maxRegression)
+			var what []string
+			for _, r := range regs {
+				what = append(what, fmt.Sprintf("%s %+.1f%%", r.Metric, r.ChangePct))
+			}
+			// For tpslab runs and serve: the comparison's verdict beside it.
+			if werr := report.WriteJSON(filepath.Join(o.Out, abFile), abSummary{A: o.A, B: o.B, Repeat: o.Repeat, Verdict: c.Against[0].Verdict, Regressions: what, Started: started}); werr != nil {
+				fmt.Fprintf(os.Stderr, "%s: %v\n", abFile, werr)
+			}
+			if len(regs) > 0 {
 				return exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("B is worse than A beyond --max-regression %g%%: %s", maxRegression, strings.Join(what, ", ")))
 			}
 			return err

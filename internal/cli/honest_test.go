@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 
 	"github.com/tpslab/tpslab/internal/cli"
+	"github.com/tpslab/tpslab/internal/findmax"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testbin"
@@ -387,24 +389,58 @@ func TestNetUpCosmosWithBinary(t *testing.T) {
 	}
 }
 
-// runs lists repetition sets and ab outputs, not only single runs (issue
-// 35: the README's own --repeat set did not show).
-func TestRunsListsSetsAndAB(t *testing.T) {
+// runs and serve list the same campaigns, each with its result: a run,
+// a repetition set, a find-max search (its steps not apart) and an ab
+// comparison with its verdict (issues 35 and 54).
+func TestRunsAndServeListTheSameCampaigns(t *testing.T) {
 	dir := t.TempDir()
 	writeResult(t, filepath.Join(dir, "single"), "complete", 10, 4970)
 	for i := 1; i <= 3; i++ {
 		writeResult(t, filepath.Join(dir, "set", fmt.Sprintf("rep-%d", i)), "complete", 10, 4970)
 	}
 	for _, side := range []string{"a", "b"} {
-		for i := 1; i <= 2; i++ {
+		for i := 1; i <= 3; i++ {
 			writeResult(t, filepath.Join(dir, "abrun", side, fmt.Sprintf("rep-%d", i)), "complete", 10, 4970)
 		}
 	}
-	out, _, code := tpslabIn(t, "runs", "--dir", dir)
-	for _, want := range []string{filepath.Join(dir, "single"), filepath.Join(dir, "set") + " ", "3 repetitions (rep-1..rep-3)", "A/B (ab): tpslab compare " + filepath.Join(dir, "abrun", "a")} {
-		if code != 0 || !strings.Contains(out, want) {
-			t.Errorf("runs: exit %d, no %q in:\n%s", code, want, out)
+	if err := report.WriteJSON(filepath.Join(dir, "abrun", "ab.json"), map[string]any{"A": "/x/tpslab-a", "B": "/x/tpslab-b", "Repeat": 3, "Verdict": "no significant difference in committed TPS"}); err != nil {
+		t.Fatal(err)
+	}
+	// find-max: its steps are runs of its own, listed with it.
+	for i := 1; i <= 4; i++ {
+		writeResult(t, filepath.Join(dir, "search", fmt.Sprintf("step-%d", i)), "complete", 10, 4970)
+	}
+	out := findmax.Outcome{Sustainable: 1850, Confirmed: true, Bracket: [2]float64{1850, 2000}, Steps: make([]findmax.Step, 4), Stopped: "bracket within 10%"}
+	if err := report.WriteJSON(filepath.Join(dir, "search", "find-max.json"), map[string]any{"schema_version": 1, "objective": "p99_commit<=2s", "took_s": 60, "outcome": out}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "search", "find-max.html"), []byte("<html>knee</html>"), 0o644)
+
+	listed, _, code := tpslabIn(t, "runs", "--dir", dir)
+	srv := httptest.NewServer(cli.BrowserMux(dir, filepath.Join(dir, "history.jsonl")))
+	defer srv.Close()
+	get := getter(t, srv.URL)
+	_, page := get("/")
+	for _, c := range []struct{ name, what, status, result string }{
+		{"single", "run", "ok", "kept up"},
+		{"set", "repetitions", "ok", "3 repetitions (rep-1..rep-3)"},
+		{"search", "find-max", "ok", "sustainable 1,850 tx/s, confirmed, under p99_commit&lt;=2s (4 steps)"},
+		{"abrun", "ab", "ok", "3 pairs: no significant difference in committed TPS"},
+	} {
+		line := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(filepath.Join(dir, c.name)) + `\s+` + c.what + `\s.*\s` + c.status + `\s+.*$`).FindString(listed)
+		if code != 0 || !strings.Contains(line, strings.ReplaceAll(c.result, "&lt;", "<")) {
+			t.Errorf("runs: exit %d, no %s %s line with %q in:\n%s", code, c.what, c.name, c.result, listed)
 		}
+		row := regexp.MustCompile(`<tr data-run="` + c.name + `" data-what="` + c.what + `" data-status="` + c.status + `">.*`).FindString(page)
+		if !strings.Contains(row, c.result) {
+			t.Errorf("serve: no %s %s row with %q in:\n%s", c.what, c.name, c.result, page)
+		}
+	}
+	if strings.Contains(listed, "step-1") || strings.Contains(page, "step-1") || strings.Contains(listed, "rep-1 ") {
+		t.Errorf("a campaign's own runs listed apart:\n%s\n%s", listed, page)
+	}
+	if code, body := get("/run/search/find-max.html"); code != 200 || !strings.Contains(body, "knee") {
+		t.Errorf("find-max's page under serve: %d %q", code, body)
 	}
 	// record points at one repetition, in one line.
 	_, stderr, code := tpslabIn(t, "record", filepath.Join(dir, "set"))

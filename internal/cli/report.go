@@ -83,41 +83,34 @@ func runsCmd() *cobra.Command {
 	var dir string
 	c := &cobra.Command{
 		Use:   "runs",
-		Short: "List run directories, repetition sets (--repeat) and A/B outputs (ab) with their one-line verdicts",
-		Args:  cobra.NoArgs,
+		Short: "List runs, repetition sets (--repeat), find-max searches and A/B comparisons (ab) with their results",
+		Long: `List what a runs folder holds, as tpslab serve lists it: each run with its
+verdict, each repetition set, each find-max search with its sustainable rate,
+each ab comparison with its verdict (a campaign's own runs are not listed
+apart). STATUS is ok (kept up, confirmed, no regression), warn (fell behind,
+not confirmed) or fail (nothing committed, a halt, a regression).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			entries, _ := os.ReadDir(dir)
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tSTARTED\tVERDICT")
+			fmt.Fprintln(tw, "NAME\tWHAT\tSTARTED\tSTATUS\tRESULT")
 			refused := 0
-			for _, e := range entries {
-				if !e.IsDir() {
-					continue
+			read := func(d string) (entry, bool) {
+				r, err := report.ReadResult(d)
+				if err != nil {
+					refused++
+					return entry{What: "run", Status: "fail", Result: fmt.Sprintf("refused: %v", err)}, true
 				}
-				d := filepath.Join(dir, e.Name())
-				if _, err := os.Stat(filepath.Join(d, "result.json")); err == nil {
-					r, err := report.ReadResult(d)
-					if err != nil {
-						refused++
-						fmt.Fprintf(tw, "%s\t\trefused: %v\n", d, err)
-						continue
-					}
-					if r.NeverLoaded() {
-						continue // no figures: not a run
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", d, r.StartedAt.Format("2006-01-02 15:04"), r.Verdict())
-					continue
+				if r.NeverLoaded() {
+					return entry{}, false // no figures: not a run
 				}
-				if set, ok := readSet(d); ok {
-					fmt.Fprintf(tw, "%s\n", set.line())
-					continue
+				return runEntry(r), true
+			}
+			for _, e := range campaigns(dir, read) {
+				started := ""
+				if !e.Started.IsZero() {
+					started = e.Started.Format("2006-01-02 15:04")
 				}
-				a, aok := readSet(filepath.Join(d, "a"))
-				b, bok := readSet(filepath.Join(d, "b"))
-				if aok && bok {
-					fmt.Fprintf(tw, "%s\t\tA/B (ab): tpslab compare %s %s\n", d, a.Dir, b.Dir)
-					fmt.Fprintf(tw, "  %s\n  %s\n", a.line(), b.line())
-				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", filepath.Join(dir, e.Name), e.What, started, e.Status, e.Result)
 			}
 			tw.Flush()
 			if refused > 0 {
@@ -135,11 +128,9 @@ type repSet struct {
 	Dir     string
 	Started time.Time // the earliest repetition's start
 	About   string    // how many, the range of committed rates, how many kept up
+	Status  string    // ok when every repetition kept up, else warn
 }
 
-func (s repSet) line() string {
-	return fmt.Sprintf("%s\t%s\t%s", s.Dir, s.Started.Format("2006-01-02 15:04"), s.About)
-}
 
 // readSet reads the repetition set in dir; false when dir holds none.
 func readSet(dir string) (repSet, bool) {
@@ -166,5 +157,9 @@ func readSet(dir string) (repSet, bool) {
 	if n == 0 {
 		return repSet{}, false
 	}
-	return repSet{Dir: dir, Started: started, About: fmt.Sprintf("%d repetitions (rep-1..rep-%d): committed %.0f..%.0f tx/s, %d of %d kept up; record or report one of them, compare the set", n, len(reps), lo, hi, kept, n)}, true
+	status := "ok"
+	if kept < n {
+		status = "warn"
+	}
+	return repSet{Dir: dir, Started: started, Status: status, About: fmt.Sprintf("%d repetitions (rep-1..rep-%d): committed %.0f..%.0f tx/s, %d of %d kept up; record or report one of them, compare the set", n, len(reps), lo, hi, kept, n)}, true
 }

@@ -94,7 +94,7 @@ type rowCache struct {
 type cachedRow struct {
 	size int64
 	mod  time.Time
-	row  listed
+	row  entry
 	skip bool // not a run to list (never loaded, a segment's)
 }
 
@@ -161,25 +161,29 @@ func (b browser) readRun(ctx context.Context, dir string) (*report.Result, error
 	return readRunForCharts(dir)
 }
 
-// row is the list's row for the run whose result.json is at p, read again
-// only when the file changed.
-func (b browser) row(p string, st os.FileInfo) (listed, bool) {
+// row is the list's line for the run in dir, read again only when its
+// result.json changed.
+func (b browser) row(dir string) (entry, bool) {
+	p := filepath.Join(dir, "result.json")
+	st, err := os.Stat(p)
+	if err != nil || !b.inside(p) {
+		return entry{}, false
+	}
 	b.rows.mu.Lock()
 	c, ok := b.rows.m[p]
 	b.rows.mu.Unlock()
 	if ok && c.size == st.Size() && c.mod.Equal(st.ModTime()) {
 		return c.row, !c.skip
 	}
-	dir := filepath.Dir(p)
 	name, _ := filepath.Rel(b.dir, dir)
 	c = cachedRow{size: st.Size(), mod: st.ModTime()}
 	if st.Size() > serveMaxResult {
-		c.row = listed{Name: name, Verdict: fmt.Sprintf("not read: result.json is %d MB, more than serve reads (%d MB)", st.Size()>>20, serveMaxResult>>20)}
+		c.row = entry{What: "run", Status: "fail", Result: fmt.Sprintf("not read: result.json is %d MB, more than serve reads (%d MB)", st.Size()>>20, serveMaxResult>>20)}
 	} else if r, err := report.ReadResult(dir); err != nil {
-		c.row = listed{Name: name, Verdict: "refused: " + b.shown(err)}
+		c.row = entry{What: "run", Status: "fail", Result: "refused: " + b.shown(err)}
 	} else {
 		c.skip = r.NeverLoaded() || strings.Contains(name, string(filepath.Separator)+"segments"+string(filepath.Separator))
-		c.row = listed{Name: name, Started: r.StartedAt.Format("2006-01-02 15:04"), Verdict: r.Verdict(), Single: true}
+		c.row = runEntry(r)
 	}
 	b.rows.mu.Lock()
 	b.rows.m[p] = c
@@ -188,45 +192,33 @@ func (b browser) row(p string, st os.FileInfo) (listed, bool) {
 }
 
 var listPage = template.Must(template.New("list").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tpslab runs</title>
-<style>body{font:14px system-ui,sans-serif;margin:20px}td,th{padding:3px 12px 3px 0;text-align:left}</style></head><body>
+<style>body{font:14px system-ui,sans-serif;margin:20px}td,th{padding:3px 12px 3px 0;text-align:left;vertical-align:top}
+.ok{border-left:4px solid #15803d;padding-left:6px}.warn{border-left:4px solid #d97706;padding-left:6px}.fail{border-left:4px solid #b91c1c;padding-left:6px}
+.st-ok{color:#15803d}.st-warn{color:#b45309}.st-fail{color:#b91c1c}</style></head><body>
 <h1>tpslab runs in {{.Dir}}</h1>
 <form action="/compare">compare <input name="a" placeholder="run or set"> with <input name="b" placeholder="run or set"> <button>compare</button></form>
-<table><tr><th>run</th><th>started</th><th>verdict</th><th></th></tr>
-{{range .Runs}}<tr data-run="{{.Name}}"><td>{{.Name}}</td><td>{{.Started}}</td><td>{{.Verdict}}</td><td>{{if .Single}}<a href="/run/{{.Name}}/">page</a> · <a href="/run/{{.Name}}/report.html">report</a>{{else}}<a href="/compare?a={{.Name}}">compare</a>{{end}}</td></tr>
-{{end}}</table>
+<table><tr><th>name</th><th>what</th><th>started</th><th>result</th><th></th></tr>
+{{range .Runs}}<tr data-run="{{.Name}}" data-what="{{.What}}" data-status="{{.Status}}"><td class="{{.Status}}">{{.Name}}</td><td>{{.What}}</td><td>{{.Started}}</td><td class="st-{{.Status}}">{{.Verdict}}</td><td>{{if eq .What "run"}}<a href="/run/{{.Name}}/">page</a> · <a href="/run/{{.Name}}/report.html">report</a>{{else if .Page}}<a href="/run/{{.Name}}/{{.Page}}">{{.Page}}</a>{{else}}<a href="/compare?a={{.Name}}">compare</a>{{end}}</td></tr>
+{{else}}<tr><td colspan="5">none yet: tpslab run writes its results here</td></tr>{{end}}</table>
 {{if .Series}}<h2>history</h2><ul>{{range .Series}}<li><a href="/history?series={{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
 </body></html>`))
 
 type listed struct {
-	Name, Started, Verdict string
-	Single                 bool
+	Name, What, Started, Verdict, Status string
+	Page, Report                         string // under /run/NAME/
 }
 
-// list is every run, repetition set and A/B output under the directory.
+// list is every run and campaign under the directory, as tpslab runs
+// lists them (campaigns).
 func (b browser) list(w http.ResponseWriter, _ *http.Request) {
 	var runs []listed
-	filepath.WalkDir(b.dir, func(p string, d os.DirEntry, err error) error {
-		// A linked result.json is not followed (WalkDir follows no
-		// linked directory either): nothing outside RUNS_DIR is read.
-		if err != nil || !d.Type().IsRegular() || d.Name() != "result.json" {
-			return nil
+	for _, e := range campaigns(b.dir, b.row) {
+		started := ""
+		if !e.Started.IsZero() {
+			started = e.Started.Format("2006-01-02 15:04")
 		}
-		st, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		if row, ok := b.row(p, st); ok {
-			runs = append(runs, row)
-		}
-		return nil
-	})
-	entries, _ := os.ReadDir(b.dir)
-	for _, e := range entries {
-		if set, ok := readSet(filepath.Join(b.dir, e.Name())); ok && e.IsDir() {
-			runs = append(runs, listed{Name: e.Name(), Started: set.Started.Format("2006-01-02 15:04"), Verdict: set.About})
-		}
+		runs = append(runs, listed{Name: e.Name, What: e.What, Started: started, Verdict: e.Result, Status: e.Status, Page: e.Page, Report: e.Report})
 	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
 	names, _ := history.Store{Path: b.store}.Names()
 	var series []string
 	for n := range names {
@@ -242,7 +234,7 @@ func (b browser) list(w http.ResponseWriter, _ *http.Request) {
 func (b browser) run(w http.ResponseWriter, r *http.Request) {
 	p := r.PathValue("path")
 	rel, leaf := p, ""
-	for _, l := range []string{"api/live", "report.html", "uplot.js", "uplot.css"} {
+	for _, l := range []string{"api/live", "report.html", "uplot.js", "uplot.css", "find-max.html", "compare.html"} {
 		if strings.HasSuffix(p, "/"+l) {
 			rel, leaf = strings.TrimSuffix(p, "/"+l), l
 		}
@@ -255,6 +247,17 @@ func (b browser) run(w http.ResponseWriter, r *http.Request) {
 	}
 	if leaf == "" && !strings.HasSuffix(p, "/") {
 		http.Redirect(w, r, "/run/"+p+"/", http.StatusFound)
+		return
+	}
+	if leaf == "find-max.html" || leaf == "compare.html" {
+		// A campaign's own page, written by tpslab and self-contained.
+		p := filepath.Join(dir, leaf)
+		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() || st.Size() > serveMaxResult {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		http.ServeFile(w, r, p)
 		return
 	}
 	res, err := b.readRun(r.Context(), dir)

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/findmax"
+	"github.com/tpslab/tpslab/internal/report"
+)
+
+// entry is one line of `tpslab runs` and of `tpslab serve`'s list: a run,
+// a repetition set, a find-max search or an ab comparison, with its result
+// and its pages (paths under the run's folder, as serve serves them).
+type entry struct {
+	Name    string // the folder, relative to the runs folder
+	What    string // run | repetitions | find-max | ab
+	Started time.Time
+	Result  string
+	Status  string // ok | warn | fail: how it went, for its colour
+	Page    string // the campaign's own page ("" for a set: compare it)
+	Report  string
+}
+
+// abFile is what ab leaves beside its runs for the lists to read.
+const abFile = "ab.json"
+
+// abSummary is ab.json.
+type abSummary struct {
+	A, B        string
+	Repeat      int
+	Verdict     string
+	Regressions []string `json:",omitempty"`
+	Started     time.Time
+}
+
+// campaigns lists what root holds: each folder is the first of these it
+// is (a find-max search, an ab comparison, a repetition set, a run), and
+// the runs a campaign made are its, not listed apart. Linked folders are
+// not followed. run reads one run's line (serve caches them).
+func campaigns(root string, run func(dir string) (entry, bool)) []entry {
+	var out []entry
+	var visit func(dir string)
+	visit = func(dir string) {
+		name, _ := filepath.Rel(root, dir)
+		if e, ok := findMaxEntry(dir, name); ok {
+			out = append(out, e)
+			return
+		}
+		if e, ok := abEntry(dir, name); ok {
+			out = append(out, e)
+			return
+		}
+		if set, ok := readSet(dir); ok {
+			out = append(out, entry{Name: name, What: "repetitions", Started: set.Started, Result: set.About, Status: set.Status})
+			return
+		}
+		if st, err := os.Lstat(filepath.Join(dir, "result.json")); err == nil && st.Mode().IsRegular() {
+			if e, ok := run(dir); ok {
+				e.Name = name
+				out = append(out, e)
+			}
+			return
+		}
+		subs, _ := os.ReadDir(dir)
+		for _, s := range subs {
+			if s.IsDir() && s.Type()&os.ModeSymlink == 0 {
+				visit(filepath.Join(dir, s.Name()))
+			}
+		}
+	}
+	visit(root)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// runEntry is a finished run's line.
+func runEntry(r *report.Result) entry {
+	return entry{What: "run", Started: r.StartedAt, Result: r.Verdict(), Status: outcomeStatus(r.Outcome()), Page: "", Report: "report.html"}
+}
+
+// outcomeStatus is an outcome's colour: kept up green; the system limited
+// or the generator amber; nothing committed, a halt, a death red.
+func outcomeStatus(o report.Outcome) string {
+	switch o {
+	case report.OutcomeKeptUp:
+		return "ok"
+	case report.OutcomeNothing, report.OutcomeHalted, report.OutcomeDied, report.OutcomeNoLoad, report.OutcomeNoSteady:
+		return "fail"
+	}
+	return "warn"
+}
+
+// findMaxEntry reads a find-max search's folder (find-max.json).
+func findMaxEntry(dir, name string) (entry, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "find-max.json"))
+	if err != nil {
+		return entry{}, false
+	}
+	var f struct {
+		Objective string          `json:"objective"`
+		TookS     float64         `json:"took_s"`
+		Outcome   findmax.Outcome `json:"outcome"`
+	}
+	e := entry{Name: name, What: "find-max", Page: "find-max.html"}
+	if err := json.Unmarshal(b, &f); err != nil {
+		e.Result, e.Status = "find-max.json unreadable: "+err.Error(), "fail"
+		return e, true
+	}
+	if st, err := os.Stat(filepath.Join(dir, "find-max.json")); err == nil {
+		e.Started = st.ModTime().Add(-time.Duration(f.TookS * float64(time.Second)))
+	}
+	o := f.Outcome
+	switch {
+	case o.Sustainable <= 0:
+		e.Result, e.Status = fmt.Sprintf("no rate met %s (%d steps; %s)", f.Objective, len(o.Steps), o.Stopped), "fail"
+	case o.Confirmed:
+		e.Result, e.Status = fmt.Sprintf("sustainable %s tx/s, confirmed, under %s (%d steps)", thousandsOf(o.Sustainable), f.Objective, len(o.Steps)), "ok"
+	default:
+		e.Result, e.Status = fmt.Sprintf("sustainable %s tx/s, not confirmed, under %s (%d steps; %s)", thousandsOf(o.Sustainable), f.Objective, len(o.Steps), o.Stopped), "warn"
+	}
+	return e, true
+}
+
+// abEntry reads an ab comparison's folder (a/ and b/ repetition sets, and
+// ab.json when ab wrote one).
+func abEntry(dir, name string) (entry, bool) {
+	a, aok := readSet(filepath.Join(dir, "a"))
+	b, bok := readSet(filepath.Join(dir, "b"))
+	if !aok || !bok {
+		return entry{}, false
+	}
+	e := entry{Name: name, What: "ab", Started: a.Started, Result: "A/B: tpslab compare " + a.Dir + " " + b.Dir, Status: "warn"}
+	if _, err := os.Stat(filepath.Join(dir, "compare.html")); err == nil {
+		e.Page = "compare.html"
+	}
+	var s abSummary
+	if raw, err := os.ReadFile(filepath.Join(dir, abFile)); err == nil && json.Unmarshal(raw, &s) == nil {
+		e.Result, e.Status = fmt.Sprintf("B (%s) against A (%s), %d pairs: %s", filepath.Base(s.B), filepath.Base(s.A), s.Repeat, s.Verdict), "ok"
+		if len(s.Regressions) > 0 {
+			e.Status = "fail"
+		}
+	}
+	return e, true
+}
+
+// thousandsOf writes a rate with thousands separators, no decimals.
+func thousandsOf(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
