@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -96,18 +97,25 @@ func TestCompareCost(t *testing.T) {
 	}
 }
 
-// The text and markdown tables lead with significant changes and leave out
-// per-node rows that did not change (issue 35: 42 markdown rows, most of
-// them telemetry); the page says n/a, never NaN, without a baseline.
+// The text and markdown tables lead with the primary figures (committed
+// TPS, commit latency, rejections: issue 54), then significant changes,
+// at most 10 rows, and leave out per-node rows that did not change (issue
+// 35: 42 markdown rows, most of them telemetry); the page says n/a, never
+// NaN, without a baseline.
 func TestTablesLeadWithChanges(t *testing.T) {
 	nan := math.NaN()
-	c := Comparison{Base: Set{Name: "a"}, Against: []Against{{Set: Set{Name: "b"}, Verdict: "b is slower", Rows: []Row{
-		{Metric: "committed_tps", Base: 1000, Value: 990, ChangePct: -1, CILowPct: -3, CIHighPct: 1},
+	rows := []Row{
+		{Metric: "node0.p2p_send_bytes", Base: 30, Value: 45, ChangePct: 50, CILowPct: 40, CIHighPct: 60, Significant: true},
+		{Metric: "committed_tps", Base: 1000, Value: 990, ChangePct: -1, CILowPct: -3, CIHighPct: 1, Primary: true},
 		{Metric: "node0.cpu_percent", Base: 30, Value: 31, ChangePct: 3, CILowPct: -2, CIHighPct: 8},
-		{Metric: "node1.cpu_percent", Base: 30, Value: 45, ChangePct: 50, CILowPct: 40, CIHighPct: 60, Significant: true},
-		{Metric: "p99_commit", Base: 900, Value: 1200, ChangePct: 33, CILowPct: 20, CIHighPct: 45, Significant: true},
-		{Metric: "reject_rate", Base: 0, Value: 0.1, CILowPct: nan, CIHighPct: nan},
-	}}}}
+		{Metric: "node1.cpu_percent", Base: 30, Value: 45, ChangePct: 20, CILowPct: 10, CIHighPct: 30, Significant: true},
+		{Metric: "p99_commit", Base: 900, Value: 1200, ChangePct: 33, CILowPct: 20, CIHighPct: 45, Significant: true, Primary: true},
+		{Metric: "reject_rate", Base: 0, Value: 0.1, CILowPct: nan, CIHighPct: nan, Primary: true},
+	}
+	for i := 0; i < 12; i++ {
+		rows = append(rows, Row{Metric: fmt.Sprintf("other_%02d", i), Base: 1, Value: 1})
+	}
+	c := Comparison{Base: Set{Name: "a"}, Against: []Against{{Set: Set{Name: "b"}, Verdict: "b is slower", Rows: rows}}}
 	var txt, md, page strings.Builder
 	c.Print(&txt)
 	c.Markdown(&md)
@@ -115,12 +123,14 @@ func TestTablesLeadWithChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := txt.String()
-	if strings.Contains(out, "node0.cpu_percent") || !strings.Contains(out, "1 per-node rows") ||
-		strings.Index(out, "node1.cpu_percent") > strings.Index(out, "p99_commit") || strings.Index(out, "p99_commit") > strings.Index(out, "committed_tps") {
+	first := strings.Index(out, "committed_tps")
+	if strings.Contains(out, "node0.cpu_percent") || !strings.Contains(out, "8 more rows left out") || first < 0 ||
+		strings.Index(out, "p99_commit") < first || strings.Index(out, "reject_rate") < first ||
+		strings.Index(out, "node0.p2p_send_bytes") < strings.Index(out, "reject_rate") || strings.Index(out, "node1.cpu_percent") < strings.Index(out, "node0.p2p_send_bytes") {
 		t.Errorf("text table:\n%s", out)
 	}
-	if strings.Contains(md.String(), "node0.cpu_percent") {
-		t.Errorf("markdown:\n%s", md.String())
+	if n := strings.Count(md.String(), "\n| "); strings.Contains(md.String(), "node0.cpu_percent") || n > 11 {
+		t.Errorf("markdown, %d lines of table:\n%s", n, md.String())
 	}
 	if strings.Contains(page.String(), "NaN") || !strings.Contains(page.String(), "n/a") {
 		t.Error("the page prints NaN for an interval without a baseline")

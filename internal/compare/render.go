@@ -80,19 +80,26 @@ func (c Comparison) Print(w io.Writer) {
 		}
 		tw.Flush()
 		if hidden > 0 {
-			fmt.Fprintf(w, "(%d per-node rows without a significant change left out: --all shows them)\n", hidden)
+			fmt.Fprintf(w, "(%d more rows left out: --all shows them)\n", hidden)
 		}
 	}
 	fmt.Fprintf(w, "\nmethod: %s\n", c.Method())
 }
 
-// shown are the rows a reader sees first: significant changes first
-// (largest first), then the rest in the registry's order; per-node rows
-// (node0.cpu_percent, ...) only when significant, unless c.All.
+// shownRows is how many rows a comparison shows without --all.
+const shownRows = 10
+
+// shown are the rows a reader sees: the primary figures first (committed
+// TPS, p50 and p99 commit, reject and expired rate: they vote), then the
+// other significant changes (largest first), then the rest; at most
+// shownRows in all, and per-node rows (node0.cpu_percent, ...) only when
+// significant, unless c.All shows every row.
 func (c Comparison) shown(rows []Row) (out []Row, hidden int) {
-	var sig, rest []Row
+	var primary, sig, rest []Row
 	for _, r := range rows {
 		switch {
+		case r.Primary:
+			primary = append(primary, r)
 		case r.Significant:
 			sig = append(sig, r)
 		case strings.Contains(r.Metric, ".") && !c.All:
@@ -102,7 +109,13 @@ func (c Comparison) shown(rows []Row) (out []Row, hidden int) {
 		}
 	}
 	sort.SliceStable(sig, func(i, j int) bool { return math.Abs(sig[i].ChangePct) > math.Abs(sig[j].ChangePct) })
-	return append(sig, rest...), hidden
+	out = append(append(primary, sig...), rest...)
+	if !c.All && len(out) > max(shownRows, len(primary)) {
+		n := max(shownRows, len(primary))
+		hidden += len(out) - n
+		out = out[:n]
+	}
+	return out, hidden
 }
 
 // significance is the row's last column: no, yes better, yes worse; a
@@ -185,7 +198,7 @@ func (c Comparison) Markdown(w io.Writer) {
 			fmt.Fprintf(w, "| %s | %s | %s | %+.1f%% | %s | %s |\n", mdEscape(r.Label()), val(r.Base), val(r.Value), r.ChangePct, r.interval("n/a"), sig)
 		}
 		if hidden > 0 {
-			fmt.Fprintf(w, "\n<sub>%d per-node rows without a significant change left out (`--all` shows them)</sub>\n", hidden)
+			fmt.Fprintf(w, "\n<sub>%d more rows left out (`--all` shows them)</sub>\n", hidden)
 		}
 		fmt.Fprintln(w)
 	}
