@@ -309,6 +309,33 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// InstalledBefore is the prefix of a finished Installed build of name
+// whose stamp begins with release ("taler-exchange 0.9.2"), newest first:
+// a build the cache holds needs no source archive to be used again.
+func InstalledBefore(name, release string) (string, bool) {
+	dir, err := Dir()
+	if err != nil {
+		return "", false
+	}
+	dirs, _ := filepath.Glob(filepath.Join(dir, name+"-*"))
+	var best string
+	var bestAt time.Time
+	for _, vdir := range dirs {
+		st, err := os.Stat(filepath.Join(vdir, "STAMP"))
+		if err != nil {
+			continue
+		}
+		stamp, err := os.ReadFile(filepath.Join(vdir, "STAMP"))
+		if err != nil || !strings.HasPrefix(string(stamp), release+" ") {
+			continue
+		}
+		if best == "" || st.ModTime().After(bestAt) {
+			best, bestAt = filepath.Join(vdir, name), st.ModTime()
+		}
+	}
+	return best, best != ""
+}
+
 // Installed builds a program that installs a tree (bin, lib, share) into a
 // prefix, once per stamp: build(prefix) must install into prefix, which is
 // DIR/name-VERSION/name, its final place (autotools programs find their

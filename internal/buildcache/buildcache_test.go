@@ -119,3 +119,25 @@ func TestSourceFetchedFromAMirror(t *testing.T) {
 		t.Errorf("a mirror serving other bytes: %v", err)
 	}
 }
+
+// A tree installed from an archive is found again by its release without
+// the archive (issue 54: a cached Taler exchange still asked for its
+// source).
+func TestInstalledBeforeNeedsNoArchive(t *testing.T) {
+	t.Setenv("TPSLAB_CACHE", t.TempDir())
+	if _, ok := InstalledBefore("tree", "tree 1.0"); ok {
+		t.Fatal("found a build in an empty cache")
+	}
+	prefix, err := Installed("tree", "tree 1.0 abc123", nil, func(prefix string) *exec.Cmd {
+		return exec.Command("mkdir", "-p", filepath.Join(prefix, "bin"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := InstalledBefore("tree", "tree 1.0"); !ok || got != prefix {
+		t.Errorf("InstalledBefore: %q %v, want %q", got, ok, prefix)
+	}
+	if _, ok := InstalledBefore("tree", "tree 2.0"); ok {
+		t.Error("another release's build was taken")
+	}
+}

@@ -3,6 +3,7 @@ package cosmos
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -69,9 +70,12 @@ func BlockSpace(ctx context.Context, rpc string, sc *scenario.Scenario, gasPerPa
 	}
 	offered := peak * interval.Seconds()
 	if float64(perBlock) < offered {
+		// The rate that fits, with a tenth spare for blocks that come late.
+		fits := 0.9 * float64(perBlock) / interval.Seconds()
 		warns = append(warns, fmt.Sprintf("block space: blocks can hold at most %d payments (%s / %d gas each payment reserves), "+
-			"but at %.0f tx/s%s with a block every %.2f s about %.0f are offered per block: the chain cannot commit the offered rate "+
-			"(raise block.max_gas, or give workload.gas closer to what a payment uses)", perBlock, what, gasPerPayment, peak, model, interval.Seconds(), offered))
+			"but at %.0f tx/s%s with a block every %.2f s about %.0f are offered per block: the chain cannot commit the offered rate; "+
+			"about %.0f tx/s fits (--rate %.0f), or raise block.max_gas, or give workload.gas closer to what a payment uses",
+			perBlock, what, gasPerPayment, peak, model, interval.Seconds(), offered, fits, math.Floor(fits/10)*10))
 	}
 	return strings.Join(warns, "; "), perBlock, nil
 }

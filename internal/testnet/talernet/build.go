@@ -73,6 +73,11 @@ func Missing() []string {
 func Exchange(log io.Writer) (string, error) {
 	src, err := Source()
 	if err != nil {
+		// Built before from an archive no longer at hand: the build is
+		// what runs (issue 54: a cached exchange still asked for it).
+		if prefix, ok := buildcache.InstalledBefore("taler-exchange", "taler-exchange "+Version); ok {
+			return prefix, nil
+		}
 		return "", err
 	}
 	if _, err := exec.LookPath("dpkg-query"); err == nil {
