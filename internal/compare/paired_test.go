@@ -101,3 +101,16 @@ func TestAvsAFalsePositives(t *testing.T) {
 		t.Errorf("false positives: bootstrap %d, paired %d of %d", boot, paired, trials)
 	}
 }
+
+// Two pairs far apart give a wide interval, but on the ratio scale: never
+// below -100% (issue 54: "-217.5% .. +165.4%" on a latency).
+func TestPairedIntervalStaysARatio(t *testing.T) {
+	a, b := tpsSet("A", 1000, 1000), tpsSet("B", 400, 1600)
+	r := Paired(a, b, Compare(a, b))[0]
+	if r.CILowPct <= -100 || r.CIHighPct <= r.CILowPct || r.Significant {
+		t.Errorf("two pairs far apart: %+v", r)
+	}
+	if g := 100 * (math.Sqrt(0.4*1.6) - 1); math.Abs(r.ChangePct-g) > 1e-9 {
+		t.Errorf("change %.3f%%, want the geometric mean of the ratios, %.3f%%", r.ChangePct, g)
+	}
+}

@@ -46,7 +46,7 @@ func RunWith(sets []Set, o Options) Comparison {
 func (c Comparison) Method() string {
 	vote := "Only the primary figures (committed TPS, p50 and p99 commit, reject and expired rate) vote, their intervals at 95% jointly (Bonferroni); the others are at 95% each and shown, not voted."
 	if c.Paired {
-		return fmt.Sprintf("Runs were paired as they ran, interleaved; the change is the mean of the pairs' relative changes and its interval Student's t over the pairs; significant when it excludes 0 and the change is at least %.0f%%. %s", MinEffectPct, vote)
+		return fmt.Sprintf("Runs were paired as they ran, interleaved; the change is the geometric mean of the pairs' ratios B/A and its interval Student's t over their logarithms, as ratios; significant when it excludes 0 and the change is at least %.0f%%. %s", MinEffectPct, vote)
 	}
 	m := fmt.Sprintf("Bootstrap percentile interval of the relative change of means (%d resamples); significant when it excludes 0, the change is at least %.0f%% and beyond the noise floor (the largest change between two runs of the same settings; %.0f%% without repetitions). %s", Resamples, MinEffectPct, SingleRunFloorPct, vote)
 	for _, a := range c.Against {
@@ -62,7 +62,7 @@ func (c Comparison) Method() string {
 // columns' means beside it.
 func (c Comparison) changeHeader() string {
 	if c.Paired {
-		return "change (mean of pairs)"
+		return "change (geometric mean of pairs)"
 	}
 	return "change"
 }
