@@ -45,6 +45,13 @@ that run committed and is confirmed again (twice at most).`,
 			if err != nil {
 				return exitcode.Wrap(exitcode.BadInput, fmt.Errorf("--slo: %w", err))
 			}
+			if most := maxLoad(); most > 0 && step > most {
+				// A quick check of the search (CI's README check): short
+				// steps, few of them.
+				step, confirm, warm = most, min(confirm, most), min(warm, most/3)
+				opt.MaxSteps = min(opt.MaxSteps, 3)
+				fmt.Fprintf(os.Stderr, "%s=%s: steps of %s, at most %d, a confirmation of %s\n", scenario.MaxLoadEnv, most, step, opt.MaxSteps, confirm)
+			}
 			switch {
 			case opt.Start <= 0:
 				return exitcode.BadInputf("--start: %g, expected a rate > 0", opt.Start)

@@ -148,6 +148,11 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 			return sc, exitcode.BadInputf("--set: %v", err)
 		}
 	}
+	if most := maxLoad(); most > 0 {
+		if f := scenario.Compress(&sc, most); f < 1 {
+			fmt.Fprintf(os.Stderr, "%s=%s: the load is compressed in time, x%.3g (its faults with it; rates unchanged)\n", scenario.MaxLoadEnv, most, f)
+		}
+	}
 	// Endpoints given by flag to a kind that would start a network measure
 	// them as its Remote kind (the built-in ledger's: any CometBFT chain,
 	// the ledger still recognised by its queries).
@@ -158,6 +163,16 @@ func (o *scenarioOpts) resolve(args []string) (scenario.Scenario, error) {
 		return sc, exitcode.Wrap(exitcode.BadInput, err)
 	}
 	return sc, nil
+}
+
+// maxLoad is $TPSLAB_MAX_LOAD: the longest load a quick check runs (0:
+// no cap; a value that is not a duration is no cap either).
+func maxLoad() time.Duration {
+	d, err := time.ParseDuration(os.Getenv(scenario.MaxLoadEnv))
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
 }
 
 // notAnAddress explains a scenario file that is not there but reads as

@@ -155,3 +155,32 @@ func TestSendEvery(t *testing.T) {
 		}
 	}
 }
+
+// A long load is compressed in time for a quick check: its faults keep
+// their place in it, its rates stay, it still validates.
+func TestCompressKeepsTheShapeOfTheLoad(t *testing.T) {
+	s, err := ReadFile("../../examples/factom-steps.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.Load.LoadDuration()
+	if f := Compress(&s, 3*time.Second); f >= 1 || s.Load.LoadDuration() > 3*time.Second || s.Load.Steps.To != 7000 {
+		t.Errorf("factom steps: factor %g, %s (from %s), to %g", f, s.Load.LoadDuration(), before, s.Load.Steps.To)
+	}
+	if err := s.Validate(); err != nil {
+		t.Errorf("compressed: %v", err)
+	}
+	d := Default()
+	d.Load.Duration = Duration(45 * time.Second)
+	for _, spec := range []string{"10s:crash:node1:8s", "25s:partition:node0+node1:10s"} {
+		f, _ := ParseFault(spec)
+		d.Faults = append(d.Faults, f)
+	}
+	Compress(&d, 9*time.Second)
+	if d.Load.Duration.D() != 9*time.Second || d.Faults[0].At.D() != 2*time.Second || d.Faults[1].For.D() != 2*time.Second || d.Load.Drain.D() != 9*time.Second {
+		t.Errorf("faults: %+v, load %+v", d.Faults, d.Load)
+	}
+	if err := d.Validate(); err != nil {
+		t.Errorf("compressed with faults: %v", err)
+	}
+}

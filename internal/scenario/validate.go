@@ -411,3 +411,40 @@ func (l Load) LoadDuration() time.Duration {
 	}
 	return l.Duration.D()
 }
+
+// MaxLoadEnv names a cap on a load's length, for quick checks of long
+// examples (CI's README check sets 3s): a longer load is compressed in
+// time (Compress).
+const MaxLoadEnv = "TPSLAB_MAX_LOAD"
+
+// Compress shortens sc's load to at most max by scaling its time axis:
+// duration, warm-up, ramp, stages, steps, and the faults' times with it
+// (a fault keeps its place in the load); rates stay as they are, and the
+// drain is held to max. It returns the factor, 1 when nothing changed. A
+// trace's timing is its own and is not compressed.
+func Compress(sc *Scenario, max time.Duration) float64 {
+	l := &sc.Load
+	d := l.LoadDuration()
+	if max <= 0 || d <= max || l.Trace != "" {
+		return 1
+	}
+	f := float64(max) / float64(d)
+	scale := func(x *Duration) { *x = Duration(time.Duration(float64(x.D()) * f).Round(time.Millisecond)) }
+	scale(&l.Duration)
+	scale(&l.Warmup)
+	scale(&l.RampUp)
+	for i := range l.Stages {
+		scale(&l.Stages[i].Duration)
+	}
+	if l.Steps != nil {
+		scale(&l.Steps.Every)
+	}
+	for i := range sc.Faults {
+		scale(&sc.Faults[i].At)
+		scale(&sc.Faults[i].For)
+	}
+	if l.Drain.D() > max {
+		l.Drain = Duration(max)
+	}
+	return f
+}
