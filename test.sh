@@ -198,7 +198,7 @@ wait_cache() {
   echo "cache build and the chains' vet: exit $rc after ${secs}s (in the background)"
   [ "$rc" = 0 ]
 }
-step "README quick tour (.ci/readme-tour)" .ci/readme-tour
+step "README lines: quick tour and what else (.ci/readme-tour)" .ci/readme-tour
 step "cache build (background) and chains' vet" wait_cache
 step "kubernetes (internal/cli TestLoadAndNetworkOnKubernetes)" go test -count=1 -timeout 40m -run '^TestLoadAndNetworkOnKubernetes$' ./internal/cli "$@"
 

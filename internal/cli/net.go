@@ -324,13 +324,20 @@ func netDownCmd() *cobra.Command {
 
 func netStatusCmd(reg *kinds.Registry) *cobra.Command {
 	var home string
-	var asJSON bool
+	var asJSON, endpoints bool
 	status := &cobra.Command{
 		Use: "status --home DIR", Short: "Show height, peers and mempool of each node", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := loadNet(home)
 			if err != nil {
 				return err
+			}
+			if endpoints {
+				// For scripts: --endpoint "$(tpslab net status --home H --endpoints | head -1)".
+				for _, u := range n.RPCEndpoints() {
+					fmt.Println(u)
+				}
+				return nil
 			}
 			st, err := reg.Status(cmd.Context(), n)
 			if err != nil {
@@ -354,6 +361,7 @@ func netStatusCmd(reg *kinds.Registry) *cobra.Command {
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	status.Flags().BoolVar(&endpoints, "endpoints", false, "print only the URLs that take the load, one a line (the nodes' RPC, a service's API)")
 	status.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
 	return status
 }
