@@ -323,9 +323,10 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 	output.register(c)
 	c.Flags().StringVar(&dashboardAddr, "dashboard", "", "serve a live web page of the run: --dashboard alone on "+dashboard.DefaultAddr+" (a free port when taken), or --dashboard=HOST:PORT")
 	c.Flags().Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
+	c.Flags().BoolVar(&linger, "linger", false, "with --dashboard: keep serving the live page after the run, until Ctrl-C (without it: tpslab serve shows the run again)")
 	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on host:port (e.g. 127.0.0.1:9464) while the run goes")
 	setGroup(c.Flags(), "run", "repeat", "same-network")
-	setGroup(c.Flags(), "output", "summary-format", "summary", "progress", "quiet", "dashboard", "metrics-addr", "raw-latencies")
+	setGroup(c.Flags(), "output", "summary-format", "summary", "progress", "quiet", "dashboard", "linger", "metrics-addr", "raw-latencies")
 	setGroup(c.Flags(), "segments", "segments", "kubeconfig", "namespace", "image", "coordinator-addr")
 	c.Example = `  # 1,000 signed payments/s for 30 s on a fresh 4-validator built-in network
   tpslab run
@@ -344,6 +345,9 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 // metricsAddr is --metrics-addr: where a run serves its live metrics;
 // summaryFormat is --summary-format.
 var metricsAddr, summaryFormat string
+
+// linger is --linger: the live page stays after the run until Ctrl-C.
+var linger bool
 
 // dashboardAddr is --dashboard: where a run serves its live page ("": none).
 var dashboardAddr string
@@ -406,7 +410,13 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		dash = d
 	}
 	res, err := runner.Run(cmd.Context(), sc, opts)
-	if dash != nil {
+	if dash != nil && linger && cmd.Context().Err() == nil {
+		// k6's --linger: the page stays until Ctrl-C (after the summary).
+		defer func() {
+			say(os.Stderr, "the live page stays at "+dash.URL()+" until Ctrl-C (--linger)")
+			<-cmd.Context().Done()
+		}()
+	} else if dash != nil {
 		// The page's server ends with the run: say how to see it again.
 		again := seeAgain(opts.Out)
 		dash.SetAfter(again)
