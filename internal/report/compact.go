@@ -57,26 +57,7 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 	}
 	fmt.Fprintln(out)
 
-	counts := compactCounts(&s)
-	lat := compactLatency(&s)
-	nameW := 9
-	for _, c := range counts {
-		nameW = max(nameW, len(c[0]))
-	}
-	// Under 80 columns with the usual names: 9+8+9 left, 13+4x6 right.
-	fmt.Fprintf(out, "%-*s %8s %9s  %-13s %5s %5s %5s %5s\n", nameW, "", "total", "steady/s", "latency (ms)", "p50", "p90", "p99", "max")
-	for i := 0; i < max(len(counts), len(lat)); i++ {
-		left := fmt.Sprintf("%-*s %8s %9s", nameW, "", "", "")
-		if i < len(counts) {
-			left = fmt.Sprintf("%-*s %8s %9s", nameW, counts[i][0], counts[i][1], counts[i][2])
-		}
-		right := ""
-		if i < len(lat) {
-			l := lat[i]
-			right = fmt.Sprintf("  %-13s %5s %5s %5s %5s", l[0], l[1], l[2], l[3], l[4])
-		}
-		fmt.Fprintln(out, strings.TrimRight(left+right, " "))
-	}
+	printCountsAndLatency(out, &s)
 	if other := otherCounts(&s); other != "" {
 		writeWrapped(out, "also: ", other, width)
 	}
@@ -164,6 +145,31 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		for _, n := range r.Notes {
 			writeWrapped(out, "note: ", n, width)
 		}
+	}
+}
+
+// printCountsAndLatency writes the counts beside the latencies, one table
+// under 80 columns with the usual names.
+func printCountsAndLatency(out io.Writer, s *Summary) {
+	counts := compactCounts(s)
+	lat := compactLatency(s)
+	nameW := 9
+	for _, c := range counts {
+		nameW = max(nameW, len(c[0]))
+	}
+	// Under 80 columns with the usual names: 9+8+9 left, 13+4x6 right.
+	fmt.Fprintf(out, "%-*s %8s %9s  %-13s %5s %5s %5s %5s\n", nameW, "", "total", "steady/s", "latency (ms)", "p50", "p90", "p99", "max")
+	for i := 0; i < max(len(counts), len(lat)); i++ {
+		left := fmt.Sprintf("%-*s %8s %9s", nameW, "", "", "")
+		if i < len(counts) {
+			left = fmt.Sprintf("%-*s %8s %9s", nameW, counts[i][0], counts[i][1], counts[i][2])
+		}
+		right := ""
+		if i < len(lat) {
+			l := lat[i]
+			right = fmt.Sprintf("  %-13s %5s %5s %5s %5s", l[0], l[1], l[2], l[3], l[4])
+		}
+		fmt.Fprintln(out, strings.TrimRight(left+right, " "))
 	}
 }
 
