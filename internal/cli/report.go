@@ -131,7 +131,6 @@ type repSet struct {
 	Status  string    // ok when every repetition kept up, else warn
 }
 
-
 // readSet reads the repetition set in dir; false when dir holds none.
 func readSet(dir string) (repSet, bool) {
 	reps, _ := filepath.Glob(filepath.Join(dir, "rep-*", "result.json"))
