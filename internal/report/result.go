@@ -131,6 +131,8 @@ type Environment struct {
 	OS           string `json:"os"`
 	CPU          string `json:"cpu"`
 	Cores        int    `json:"cores"`
+	// Machine is the rest of what the machine was at the start.
+	Machine *Machine `json:"machine,omitempty"`
 }
 
 // Network describes the system under test.
@@ -143,6 +145,39 @@ type Network struct {
 	Settings   any      `json:"settings,omitempty"`
 	Topology   string   `json:"topology,omitempty"` // emulated links (docs/network.md)
 	RPCNodes   int      `json:"rpc_nodes,omitempty"`
+	// Provenance is what the network ran: its programs, genesis and
+	// settings files by hash (a network tpslab started).
+	Provenance *Provenance `json:"provenance,omitempty"`
+	// Reported is what an endpoint tpslab did not start says of itself
+	// (CometBFT's node_info version, web3_clientVersion).
+	Reported string `json:"reported_version,omitempty"`
+}
+
+// Provenance is what a network tpslab started ran (docs/results.md).
+type Provenance struct {
+	Programs []Program `json:"programs"`
+	// GenesisSHA256 is the hash of node0's config/genesis.json, or, for a
+	// ledger whose accounts derive from its seed (net.json's genesis),
+	// "ledger:" and the hash of that genesis as JSON.
+	GenesisSHA256 string `json:"genesis_sha256,omitempty"`
+	// Configs are each node's settings files by hash, keyed node/path.
+	Configs map[string]string `json:"configs,omitempty"`
+}
+
+// Program is one program a network ran.
+type Program struct {
+	Path    string   `json:"path"`
+	SHA256  string   `json:"sha256"`
+	Version string   `json:"version,omitempty"` // the first line it prints for --version (or version)
+	Nodes   []string `json:"nodes"`             // the nodes that ran it
+}
+
+// Machine is what the machine was at the run's start.
+type Machine struct {
+	MemoryBytes int64   `json:"memory_bytes,omitempty"`
+	Kernel      string  `json:"kernel,omitempty"`
+	Governor    string  `json:"cpu_governor,omitempty"` // the CPU frequency governor, where readable
+	LoadAverage float64 `json:"load_average_1m"`        // at the start
 }
 
 // Chain records which blocks the run read.

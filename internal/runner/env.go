@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/buildcache"
+	"github.com/tpslab/tpslab/internal/provenance"
 	"github.com/tpslab/tpslab/internal/report"
 )
 
@@ -39,6 +40,8 @@ func environment(version string) report.Environment {
 		e.GitCommit, e.GitModified = GitHead()
 	}
 	e.BinarySHA256 = selfHash()
+	m := provenance.ReadMachine()
+	e.Machine = &m
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		defer f.Close()
 		sc := bufio.NewScanner(f)

@@ -182,6 +182,13 @@ func (r loop) begin(ctx, observe context.Context, info sut.Info, stopOffer conte
 		steadyState: steadyState{steadyIv: hdrhistogram.New(1, 3_600_000, 2)}}
 	r.ls = ls
 	r.sum = &summarizer{sc: &r.sc, profile: r.profile, rec: r.rec, ls: ls, tel: r.tel, loadDur: r.loadDur}
+	if info.Version != "" { // what the endpoint says of itself (provenance)
+		r.w.Update(func(res *report.Result) {
+			if res.Network != nil {
+				res.Network.Reported = info.Version
+			}
+		})
+	}
 	if info.Version == "sink" { // tpslab sink's /status (issue 54: 16,000 "expired" said nothing)
 		r.note("the endpoint is tpslab sink: it accepts every payment and commits none, to measure tpslab's own sending; committed stays 0 and what it took is in flight at the end: read sent/s, ack latency and schedule lag")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/provenance"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
@@ -46,11 +47,14 @@ func networkInfo(s *kinds.System, k kinds.Kind) *report.Network {
 		return &report.Network{Kind: s.Kind, Endpoints: s.Endpoints}
 	}
 	n := s.Net
+	// Before the load: each program hashed (or its cache record read) and
+	// asked its version once.
+	prov := provenance.Of(context.Background(), n)
 	if sv, ok := k.(kinds.Service); ok {
-		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: sv.ServiceSettings(n)}
+		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: sv.ServiceSettings(n), Provenance: prov}
 	}
 	nw := &report.Network{Kind: s.Kind, Started: s.Started, Validators: n.Validators(), ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Settings,
-		RPCNodes: len(n.Nodes) - n.Validators()}
+		RPCNodes: len(n.Nodes) - n.Validators(), Provenance: prov}
 	if n.Links != nil {
 		nw.Topology = n.Links.Topology
 	}

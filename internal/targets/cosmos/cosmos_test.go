@@ -299,6 +299,17 @@ func checkPublicFields(t *testing.T, dir string) {
 	if strings.Contains(string(b), `"wallet_seed":"it"`) {
 		t.Error("the wallet seed was written to the result")
 	}
+	// Provenance (issue 55): the node program by path, SHA-256 and its
+	// version output, the genesis and each node's settings by hash.
+	hex := regexp.MustCompile(`^[0-9a-f]{64}$`)
+	if p := r.Network.Provenance; p == nil || len(p.Programs) == 0 || !hex.MatchString(p.Programs[0].SHA256) ||
+		p.Programs[0].Version == "" || !strings.HasSuffix(p.Programs[0].Path, "tpsd") || !hex.MatchString(p.GenesisSHA256) ||
+		!hex.MatchString(p.Configs["node0/config/app.toml"]) {
+		t.Errorf("provenance: %+v", p)
+	}
+	if e := r.Environment; e.Machine == nil || e.Machine.Kernel == "" || e.Machine.MemoryBytes <= 0 {
+		t.Errorf("machine: %+v", e.Machine)
+	}
 }
 
 // Both kinds of sequence mismatch, forced on a real chain, are recovered:
