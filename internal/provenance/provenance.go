@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/buildcache"
@@ -46,8 +47,7 @@ func Of(ctx context.Context, n *testnet.Net) *report.Provenance {
 		pr := byPath[path]
 		if pr == nil {
 			pr = &report.Program{Path: path}
-			pr.SHA256, _ = buildcache.SHA256(path)
-			pr.Version = versionOf(ctx, path)
+			pr.SHA256, pr.Version = known(ctx, path)
 			byPath[path] = pr
 			order = append(order, path)
 		}
@@ -69,6 +69,34 @@ func Of(ctx context.Context, n *testnet.Net) *report.Provenance {
 		out.GenesisSHA256 = "ledger:" + hex.EncodeToString(sum[:])
 	}
 	return out
+}
+
+// seen are the programs this process has hashed and asked, by path, size
+// and time: a process that runs many runs (a campaign, the tests) reads
+// each program once.
+var seen sync.Map
+
+type seenKey struct {
+	path        string
+	size, mtime int64
+}
+
+type seenValue struct{ sum, version string }
+
+// known is path's SHA-256 and version, read once per path, size and time.
+func known(ctx context.Context, path string) (sum, version string) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", ""
+	}
+	k := seenKey{path, st.Size(), st.ModTime().UnixNano()}
+	if v, ok := seen.Load(k); ok {
+		return v.(seenValue).sum, v.(seenValue).version
+	}
+	sum, _ = buildcache.SHA256(path)
+	version = versionOf(ctx, path)
+	seen.Store(k, seenValue{sum, version})
+	return sum, version
 }
 
 // configs hashes the settings files in a node's home (two levels down at
