@@ -114,3 +114,27 @@ func TestPairedIntervalStaysARatio(t *testing.T) {
 		t.Errorf("change %.3f%%, want the geometric mean of the ratios, %.3f%%", r.ChangePct, g)
 	}
 }
+
+// The environments' differences are named apart from the verdict (issue
+// 55): another node program by hash, another kernel; none when alike.
+func TestEnvironmentDifferences(t *testing.T) {
+	a, b := tpsSet("A", 1000, 1000), tpsSet("B", 1000, 1000)
+	if e := Environment(a, b); e != "" {
+		t.Errorf("alike: %q", e)
+	}
+	for i, s := range []Set{a, b} {
+		for _, r := range s.Runs {
+			r.Environment.Machine = &report.Machine{Kernel: []string{"6.1.0", "6.5.0"}[i], MemoryBytes: 8 << 30}
+			r.Network = &report.Network{Kind: "cosmos", Provenance: &report.Provenance{Programs: []report.Program{
+				{Path: "/cache/tpsd-1/tpsd", SHA256: []string{"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"}[i]}}}}
+		}
+	}
+	if e := Environment(a, b); !strings.Contains(e, "kernel 6.1.0 vs 6.5.0") || !strings.Contains(e, "tpsd aaaaaaaaaaaa vs bbbbbbbbbbbb") {
+		t.Errorf("different: %q", e)
+	}
+	var txt strings.Builder
+	RunWith([]Set{a, b}, Options{}).Print(&txt)
+	if !strings.Contains(txt.String(), "environment differs: kernel 6.1.0 vs 6.5.0") {
+		t.Errorf("compare's text:\n%s", txt.String())
+	}
+}

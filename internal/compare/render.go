@@ -26,7 +26,8 @@ type Against struct {
 	Set       Set
 	Rows      []Row
 	Verdict   string
-	Collapsed bool // it committed nothing where the baseline did
+	Collapsed bool   // it committed nothing where the baseline did
+	Env       string // what differed in the environment (Environment), shown, not voted
 }
 
 // Run compares sets[1:] with sets[0].
@@ -37,7 +38,7 @@ func RunWith(sets []Set, o Options) Comparison {
 	c := Comparison{Base: sets[0]}
 	for _, s := range sets[1:] {
 		rows := CompareWith(sets[0], s, o)
-		c.Against = append(c.Against, Against{Set: s, Rows: rows, Verdict: Verdict(sets[0], s, rows), Collapsed: Collapsed(sets[0], s)})
+		c.Against = append(c.Against, Against{Set: s, Rows: rows, Verdict: Verdict(sets[0], s, rows), Collapsed: Collapsed(sets[0], s), Env: Environment(sets[0], s)})
 	}
 	return c
 }
@@ -72,6 +73,9 @@ func (c Comparison) Print(w io.Writer) {
 	for _, a := range c.Against {
 		fmt.Fprintf(w, "\n%s (%d runs) vs %s (%d runs)\n", a.Set.Name, len(a.Set.Runs), c.Base.Name, len(c.Base.Runs))
 		fmt.Fprintf(w, "verdict: %s\n", a.Verdict)
+		if a.Env != "" {
+			fmt.Fprintf(w, "environment differs: %s\n", a.Env)
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "METRIC\tBASE\tTHIS\t%s\tINTERVAL\tSIGNIFICANT\n", strings.ToUpper(c.changeHeader()))
 		rows, hidden := c.shown(a.Rows)
@@ -170,7 +174,7 @@ var page = template.Must(template.New("compare").Funcs(template.FuncMap{
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 14px 3px 0;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .v{font-size:17px;font-weight:600;margin:14px 0 4px}.good{color:#276749}.bad{color:#9b2c2c}.meta{color:#5a6275}</style></head><body>
 <h1>tpslab compare</h1><div class="meta">baseline: {{.Base.Name}} ({{len .Base.Runs}} runs)</div>
-{{range .Against}}<div class="v">{{.Verdict}}</div>
+{{range .Against}}<div class="v">{{.Verdict}}</div>{{with .Env}}<div class="meta" id="environment">environment differs: {{.}}</div>{{end}}
 <table><tr><th>metric</th><th>base</th><th>this</th><th>{{$.Change}}</th><th>95% CI</th><th>significant</th></tr>
 {{range .Rows}}<tr><td>{{.Label}}</td><td class="n">{{f1 .Base}}</td><td class="n">{{f1 .Value}}</td><td class="n">{{pc .ChangePct}}</td><td class="n">{{.Interval}}</td>
 <td class="{{if .Significant}}{{if .Better}}good{{else}}bad{{end}}{{end}}">{{if .Significant}}{{if .Better}}yes, better{{else}}yes, worse{{end}}{{else}}no{{end}}</td></tr>{{end}}
@@ -187,6 +191,9 @@ func (c Comparison) WriteHTML(w io.Writer) error {
 func (c Comparison) Markdown(w io.Writer) {
 	for _, a := range c.Against {
 		fmt.Fprintf(w, "**%s**\n\n", mdEscape(a.Verdict))
+		if a.Env != "" {
+			fmt.Fprintf(w, "Environment differs: %s\n\n", mdEscape(a.Env))
+		}
 		fmt.Fprintf(w, "| metric | %s (%d runs) | %s (%d runs) | %s | 95%% CI | significant |\n", mdEscape(c.Base.Name), len(c.Base.Runs), mdEscape(a.Set.Name), len(a.Set.Runs), c.changeHeader())
 		fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
 		rows, hidden := c.shown(a.Rows)
