@@ -259,7 +259,7 @@ func (t *Tracker) since(at time.Time) time.Duration { return at.Sub(t.start) }
 // block's payments always count in the second its block became final.
 func (t *Tracker) Block(b *sut.Block) {
 	seen := t.since(b.Seen)
-	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.Txs), Bytes: b.Bytes}
+	st := measure.BlockStat{Height: b.Height, Time: b.Time, Seen: seen.Seconds(), Txs: len(b.Txs), Bytes: b.Bytes, Hash: b.Hash}
 	if !t.prevTime.IsZero() {
 		st.IntervalMs = float64(b.Time.Sub(t.prevTime).Microseconds()) / 1000
 	}
@@ -274,6 +274,7 @@ func (t *Tracker) Block(b *sut.Block) {
 			st.Ours++
 			if tx.OK && p.Invalid == "" {
 				st.OursOK++
+				st.OK = append(st.OK, tx.ID)
 			}
 			if p.Invalid == "" {
 				t.rec.Included(seen - p.Intended)
@@ -304,6 +305,7 @@ func (t *Tracker) Block(b *sut.Block) {
 		if tx.OK {
 			st.OursOK++
 			st.OursGas += tx.Gas
+			st.OK = append(st.OK, tx.ID)
 		}
 		br.Committed(tx.OK, tx.Reason, seen-p.Intended, seen-p.Sent, late)
 		if !b.Proposed.IsZero() && !late {

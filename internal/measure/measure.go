@@ -182,6 +182,12 @@ type BlockStat struct {
 	OursOK     int       `json:"ours_ok"`            // ours with result code 0
 	OursGas    uint64    `json:"ours_gas,omitempty"` // gas our code-0 ones used, where the chain says
 	Bytes      int       `json:"bytes"`
+	// Hash is the block's content hash as the chain names it (CometBFT's
+	// header data_hash, an EVM block's hash); "" where it has none.
+	Hash string `json:"hash,omitempty"`
+	// OK are the ids of ours with result code 0 (OursOK of them), for the
+	// evidence file; not in blocks.jsonl.
+	OK [][32]byte `json:"-"`
 }
 
 // BlockAgg sums blocks, so totals never keep a list that grows with the run.

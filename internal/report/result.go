@@ -223,6 +223,8 @@ type Writer struct {
 	dir     string
 	series  *lines
 	blocks  *lines
+	proof   *lines // evidence.jsonl
+	digest  string // its running digest
 	R       *Result
 	err     error
 	reserve string // a file whose space is given back when the disk fills
@@ -263,7 +265,16 @@ func (l *lines) add(recs ...any) error {
 	if buf.Len() == 0 {
 		return nil
 	}
-	n, err := l.w.Write(buf.Bytes())
+	return l.addRaw(buf.Bytes())
+}
+
+// addRaw writes whole lines already encoded and flushes them; on failure
+// it cuts the file back to its last whole line.
+func (l *lines) addRaw(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	n, err := l.w.Write(b)
 	if err == nil {
 		err = l.w.Flush()
 	}
@@ -294,6 +305,9 @@ func NewWriter(dir string, r *Result) (*Writer, error) {
 	if w.blocks, err = createLines(filepath.Join(dir, "blocks.jsonl")); err != nil {
 		return nil, err
 	}
+	if w.proof, err = createLines(filepath.Join(dir, EvidenceFile)); err != nil {
+		return nil, err
+	}
 	return w, w.Flush()
 }
 
@@ -310,6 +324,12 @@ func (w *Writer) Add(s Second, blocks []measure.BlockStat) {
 	}
 	if err := w.blocks.add(recs...); err != nil {
 		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "blocks.jsonl"), err))
+		return
+	}
+	var proof bytes.Buffer
+	evidenceLines(&proof, &w.digest, blocks)
+	if err := w.proof.addRaw(proof.Bytes()); err != nil {
+		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, EvidenceFile), err))
 		return
 	}
 	if err := w.series.add(s); err != nil {
@@ -362,6 +382,7 @@ func (w *Writer) Close() error {
 	err := w.Flush()
 	w.series.f.Close()
 	w.blocks.f.Close()
+	w.proof.f.Close()
 	return err
 }
 

@@ -112,8 +112,11 @@ type TxResult struct {
 // Block is a block as a block-following Confirmer reports it.
 type Block struct {
 	Height int64
-	Time   time.Time // the header's time
-	Seen   time.Time // when tpslab observed it, on its own clock
+	// Hash is the block's content hash as the chain names it (CometBFT's
+	// header data_hash, an EVM block's hash); "" where it has none.
+	Hash string
+	Time time.Time // the header's time
+	Seen time.Time // when tpslab observed it, on its own clock
 	// Proposed is when tpslab saw the proposal of this block complete
 	// (CometBFT's CompleteProposal event), on its own clock; zero when not
 	// seen (a block read by RPC, a chain without the event).

@@ -128,7 +128,7 @@ func (c *confirmer) catchUp(ctx context.Context, cl *Client, next *int64, upto i
 // deliver turns a block and its results into a sut.Block for ev.
 func (c *confirmer) deliver(b *RawBlock, res []ExecResult, seen time.Time, ev sut.Events) {
 	blk := &c.blk
-	blk.Height, blk.Time, blk.Seen, blk.Final, blk.Bytes = int64(b.Header.Height), b.Header.Time, seen, true, 0
+	blk.Height, blk.Time, blk.Seen, blk.Final, blk.Bytes, blk.Hash = int64(b.Header.Height), b.Header.Time, seen, true, 0, b.Header.DataHash
 	blk.Proposed = c.proposed[blk.Height]
 	for h := range c.proposed {
 		if h <= blk.Height {

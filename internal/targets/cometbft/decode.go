@@ -66,6 +66,7 @@ func (d *eventDecoder) decode(msg []byte) (block *RawBlock, results []ExecResult
 		return nil, nil, fmt.Errorf("NewBlock event: time %q", ts)
 	}
 	d.blk.Header.Height, d.blk.Header.Time = Int64(h), t
+	d.blk.Header.DataHash, _ = jsonrpc.Str(jsonrpc.Lookup(blockJSON, "header", "data_hash"))
 	d.blk.Data.Txs = d.blk.Data.Txs[:0]
 	d.txs = d.txs[:0]
 	d.offs = d.offs[:0]

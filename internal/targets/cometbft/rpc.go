@@ -179,9 +179,10 @@ func (c *Client) ABCIQueryAt(ctx context.Context, path string, data []byte, h in
 
 // Header is the part of a block header tpslab reads.
 type Header struct {
-	Height  Int64     `json:"height"`
-	Time    time.Time `json:"time"`
-	AppHash string    `json:"app_hash"`
+	Height   Int64     `json:"height"`
+	Time     time.Time `json:"time"`
+	AppHash  string    `json:"app_hash"`
+	DataHash string    `json:"data_hash"` // the Merkle root of the block's transactions
 }
 
 // RawBlock is a block as /block and NewBlock events carry it: txs are

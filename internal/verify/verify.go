@@ -1,0 +1,182 @@
+// Package verify re-counts a finished run's committed payments from the
+// chain itself, apart from the run's confirmer: it reads each block the
+// evidence file names (and its results) from any node of the chain, and
+// checks the file's running digest, so an edited result or evidence file,
+// a pruned node or another chain is named (docs/results.md).
+package verify
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/targets/cometbft"
+)
+
+// Kinds are the kinds whose payments verify re-counts from CometBFT's
+// blocks (their ids are the SHA-256 of the transactions' bytes).
+var Kinds = map[string]bool{"builtin": true, "cometbft": true, "cosmos": true}
+
+// Outcome is what a verification found.
+type Outcome struct {
+	Found, Committed int64 // payments found committed with code 0, and the result's count
+	First, Last      int64 // the blocks read
+	ChainID          string
+	Differences      []string // the first ones, when some payment was not found
+}
+
+// maxShown bounds the differences listed.
+const maxShown = 5
+
+// Run verifies the run in dir against the chain at rpc: the evidence
+// file's digests, its count against result.json's, and every payment it
+// names in the block it names, with result code 0. A failed check is an
+// error: exit 1 for differences, 3 for a chain that lacks the blocks (or
+// is another one), 2 for a run verify cannot read.
+func Run(ctx context.Context, dir, rpc string) (Outcome, error) {
+	var o Outcome
+	r, err := report.ReadResult(dir)
+	if err != nil {
+		return o, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	kind := ""
+	if r.Network != nil {
+		kind = r.Network.Kind
+		o.ChainID = r.Network.ChainID
+	}
+	if !Kinds[kind] {
+		return o, exitcode.BadInputf("%s: a %q run; verify re-counts builtin, cometbft and cosmos runs (from CometBFT's blocks) so far", dir, kind)
+	}
+	lines, err := readEvidence(dir)
+	if err != nil {
+		return o, err
+	}
+	o.Committed = r.Summary.Committed
+	for _, l := range lines {
+		o.Found += int64(len(l.OK))
+	}
+	if o.Found != o.Committed {
+		return o, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("result.json says %d committed, %s names %d: one of them was edited", o.Committed, report.EvidenceFile, o.Found))
+	}
+	if len(lines) == 0 {
+		return o, nil
+	}
+	o.First, o.Last = lines[0].Height, lines[len(lines)-1].Height
+	cl := &cometbft.Client{URL: rpc, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	st, err := cl.Status(ctx)
+	if err != nil {
+		return o, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s: %v", rpc, err))
+	}
+	if o.ChainID != "" && st.NodeInfo.Network != o.ChainID {
+		return o, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s serves chain %q; the run's was %q", rpc, st.NodeInfo.Network, o.ChainID))
+	}
+	o.Found = 0
+	for _, l := range lines {
+		found, diffs, err := recount(ctx, cl, l)
+		if err != nil {
+			return o, err
+		}
+		o.Found += found
+		for _, d := range diffs {
+			if len(o.Differences) < maxShown {
+				o.Differences = append(o.Differences, d)
+			}
+		}
+	}
+	if o.Found != o.Committed {
+		return o, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%d of %d committed payments found in blocks %d..%d of %s: %v", o.Found, o.Committed, o.First, o.Last, rpc, o.Differences))
+	}
+	return o, nil
+}
+
+// recount reads the line's block and its results and counts the line's
+// payments there with code 0.
+func recount(ctx context.Context, cl *cometbft.Client, l report.EvidenceLine) (int64, []string, error) {
+	b, err := cl.Block(ctx, l.Height)
+	if err != nil {
+		return 0, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("block %d is not on %s (pruned, or another chain): %v", l.Height, cl.URL, err))
+	}
+	if l.Hash != "" && b.Header.DataHash != l.Hash {
+		return 0, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("block %d on %s holds other transactions (data_hash %s, the run counted %s): another chain of the same name", l.Height, cl.URL, b.Header.DataHash, l.Hash))
+	}
+	res, err := cl.BlockResults(ctx, l.Height)
+	if err != nil {
+		return 0, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("block %d's results are not on %s: %v", l.Height, cl.URL, err))
+	}
+	ok := map[string]bool{}
+	for k, tx := range b.Data.Txs {
+		sum := sha256.Sum256(tx)
+		ok[hex.EncodeToString(sum[:])] = k < len(res) && res[k].Code == 0
+	}
+	var found int64
+	var diffs []string
+	for _, id := range l.OK {
+		switch code0, in := ok[id]; {
+		case !in:
+			diffs = append(diffs, fmt.Sprintf("%s not in block %d", id, l.Height))
+		case !code0:
+			diffs = append(diffs, fmt.Sprintf("%s in block %d with a result code other than 0", id, l.Height))
+		default:
+			found++
+		}
+	}
+	return found, diffs, nil
+}
+
+// readEvidence reads the run's evidence file (a segmented run's: each
+// segment's) and checks each line's running digest.
+func readEvidence(dir string) ([]report.EvidenceLine, error) {
+	files := []string{filepath.Join(dir, report.EvidenceFile)}
+	if _, err := os.Stat(files[0]); errors.Is(err, os.ErrNotExist) {
+		files, _ = filepath.Glob(filepath.Join(dir, "segments", "*", report.EvidenceFile))
+		if len(files) == 0 {
+			return nil, exitcode.BadInputf("%s: no %s (a run before tpslab kept evidence)", dir, report.EvidenceFile)
+		}
+	}
+	var out []report.EvidenceLine
+	for _, f := range files {
+		lines, err := readFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lines...)
+	}
+	return out, nil
+}
+
+func readFile(path string) ([]report.EvidenceLine, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	defer f.Close()
+	var out []report.EvidenceLine
+	digest := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		var l report.EvidenceLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%s line %d: not an evidence line: %v", path, n, err))
+		}
+		digest = report.EvidenceDigest(digest, l.Height, l.Hash, l.OK)
+		if digest != l.Digest {
+			return nil, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%s line %d (block %d): its digest does not follow from the lines before it: the file was edited or a line dropped", path, n, l.Height))
+		}
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, exitcode.Wrap(exitcode.BadInput, fmt.Errorf("%s: %v", path, err))
+	}
+	return out, nil
+}
