@@ -137,11 +137,11 @@ func recount(ctx context.Context, cl *cometbft.Client, l report.EvidenceLine) (i
 // segment's) and checks each line's running digest.
 func readEvidence(dir string) ([]report.EvidenceLine, error) {
 	files := []string{filepath.Join(dir, report.EvidenceFile)}
-	if _, err := os.Stat(files[0]); errors.Is(err, os.ErrNotExist) {
-		files, _ = filepath.Glob(filepath.Join(dir, "segments", "*", report.EvidenceFile))
-		if len(files) == 0 {
-			return nil, exitcode.BadInputf("%s: no %s (a run before tpslab kept evidence)", dir, report.EvidenceFile)
-		}
+	st, err := os.Stat(files[0])
+	if segs, _ := filepath.Glob(filepath.Join(dir, "segments", "*", report.EvidenceFile)); len(segs) > 0 && (err != nil || st.Size() == 0) {
+		files = segs // a merged run: each segment kept its own
+	} else if errors.Is(err, os.ErrNotExist) {
+		return nil, exitcode.BadInputf("%s: no %s (a run before tpslab kept evidence)", dir, report.EvidenceFile)
 	}
 	var out []report.EvidenceLine
 	for _, f := range files {
