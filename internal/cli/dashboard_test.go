@@ -157,7 +157,9 @@ func checkPanels(t *testing.T, dom string) {
 		tag := regexp.MustCompile(`<div class="chart" id="` + id + `"[^>]*>`).FindString(dom)
 		x := regexp.MustCompile(`data-ticks-x="([^"]*)"`).FindStringSubmatch(tag)
 		y := regexp.MustCompile(`data-ticks-y="([^"]*)"`).FindStringSubmatch(tag)
-		if x == nil || y == nil || !regexp.MustCompile(`\d+ s .*\d+ s`).MatchString(x[1]) || !regexp.MustCompile(`\d.* .*\d`).MatchString(y[1]) {
+		// Two points a few seconds apart (a segmented run's first) may
+		// give one tick on y.
+		if x == nil || y == nil || !regexp.MustCompile(`\d+(\.\d)? s .*\d+(\.\d)? s`).MatchString(x[1]) || !regexp.MustCompile(`\d`).MatchString(y[1]) {
 			t.Errorf("chart %s: no axis ticks: %s", id, tag)
 		}
 		if !strings.Contains(dom, `class="uplot`) {
@@ -217,12 +219,21 @@ func TestLiveDashboardAndOneScreen(t *testing.T) {
 			progress++
 		}
 	}
+	// A busy machine (CI) adds its WARNING paragraph to a run that kept
+	// up: the screen is counted without it.
+	warned, inWarning := 0, false
+	for _, l := range lines {
+		inWarning = strings.HasPrefix(l, "WARNING: ") || inWarning && strings.HasPrefix(l, "  ")
+		if inWarning {
+			warned++
+		}
+	}
 	most := 50 // a busy machine's warnings after a verdict other than kept up
 	if verdict >= 0 && strings.HasPrefix(lines[verdict], "kept up") {
 		most = 25
 	}
-	if len(lines) > most || verdict < 0 || verdict > 15 || progress != 1 {
-		t.Errorf("%d lines (at most %d), the verdict at line %d, %d progress lines before it (one, rewritten in place)", len(lines), most, verdict+1, progress)
+	if len(lines)-warned > most || verdict < 0 || verdict > 15 || progress != 1 {
+		t.Errorf("%d lines (%d of them warnings; at most %d others), the verdict at line %d, %d progress lines before it (one, rewritten in place)", len(lines), warned, most, verdict+1, progress)
 	}
 }
 
