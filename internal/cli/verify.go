@@ -6,11 +6,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/verify"
 )
 
-func verifyCmd() *cobra.Command {
+func verifyCmd(reg *kinds.Registry) *cobra.Command {
 	var rpc, home string
 	c := &cobra.Command{
 		Use:   "verify RUN_DIR [--rpc URL | --net-home DIR]",
@@ -49,7 +50,7 @@ difference (the first ones listed), 3 when the node lacks the blocks
 				}
 				url = r.Network.Endpoints[len(r.Network.Endpoints)-1]
 			}
-			o, err := verify.Run(cmd.Context(), args[0], url)
+			o, err := verify.Run(cmd.Context(), args[0], url, reg.NamesWhere(func(k kinds.Kind) bool { return k.Info().Recount }))
 			if err != nil {
 				return err
 			}

@@ -46,6 +46,10 @@ type Info struct {
 	// Gossip: its runs time the gossiped stage (when a payment reached a
 	// second node's mempool) on the networks tpslab starts.
 	Gossip bool
+	// Recount: its payments are CometBFT transactions (ids the SHA-256 of
+	// their bytes), so tpslab verify re-counts them from /block and
+	// /block_results (docs/results.md).
+	Recount bool
 	// CometBFTMetrics: its nodes serve CometBFT's Prometheus page, read as
 	// node telemetry.
 	CometBFTMetrics bool

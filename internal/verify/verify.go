@@ -16,16 +16,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/targets/cometbft"
 )
-
-// Kinds are the kinds whose payments verify re-counts from CometBFT's
-// blocks (their ids are the SHA-256 of the transactions' bytes).
-var Kinds = map[string]bool{"builtin": true, "cometbft": true, "cosmos": true}
 
 // Outcome is what a verification found.
 type Outcome struct {
@@ -43,7 +41,9 @@ const maxShown = 5
 // names in the block it names, with result code 0. A failed check is an
 // error: exit 1 for differences, 3 for a chain that lacks the blocks (or
 // is another one), 2 for a run verify cannot read.
-func Run(ctx context.Context, dir, rpc string) (Outcome, error) {
+// recountable are the kinds whose payments are CometBFT transactions
+// (kinds.Info.Recount).
+func Run(ctx context.Context, dir, rpc string, recountable []string) (Outcome, error) {
 	var o Outcome
 	r, err := report.ReadResult(dir)
 	if err != nil {
@@ -54,8 +54,8 @@ func Run(ctx context.Context, dir, rpc string) (Outcome, error) {
 		kind = r.Network.Kind
 		o.ChainID = r.Network.ChainID
 	}
-	if !Kinds[kind] {
-		return o, exitcode.BadInputf("%s: a %q run; verify re-counts builtin, cometbft and cosmos runs (from CometBFT's blocks) so far", dir, kind)
+	if !slices.Contains(recountable, kind) {
+		return o, exitcode.BadInputf("%s: a %q run; verify re-counts runs whose payments are CometBFT transactions so far (%s)", dir, kind, strings.Join(recountable, ", "))
 	}
 	lines, err := readEvidence(dir)
 	if err != nil {

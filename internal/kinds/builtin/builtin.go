@@ -29,7 +29,7 @@ type Kind struct{ cometbft.Kind }
 // measured as any CometBFT chain.
 func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "builtin", About: "the built-in reference ledger on CometBFT validators tpslab starts (the default)",
-		Links: true, Faults: true, CometBFTMetrics: true, Kubernetes: true, Gossip: true, Remote: cometbft.Kind{}}
+		Links: true, Faults: true, CometBFTMetrics: true, Kubernetes: true, Gossip: true, Recount: true, Remote: cometbft.Kind{}}
 }
 
 // Validate checks, for a network tpslab will start and fund, that the

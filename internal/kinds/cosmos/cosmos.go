@@ -30,7 +30,7 @@ type Kind struct{}
 // Info: its nodes are CometBFT nodes, with CometBFT's metrics page.
 func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "cosmos", About: "a Cosmos SDK chain: tpslab's tpsd, your daemon (--binary gaiad), or endpoints; bank sends over RPC, REST or gRPC",
-		CometBFTMetrics: true, Kubernetes: true, Faults: true, Links: true, Gossip: true}
+		CometBFTMetrics: true, Kubernetes: true, Faults: true, Links: true, Gossip: true, Recount: true}
 }
 
 // Validate checks the section; rest and grpc need their endpoints when
