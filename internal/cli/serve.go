@@ -194,7 +194,7 @@ func (b browser) row(dir string) (entry, bool) {
 var listPage = template.Must(template.New("list").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tpslab runs</title>
 <style>body{font:14px system-ui,sans-serif;margin:20px}td,th{padding:3px 12px 3px 0;text-align:left;vertical-align:top}
 .ok{border-left:4px solid #15803d;padding-left:6px}.warn{border-left:4px solid #d97706;padding-left:6px}.fail{border-left:4px solid #b91c1c;padding-left:6px}
-.st-ok{color:#15803d}.st-warn{color:#b45309}.st-fail{color:#b91c1c}</style></head><body>
+.st-ok{color:#15803d}.st-warn{color:#b45309}.st-fail{color:#b91c1c}td:nth-child(-n+3){white-space:nowrap}</style></head><body>
 <h1>tpslab runs in {{.Dir}}</h1>
 <form action="/compare">compare <input name="a" placeholder="run or set"> with <input name="b" placeholder="run or set"> <button>compare</button></form>
 <table><tr><th>name</th><th>what</th><th>started</th><th>result</th><th></th></tr>
