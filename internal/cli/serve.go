@@ -281,12 +281,40 @@ func (b browser) run(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, b.shown(err), http.StatusInternalServerError)
 		return
 	}
-	d.SetAfter("", dashboard.Link{Text: "all runs", Href: "/"}, dashboard.Link{Text: "this run's report", Href: "report.html"})
+	d.SetAfter(provenanceLine(res), dashboard.Link{Text: "all runs", Href: "/"}, dashboard.Link{Text: "this run's report", Href: "report.html"})
 	if leaf == "api/live" {
 		d.ServeLive(w, r)
 		return
 	}
 	d.ServePage(w, r)
+}
+
+// provenanceLine says what the run ran on, for its page: the network's
+// programs by name, version and hash, the genesis, tpslab's build, and how
+// to re-count it.
+func provenanceLine(r *report.Result) string {
+	var parts []string
+	if n := r.Network; n != nil && n.Provenance != nil {
+		for _, p := range n.Provenance.Programs {
+			v := p.Version
+			if v == "" {
+				v = "no version output"
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s; sha256 %.12s…)", filepath.Base(p.Path), v, p.SHA256))
+		}
+		if g := n.Provenance.GenesisSHA256; g != "" {
+			parts = append(parts, fmt.Sprintf("genesis %.20s…", g))
+		}
+	} else if n != nil && n.Reported != "" {
+		parts = append(parts, "the endpoint says it is "+n.Reported)
+	}
+	if e := r.Environment; e.BinarySHA256 != "" {
+		parts = append(parts, fmt.Sprintf("tpslab %.12s (sha256 %s…)", e.GitCommit, e.BinarySHA256))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "ran on: " + strings.Join(parts, "; ") + " — tpslab verify re-counts it from the chain"
 }
 
 // compare serves the comparison of ?a= with ?b= (runs or sets).

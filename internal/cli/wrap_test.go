@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tpslab/tpslab/internal/report"
 )
 
 func TestTermLinesWrapAtTheWidth(t *testing.T) {
@@ -18,5 +20,15 @@ func TestTermLinesWrapAtTheWidth(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "\n  ") || !strings.Contains(b.String(), "short line\n") || !strings.HasSuffix(b.String(), "\rpresigning 10 payments:  50%") {
 		t.Errorf("wrapped:\n%s", b.String())
+	}
+}
+
+// A run's page under serve says what it ran on (issue 55).
+func TestProvenanceLine(t *testing.T) {
+	r := &report.Result{Network: &report.Network{Provenance: &report.Provenance{
+		Programs:      []report.Program{{Path: "/c/tpsd-1/tpsd", SHA256: "0123456789abcdef0123", Version: "tpsd v1"}},
+		GenesisSHA256: "fedcba9876543210fedcba98"}}}
+	if got := provenanceLine(r); !strings.Contains(got, "tpsd (tpsd v1; sha256 0123456789ab…)") || !strings.Contains(got, "genesis fedcba9876543210fedc…") {
+		t.Errorf("%q", got)
 	}
 }
