@@ -33,8 +33,12 @@ type Outcome struct {
 	Differences      []string // the first ones, when some payment was not found
 }
 
-// maxShown bounds the differences listed.
-const maxShown = 5
+// maxShown bounds the differences listed; catchUp is how long a node
+// behind the run's last block is given to reach it.
+const (
+	maxShown = 5
+	catchUp  = 10 * time.Second
+)
 
 // Run verifies the run in dir against the chain at rpc: the evidence
 // file's digests, its count against result.json's, and every payment it
@@ -79,6 +83,21 @@ func Run(ctx context.Context, dir, rpc string, recountable []string) (Outcome, e
 	}
 	if o.ChainID != "" && st.NodeInfo.Network != o.ChainID {
 		return o, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s serves chain %q; the run's was %q", rpc, st.NodeInfo.Network, o.ChainID))
+	}
+	// Another node than the run read may be a block or two behind it
+	// (CI: height 8 when the run had counted block 9): it catches up.
+	for deadline := time.Now().Add(catchUp); int64(st.SyncInfo.LatestBlockHeight) < o.Last; {
+		if time.Now().After(deadline) {
+			return o, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s is at height %d, behind the run's last block %d, after %s", rpc, st.SyncInfo.LatestBlockHeight, o.Last, catchUp))
+		}
+		select {
+		case <-ctx.Done():
+			return o, exitcode.Wrap(exitcode.TargetFailed, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+		if st, err = cl.Status(ctx); err != nil {
+			return o, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s: %v", rpc, err))
+		}
 	}
 	o.Found = 0
 	for _, l := range lines {
