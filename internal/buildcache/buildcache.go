@@ -258,6 +258,12 @@ func check(program string, full bool) string {
 	return ""
 }
 
+// FileSHA256 is the SHA-256 of the file at path, read whole, in hex.
+func FileSHA256(path string) (string, error) {
+	h, _, err := hashFile(path)
+	return h, err
+}
+
 // SHA256 is path's SHA-256: the one recorded beside it when the cache built
 // it and its size and time are as then, else read whole (a 100 MB node
 // program costs a third of a second once).
@@ -271,8 +277,7 @@ func SHA256(path string) (string, error) {
 			}
 		}
 	}
-	h, _, err := hashFile(path)
-	return h, err
+	return FileSHA256(path)
 }
 
 // Damaged is damaged for `tpslab cache`: why the cached program must not

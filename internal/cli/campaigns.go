@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -118,9 +119,9 @@ func findMaxEntry(dir, name string) (entry, bool) {
 	case o.Sustainable <= 0:
 		e.Result, e.Status = fmt.Sprintf("no rate met %s (%d steps; %s)", f.Objective, len(o.Steps), o.Stopped), "fail"
 	case o.Confirmed:
-		e.Result, e.Status = fmt.Sprintf("sustainable %s tx/s, confirmed, under %s (%d steps)", thousandsOf(o.Sustainable), f.Objective, len(o.Steps)), "ok"
+		e.Result, e.Status = fmt.Sprintf("sustainable %s tx/s, confirmed, under %s (%d steps)", report.Count(int64(math.RoundToEven(o.Sustainable))), f.Objective, len(o.Steps)), "ok"
 	default:
-		e.Result, e.Status = fmt.Sprintf("sustainable %s tx/s, not confirmed, under %s (%d steps; %s)", thousandsOf(o.Sustainable), f.Objective, len(o.Steps), o.Stopped), "warn"
+		e.Result, e.Status = fmt.Sprintf("sustainable %s tx/s, not confirmed, under %s (%d steps; %s)", report.Count(int64(math.RoundToEven(o.Sustainable))), f.Objective, len(o.Steps), o.Stopped), "warn"
 	}
 	return e, true
 }
@@ -145,13 +146,4 @@ func abEntry(dir, name string) (entry, bool) {
 		}
 	}
 	return e, true
-}
-
-// thousandsOf writes a rate with thousands separators, no decimals.
-func thousandsOf(v float64) string {
-	s := fmt.Sprintf("%.0f", v)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -203,7 +203,7 @@ func reproduced(a compare.Against) (string, bool) {
 // num writes a figure as the tables do.
 func num(v float64) string {
 	if v >= 100 {
-		return thousandsOf(v)
+		return report.Count(int64(math.RoundToEven(v)))
 	}
 	return fmt.Sprintf("%.3g", v)
 }

@@ -55,7 +55,7 @@ difference (the first ones listed), 3 when the node lacks the blocks
 				return err
 			}
 			fmt.Printf("verified: %s of %s committed payments found in blocks %d..%d of chain %s (recounted from %s; %s's digests hold)\n",
-				thousandsOf(float64(o.Found)), thousandsOf(float64(o.Committed)), o.First, o.Last, o.ChainID, url, report.EvidenceFile)
+				report.Count(o.Found), report.Count(o.Committed), o.First, o.Last, o.ChainID, url, report.EvidenceFile)
 			return nil
 		},
 	}

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -84,16 +82,11 @@ func buildPause(log io.Writer) (string, error) {
 // Image is the tpslab image name for the static binary at path: tagged by
 // its content, so a changed tpslab is a new image.
 func Image(binary string) (string, error) {
-	f, err := os.Open(binary)
+	sum, err := buildcache.FileSHA256(binary)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return imageRepo + ":" + hex.EncodeToString(h.Sum(nil))[:12], nil
+	return imageRepo + ":" + sum[:12], nil
 }
 
 // writeImages writes the pause and tpslab images as tarballs in dir.

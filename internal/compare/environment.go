@@ -2,8 +2,9 @@ package compare
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/tpslab/tpslab/internal/report"
@@ -68,20 +69,10 @@ func programsDiffer(na, nb *report.Network) []string {
 	if len(pa) == 0 || len(pb) == 0 {
 		return nil // a side without provenance (an older result, an endpoint)
 	}
-	names := map[string]bool{}
-	for k := range pa {
-		names[k] = true
-	}
-	for k := range pb {
-		names[k] = true
-	}
-	var sorted []string
-	for k := range names {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
+	both := maps.Clone(pa)
+	maps.Copy(both, pb)
 	var out []string
-	for _, k := range sorted {
+	for _, k := range slices.Sorted(maps.Keys(both)) {
 		x, okA := pa[k]
 		y, okB := pb[k]
 		switch {

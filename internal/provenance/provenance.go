@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +57,7 @@ func Of(ctx context.Context, n *testnet.Net) *report.Provenance {
 		out.Programs = append(out.Programs, *byPath[p])
 	}
 	if len(n.Nodes) > 0 {
-		if h, err := fileSHA256(filepath.Join(n.Nodes[0].Home, "config", "genesis.json")); err == nil {
+		if h, err := buildcache.FileSHA256(filepath.Join(n.Nodes[0].Home, "config", "genesis.json")); err == nil {
 			out.GenesisSHA256 = h
 		}
 	}
@@ -116,7 +115,7 @@ func configs(nd testnet.Node, into map[string]string) {
 		if !d.Type().IsRegular() || !configNames[d.Name()] {
 			return nil
 		}
-		if h, err := fileSHA256(p); err == nil {
+		if h, err := buildcache.FileSHA256(p); err == nil {
 			into[nd.Name+"/"+rel] = h
 		}
 		return nil
@@ -157,19 +156,6 @@ func versionOf(ctx context.Context, program string) string {
 		sdk.Name = filepath.Base(program)
 	}
 	return fmt.Sprintf("%s version %q, commit %q, Cosmos SDK %s, %s", sdk.Name, sdk.Version, sdk.Commit, sdk.SDK, strings.TrimPrefix(sdk.Go, "go version "))
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // ReadMachine reads the machine from /proc and /sys (Linux); what is not

@@ -515,6 +515,9 @@ func median(xs []float64) float64 {
 	return (c[n/2-1] + c[n/2]) / 2
 }
 
+// Count is count, for the commands' own lines.
+func Count(n int64) string { return count(n) }
+
 // count writes a count as a whole number with thousands separators, never
 // a fraction (thousands keeps a decimal under 10).
 func count(n int64) string {
