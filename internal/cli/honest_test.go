@@ -24,6 +24,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/cli"
 	"github.com/tpslab/tpslab/internal/findmax"
+	"github.com/tpslab/tpslab/internal/buildcache"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testbin"
@@ -377,9 +378,26 @@ func TestNetUpCosmosWithBinary(t *testing.T) {
 	if out, err := exec.Command(bin, "net", "status", "--home", home).CombinedOutput(); err != nil || strings.Count(string(out), " running ") != 2 {
 		t.Errorf("net status: %v\n%s", err, out)
 	}
-	out, err = exec.Command(bin, "run", "--net-home", home, "--rate", "100", "--duration", "4s", "--warmup", "1s", "--senders", "100", "--via", "rest", "--out", filepath.Join(t.TempDir(), "r")).CombinedOutput()
+	runDir := filepath.Join(t.TempDir(), "r")
+	out, err = exec.Command(bin, "run", "--net-home", home, "--rate", "100", "--duration", "4s", "--warmup", "1s", "--senders", "100", "--via", "rest", "--out", runDir).CombinedOutput()
 	if err != nil {
 		t.Errorf("run: %v\n%s", err, out)
+	}
+	// The result names the binary --binary gave: its path, hash and
+	// version, and the genesis hash (issue 55).
+	res, err := report.ReadResult(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := buildcache.FileSHA256(tpsd)
+	if p := res.Network.Provenance; p == nil || len(p.Programs) != 1 || p.Programs[0].Path != tpsd || p.Programs[0].SHA256 != sum || p.Programs[0].Version == "" || len(p.GenesisSHA256) != 64 {
+		t.Errorf("provenance %+v, want %s with SHA-256 %s, its version, and the genesis hash", p, tpsd, sum)
+	}
+	// Its payments re-counted through the other node than the run read.
+	if out, err := exec.Command(bin, "verify", runDir, "--net-home", home).CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "verified: ") || !strings.Contains(string(out), n.Nodes[1].RPC) {
+		t.Errorf("verify: %v\n%s", err, out)
+	} else {
+		t.Logf("%s", out)
 	}
 	if out, err := exec.Command(bin, "net", "check", "--home", home).CombinedOutput(); err != nil || !strings.Contains(string(out), "supply of stake is the genesis supply plus what x/mint minted") {
 		t.Errorf("net check: %v\n%s", err, out)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -12,54 +13,93 @@ import (
 )
 
 func verifyCmd(reg *kinds.Registry) *cobra.Command {
-	var rpc, home string
+	var rpc, home, database string
 	c := &cobra.Command{
-		Use:   "verify RUN_DIR [--rpc URL | --net-home DIR]",
-		Short: "Re-count a run's committed payments from the chain's own blocks, and check its files' digests",
-		Long: `Re-counts the run's committed payments from the chain, apart from the run's
-confirmer: for every block evidence.jsonl names, it reads the block and its
-results from the node at --rpc (any node of the chain; with --net-home, the
-network's last node; without either, the last endpoint the run named) and
-finds each payment there with result code 0. It checks evidence.jsonl's
-running digest and its count against result.json's first, so an edited
-file or a dropped line is named. Exit 0 when every payment is found, 1 on a
-difference (the first ones listed), 3 when the node lacks the blocks
-(pruned, or another chain), 2 for a run it cannot read.`,
+		Use:   "verify RUN_DIR [--rpc URL | --database URL | --net-home DIR]",
+		Short: "Re-count a run's committed payments from the chain's blocks or the service's database, and check its files' digests",
+		Long: `Re-counts the run's committed payments apart from the run's confirmer.
+For a chain: for every block evidence.jsonl names, it reads the block and
+its results from the node at --rpc (any node of the chain; with
+--net-home, the network's last node; without either, the last endpoint
+the run named) and finds each payment there with result code 0. For a
+service that settles payments by its answer (the ledger service): it
+finds each payment's row in the database at --database (with --net-home,
+the network's). It checks evidence.jsonl's running digest and its count
+against result.json's first, so an edited file or a dropped line is
+named. Exit 0 when every payment is found, 1 on a difference (the first
+ones listed), 3 when the node or database lacks the blocks or is another
+system, 2 for a run it cannot read.`,
 		Example: `  tpslab verify runs/live --net-home /tmp/x
-  tpslab verify runs/live --rpc http://127.0.0.1:26657`,
+  tpslab verify runs/live --rpc http://127.0.0.1:26657
+  tpslab verify runs/ledger --database postgres://tpslab@127.0.0.1:5432/ledger`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			url := rpc
-			if url == "" && home != "" {
-				n, err := loadNet(home)
-				if err != nil {
-					return err
-				}
-				if len(n.Nodes) == 0 {
-					return exitcode.BadInputf("--net-home: %s has no nodes", home)
-				}
-				url = n.Nodes[len(n.Nodes)-1].RPC // not the node the run read first
-			}
-			if url == "" {
-				r, err := readRun(args[0])
-				if err != nil {
-					return err
-				}
-				if r.Network == nil || len(r.Network.Endpoints) == 0 {
-					return exitcode.BadInputf("--rpc: not given and %s names no endpoint, expected --rpc URL of a node of the chain", args[0])
-				}
-				url = r.Network.Endpoints[len(r.Network.Endpoints)-1]
-			}
-			o, err := verify.Run(cmd.Context(), args[0], url, reg.NamesWhere(func(k kinds.Kind) bool { return k.Info().Recount }))
+			r, err := readRun(args[0])
 			if err != nil {
 				return err
 			}
-			fmt.Printf("verified: %s of %s committed payments found in blocks %d..%d of chain %s (recounted from %s; %s's digests hold)\n",
-				report.Count(o.Found), report.Count(o.Committed), o.First, o.Last, o.ChainID, url, report.EvidenceFile)
+			src, err := verifySource(reg, r, rpc, database, home)
+			if err != nil {
+				return err
+			}
+			o, err := verify.Run(cmd.Context(), args[0], src)
+			if err != nil {
+				return err
+			}
+			where := fmt.Sprintf("blocks %d..%d of chain %s (recounted from %s", o.First, o.Last, o.ChainID, src.RPC)
+			if o.Windows > 0 {
+				where = fmt.Sprintf("the database of chain %s, over %d seconds of answers (recounted from %s", o.ChainID, o.Windows, o.Store)
+			}
+			fmt.Printf("verified: %s of %s committed payments found in %s; %s's digests hold)\n",
+				report.Count(o.Found), report.Count(o.Committed), where, report.EvidenceFile)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&rpc, "rpc", "", "CometBFT RPC URL of any node of the run's chain")
-	c.Flags().StringVar(&home, "net-home", "", "the network tpslab net up started (its last node is read)")
+	c.Flags().StringVar(&database, "database", "", "the service's database URL (the ledger service's PostgreSQL)")
+	c.Flags().StringVar(&home, "net-home", "", "the network tpslab net up started (its last node, or its database, is read)")
 	return c
+}
+
+// verifySource is where the run's payments are re-counted from: the
+// flags, else the network at home, else the run's last endpoint.
+func verifySource(reg *kinds.Registry, r *report.Result, rpc, database, home string) (verify.Source, error) {
+	src := verify.Source{RPC: rpc, Store: database, Recountable: reg.NamesWhere(func(k kinds.Kind) bool { return k.Info().Recount })}
+	var rc kinds.Recounter
+	if r.Network != nil {
+		if k, err := reg.Lookup(r.Network.Kind); err == nil {
+			rc, _ = k.(kinds.Recounter)
+		}
+	}
+	if home != "" && (src.RPC == "" || rc != nil && src.Store == "") {
+		n, err := loadNet(home)
+		if err != nil {
+			return src, err
+		}
+		if len(n.Nodes) == 0 {
+			return src, exitcode.BadInputf("--net-home: %s has no nodes", home)
+		}
+		if src.RPC == "" {
+			src.RPC = n.Nodes[len(n.Nodes)-1].RPC // not the node the run read first
+		}
+		if rc != nil && src.Store == "" {
+			src.Store = rc.RecountSource(n)
+		}
+	}
+	if src.RPC == "" && rc == nil {
+		if r.Network == nil || len(r.Network.Endpoints) == 0 {
+			return src, exitcode.BadInputf("--rpc: not given and %s names no endpoint, expected --rpc URL of a node of the chain", r.Dir)
+		}
+		src.RPC = r.Network.Endpoints[len(r.Network.Endpoints)-1]
+	}
+	if rc != nil {
+		if src.Store == "" {
+			return src, exitcode.BadInputf("--database: not given, expected the database URL of the %s run's service (or --net-home DIR)", r.Network.Kind)
+		}
+		chainID := r.Network.ChainID
+		src.Rows = func(ctx context.Context, ids []string) (map[string]bool, error) {
+			return rc.Recount(ctx, src.Store, chainID, ids)
+		}
+	}
+	return src, nil
 }

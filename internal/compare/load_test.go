@@ -19,7 +19,7 @@ func writeRun(t *testing.T, dir string, n int, tps float64) {
 		t.Fatal(err)
 	}
 	for i := 1; i <= n; i++ {
-		w.Add(report.Second{T: float64(i), Phase: "steady", Counts: measure.Counts{Committed: int64(tps)}}, nil)
+		w.Add(report.Second{T: float64(i), Phase: "steady", Counts: measure.Counts{Committed: int64(tps)}}, nil, nil)
 	}
 	w.Update(func(r *report.Result) {
 		r.Status, r.EndedBecause = "complete", "completed"

@@ -425,7 +425,7 @@ func (t *Tracker) Resolved(id sut.TxID, ok bool, reason string, at time.Time) {
 	case p.Invalid != "":
 		t.rec.Invalid("refused", p.Invalid, "in block: "+reason)
 	default:
-		t.rec.Settled(ok, reason, seen-p.Intended, seen-p.Sent, late)
+		t.rec.Settled(id, ok, reason, seen-p.Intended, seen-p.Sent, late)
 		if p.Kind != "" {
 			t.rec.SettledKind(p.Kind, ok, seen-p.Intended)
 		}

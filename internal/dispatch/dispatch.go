@@ -497,7 +497,7 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt, answere
 		e.Tracker.Untrack(tx.ID, p)
 		ok := r.Status == sut.Committed
 		w.rec.Acked(true, false, "", now-tk.intended)
-		w.rec.Settled(ok, r.Reason, now-tk.intended, now-sent, false)
+		w.rec.Settled(tx.ID, ok, r.Reason, now-tk.intended, now-sent, false)
 		if p.Kind != "" {
 			w.rec.SettledKind(p.Kind, ok, now-tk.intended)
 		}

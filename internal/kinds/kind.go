@@ -102,6 +102,19 @@ type Service interface {
 	ServiceSettings(n *testnet.Net) any
 }
 
+// Recounter is a kind whose payments settle outside blocks (a service's
+// answer) and whose store tpslab verify re-counts them from, apart from
+// the run's confirmer (docs/results.md).
+type Recounter interface {
+	// RecountSource is where n's committed payments are read back from
+	// (a database URL).
+	RecountSource(n *testnet.Net) string
+	// Recount says which of ids (hex) the store at source holds as
+	// committed. A store of another system than chainID's is an error
+	// naming it.
+	Recount(ctx context.Context, source, chainID string, ids []string) (found map[string]bool, err error)
+}
+
 // Reader is a kind that reads sections other than its own (Configured):
 // the ledger kind reads http's, the Cosmos EVM kind evm's and cosmos's.
 type Reader interface {

@@ -169,6 +169,10 @@ type Interval struct {
 	CommitByKind map[string]*hdrhistogram.Histogram
 	Blocks       []BlockStat // this interval's blocks (not kept in totals)
 	BlockAgg     BlockAgg
+	// Settled are the ids of this interval's payments committed outside a
+	// block (a service's answer, a per-payment confirmer), for the
+	// evidence file; not kept in totals.
+	Settled [][32]byte
 }
 
 // BlockStat describes one committed block.
@@ -271,6 +275,7 @@ func (iv *Interval) reset() {
 	}
 	iv.Blocks = iv.Blocks[:0]
 	iv.BlockAgg = BlockAgg{}
+	iv.Settled = iv.Settled[:0]
 }
 
 // Shard is one goroutine's recording area. It keeps counters and the raw
@@ -296,6 +301,7 @@ type shardData struct {
 	kindCommit                                     map[string][]uint32 // a mix's commit latencies by kind
 	blocks                                         []BlockStat
 	blockAgg                                       BlockAgg
+	settled                                        [][32]byte // ids committed outside a block
 }
 
 // samples are d's latencies in the order of Interval.hists.
@@ -312,6 +318,7 @@ func (d *shardData) reset() {
 	}
 	d.blocks = d.blocks[:0]
 	d.blockAgg = BlockAgg{}
+	d.settled = d.settled[:0]
 }
 
 // sample appends d in microseconds, clamped to the histograms' range.
@@ -529,11 +536,14 @@ func (d *shardData) settle(ok bool, reason string, fromIntended, fromSent time.D
 	d.commitUncorrected = sample(d.commitUncorrected, fromSent)
 }
 
-// Settled records a payment resolved outside a block: by a synchronous
+// Settled records payment id resolved outside a block: by a synchronous
 // answer or a per-transaction confirmer.
-func (s *Shard) Settled(ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {
+func (s *Shard) Settled(id [32]byte, ok bool, reason string, fromIntended, fromSent time.Duration, late bool) {
 	s.mu.Lock()
 	s.d.settle(ok, reason, fromIntended, fromSent, late)
+	if ok {
+		s.d.settled = append(s.d.settled, id)
+	}
 	s.mu.Unlock()
 }
 
@@ -679,6 +689,7 @@ func (r *Recorder) CollectUntil(steady bool, next time.Duration) *Interval {
 			iv.BlockAgg.merge(d.blockAgg)
 		}
 		out.Blocks = append(out.Blocks, d.blocks...)
+		out.Settled = append(out.Settled, d.settled...)
 		d.reset()
 		r.spare[i] = d
 	}

@@ -118,7 +118,7 @@ func TestCommitLatencyByKind(t *testing.T) {
 	br.Committed(false, "out_of_gas", 900*time.Millisecond, 899*time.Millisecond, false)
 	br.ByKind("multi_send", false, 900*time.Millisecond)
 	br.End(BlockStat{Height: 3})
-	a.Settled(true, "", 2*time.Second, 2*time.Second, false)
+	a.Settled([32]byte{1}, true, "", 2*time.Second, 2*time.Second, false)
 	a.SettledKind("multi_send", true, 2*time.Second)
 	sec := r.Collect(true)
 	if sec.CommitByKind != nil {
@@ -147,7 +147,7 @@ func TestLateCommitsKeepSecondsNonNegative(t *testing.T) {
 	s.Expired(7)
 	first := r.Collect(true).Counts.PerSecond()
 	for range 5 {
-		s.Settled(true, "", 40*time.Second, 39*time.Second, true)
+		s.Settled([32]byte{2}, true, "", 40*time.Second, 39*time.Second, true)
 	}
 	second := r.Collect(true).Counts.PerSecond()
 	if first.Expired != 7 || second.Expired != 0 || second.LateCommits != 5 {

@@ -11,25 +11,38 @@ import (
 )
 
 // EvidenceFile is what a re-count needs (docs/results.md): one line per
-// block that holds committed payments of ours, with their ids and a
+// block that holds committed payments of ours (or, for payments a service
+// settles by its answer, per second of the run), with their ids and a
 // digest running over every line before it.
 const EvidenceFile = "evidence.jsonl"
 
 // EvidenceLine is one line of evidence.jsonl.
 type EvidenceLine struct {
-	Height int64     `json:"height"`
+	Height int64 `json:"height,omitempty"`
+	// Window is the run's second (1-based) whose answers settled the ids,
+	// on a line of payments settled outside a block (Height is 0).
+	Window int64     `json:"window,omitempty"`
 	Hash   string    `json:"hash,omitempty"` // the block's content hash as the chain names it
 	Time   time.Time `json:"time"`
 	OK     []string  `json:"ok"`     // our payments committed with result code 0, hex ids
 	Digest string    `json:"digest"` // EvidenceDigest of the line before and this one
 }
 
+// Where is the line's place in the digest: the height in decimal, or "w"
+// and the window's number.
+func (l EvidenceLine) Where() string {
+	if l.Window > 0 {
+		return "w" + strconv.FormatInt(l.Window, 10)
+	}
+	return strconv.FormatInt(l.Height, 10)
+}
+
 // EvidenceDigest is the running digest: SHA-256 of the previous line's
-// digest (hex, "" for the first), the height in decimal, the hash, and
+// digest (hex, "" for the first), where (EvidenceLine.Where), the hash, and
 // each id in hex, each followed by a newline.
-func EvidenceDigest(prev string, height int64, hash string, ids []string) string {
+func EvidenceDigest(prev, where, hash string, ids []string) string {
 	h := sha256.New()
-	for _, s := range append([]string{prev, strconv.FormatInt(height, 10), hash}, ids...) {
+	for _, s := range append([]string{prev, where, hash}, ids...) {
 		h.Write([]byte(s))
 		h.Write([]byte{'\n'})
 	}
@@ -49,24 +62,46 @@ func evidenceLines(buf *bytes.Buffer, digest *string, blocks []measure.BlockStat
 		for _, id := range b.OK {
 			ids = append(ids, hex.EncodeToString(id[:]))
 		}
-		*digest = EvidenceDigest(*digest, b.Height, b.Hash, ids)
+		where := strconv.FormatInt(b.Height, 10)
+		*digest = EvidenceDigest(*digest, where, b.Hash, ids)
 		buf.WriteString(`{"height":`)
-		buf.WriteString(strconv.FormatInt(b.Height, 10))
+		buf.WriteString(where)
 		buf.WriteString(`,"hash":`)
 		buf.WriteString(strconv.Quote(b.Hash))
-		buf.WriteString(`,"time":"`)
-		buf.WriteString(b.Time.UTC().Format(time.RFC3339Nano))
-		buf.WriteString(`","ok":[`)
-		for k, id := range ids {
-			if k > 0 {
-				buf.WriteByte(',')
-			}
-			buf.WriteByte('"')
-			buf.WriteString(id)
-			buf.WriteByte('"')
-		}
-		buf.WriteString(`],"digest":"`)
-		buf.WriteString(*digest)
-		buf.WriteString("\"}\n")
+		evidenceTail(buf, b.Time, ids, *digest)
 	}
+}
+
+// settledLine encodes the line of the ids settled outside a block in the
+// run's second window (1-based), ending at t.
+func settledLine(buf *bytes.Buffer, digest *string, window int64, t time.Time, settled [][32]byte) {
+	if len(settled) == 0 {
+		return
+	}
+	ids := make([]string, len(settled))
+	for i, id := range settled {
+		ids[i] = hex.EncodeToString(id[:])
+	}
+	where := "w" + strconv.FormatInt(window, 10)
+	*digest = EvidenceDigest(*digest, where, "", ids)
+	buf.WriteString(`{"window":`)
+	buf.WriteString(where[1:])
+	evidenceTail(buf, t, ids, *digest)
+}
+
+func evidenceTail(buf *bytes.Buffer, t time.Time, ids []string, digest string) {
+	buf.WriteString(`,"time":"`)
+	buf.WriteString(t.UTC().Format(time.RFC3339Nano))
+	buf.WriteString(`","ok":[`)
+	for k, id := range ids {
+		if k > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('"')
+		buf.WriteString(id)
+		buf.WriteByte('"')
+	}
+	buf.WriteString(`],"digest":"`)
+	buf.WriteString(digest)
+	buf.WriteString("\"}\n")
 }

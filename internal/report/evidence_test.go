@@ -16,8 +16,10 @@ func TestEvidenceLines(t *testing.T) {
 	var buf bytes.Buffer
 	digest := ""
 	evidenceLines(&buf, &digest, blocks)
+	settledLine(&buf, &digest, 3, time.Unix(3, 0), nil) // nothing settled: no line
+	settledLine(&buf, &digest, 4, time.Unix(4, 0), [][32]byte{{4}, {5}})
 	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
-	if len(lines) != 2 {
+	if len(lines) != 3 || !bytes.HasPrefix(lines[2], []byte(`{"window":4,"time":`)) {
 		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
 	}
 	prev := ""
@@ -26,7 +28,7 @@ func TestEvidenceLines(t *testing.T) {
 		if err := json.Unmarshal(l, &e); err != nil {
 			t.Fatalf("line %d: %v", i, err)
 		}
-		if prev = EvidenceDigest(prev, e.Height, e.Hash, e.OK); prev != e.Digest {
+		if prev = EvidenceDigest(prev, e.Where(), e.Hash, e.OK); prev != e.Digest {
 			t.Errorf("line %d: digest %s, want %s", i, e.Digest, prev)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -311,8 +312,9 @@ func NewWriter(dir string, r *Result) (*Writer, error) {
 	return w, w.Flush()
 }
 
-// Add appends one second and its blocks.
-func (w *Writer) Add(s Second, blocks []measure.BlockStat) {
+// Add appends one second, its blocks, and the ids it settled outside a
+// block.
+func (w *Writer) Add(s Second, blocks []measure.BlockStat, settled [][32]byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -328,6 +330,7 @@ func (w *Writer) Add(s Second, blocks []measure.BlockStat) {
 	}
 	var proof bytes.Buffer
 	evidenceLines(&proof, &w.digest, blocks)
+	settledLine(&proof, &w.digest, int64(math.Round(s.T)), w.R.StartedAt.Add(time.Duration(s.T*float64(time.Second))), settled)
 	if err := w.proof.addRaw(proof.Bytes()); err != nil {
 		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, EvidenceFile), err))
 		return

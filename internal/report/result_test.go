@@ -36,8 +36,8 @@ func TestReadResultToleratesACutLastLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Add(Second{T: 1}, nil)
-	w.Add(Second{T: 2}, nil)
+	w.Add(Second{T: 1}, nil, nil)
+	w.Add(Second{T: 2}, nil, nil)
 	w.Close()
 	f, _ := os.OpenFile(filepath.Join(dir, "series.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	f.Write([]byte(`{"t":3,"pha`))
@@ -65,7 +65,7 @@ func TestOverlongSeriesLineNamesTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Add(Second{T: 1}, nil)
+	w.Add(Second{T: 1}, nil, nil)
 	w.Close()
 	f, _ := os.OpenFile(filepath.Join(dir, "series.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	f.Write(append([]byte(`{"t":2,"phase":"`), bytes.Repeat([]byte("x"), maxLine+1)...))

@@ -32,7 +32,7 @@ func TestLongRunIsMergedForCharts(t *testing.T) {
 		if i == 12345 {
 			s.CommitMs.P99 = 900 // one bad second
 		}
-		w.Add(s, []measure.BlockStat{{Height: int64(i + 1), Seen: float64(i) + 0.5, IntervalMs: 1000, Txs: 90}})
+		w.Add(s, []measure.BlockStat{{Height: int64(i + 1), Seen: float64(i) + 0.5, IntervalMs: 1000, Txs: 90}}, nil)
 	}
 	w.Close()
 	full, err := ReadResult(dir)

@@ -170,7 +170,9 @@ func (*progress) Result(*report.Result, bool) {}
 // result.json at checkpoints (the runner closes it at the end).
 type resultFile struct{ w *report.Writer }
 
-func (f resultFile) Second(s *report.Second, iv *measure.Interval, _ bool) { f.w.Add(*s, iv.Blocks) }
+func (f resultFile) Second(s *report.Second, iv *measure.Interval, _ bool) {
+	f.w.Add(*s, iv.Blocks, iv.Settled)
+}
 
 func (f resultFile) Result(_ *report.Result, final bool) {
 	if !final {

@@ -234,7 +234,7 @@ func write(out string, res *report.Result) error {
 			bs = append(bs, blocks[bi])
 			bi++
 		}
-		w.Add(s, bs)
+		w.Add(s, bs, nil) // evidence stays in each segment's own file
 	}
 	if err := w.Err(); err != nil {
 		return err

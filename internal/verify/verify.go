@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,8 +28,10 @@ import (
 
 // Outcome is what a verification found.
 type Outcome struct {
-	Found, Committed int64 // payments found committed with code 0, and the result's count
-	First, Last      int64 // the blocks read
+	Found, Committed int64  // payments found committed with code 0, and the result's count
+	First, Last      int64  // the blocks read
+	Windows          int    // the seconds of payments settled by answers read from a store
+	Store            string // the store read, without a password
 	ChainID          string
 	Differences      []string // the first ones, when some payment was not found
 }
@@ -40,14 +43,25 @@ const (
 	catchUp  = 10 * time.Second
 )
 
-// Run verifies the run in dir against the chain at rpc: the evidence
-// file's digests, its count against result.json's, and every payment it
-// names in the block it names, with result code 0. A failed check is an
-// error: exit 1 for differences, 3 for a chain that lacks the blocks (or
-// is another one), 2 for a run verify cannot read.
-// recountable are the kinds whose payments are CometBFT transactions
-// (kinds.Info.Recount).
-func Run(ctx context.Context, dir, rpc string, recountable []string) (Outcome, error) {
+// Source is where a run's payments are re-counted from: a CometBFT node
+// for the lines of blocks (kinds whose payments are CometBFT transactions:
+// Recountable), and a kind's store for payments settled by answers.
+type Source struct {
+	RPC         string
+	Recountable []string
+	// Rows, when set, says which ids the kind's store holds as committed
+	// (kinds.Recounter), read from Store.
+	Rows  func(ctx context.Context, ids []string) (map[string]bool, error)
+	Store string
+}
+
+// Run verifies the run in dir against src: the evidence file's digests,
+// its count against result.json's, and every payment it names in the
+// block it names with result code 0, or in the kind's store. A failed
+// check is an error: exit 1 for differences, 3 for a chain or store that
+// lacks the payments' blocks (or is another one), 2 for a run verify
+// cannot read.
+func Run(ctx context.Context, dir string, src Source) (Outcome, error) {
 	var o Outcome
 	r, err := report.ReadResult(dir)
 	if err != nil {
@@ -58,52 +72,107 @@ func Run(ctx context.Context, dir, rpc string, recountable []string) (Outcome, e
 		kind = r.Network.Kind
 		o.ChainID = r.Network.ChainID
 	}
-	if !slices.Contains(recountable, kind) {
-		return o, exitcode.BadInputf("%s: a %q run; verify re-counts runs whose payments are CometBFT transactions so far (%s)", dir, kind, strings.Join(recountable, ", "))
-	}
 	lines, err := readEvidence(dir)
 	if err != nil {
 		return o, err
 	}
 	o.Committed = r.Summary.Committed
+	var blocks, windows []report.EvidenceLine
 	for _, l := range lines {
 		o.Found += int64(len(l.OK))
+		if l.Window > 0 {
+			windows = append(windows, l)
+		} else {
+			blocks = append(blocks, l)
+		}
 	}
 	if o.Found != o.Committed {
 		return o, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("result.json says %d committed, %s names %d: one of them was edited", o.Committed, report.EvidenceFile, o.Found))
 	}
-	if len(lines) == 0 {
-		return o, nil
+	if len(blocks) > 0 && !slices.Contains(src.Recountable, kind) {
+		return o, exitcode.BadInputf("%s: a %q run; verify re-counts blocks of CometBFT transactions (%s)", dir, kind, strings.Join(src.Recountable, ", "))
 	}
+	if len(windows) > 0 && src.Rows == nil {
+		return o, exitcode.BadInputf("%s: a %q run settled by answers; verify re-counts those from the kind's store, which %q does not name", dir, kind, kind)
+	}
+	o.Found = 0
+	if len(blocks) > 0 {
+		if err := o.recountBlocks(ctx, src.RPC, blocks); err != nil {
+			return o, err
+		}
+	}
+	if len(windows) > 0 {
+		if err := o.recountRows(ctx, src, windows); err != nil {
+			return o, err
+		}
+	}
+	if o.Found != o.Committed {
+		where := fmt.Sprintf("blocks %d..%d of %s", o.First, o.Last, src.RPC)
+		if o.Windows > 0 {
+			where = o.Store
+		}
+		return o, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%d of %d committed payments found in %s: %v", o.Found, o.Committed, where, o.Differences))
+	}
+	return o, nil
+}
+
+// recountRows asks the kind's store for every id of the windows' lines.
+func (o *Outcome) recountRows(ctx context.Context, src Source, windows []report.EvidenceLine) error {
+	var ids []string
+	for _, l := range windows {
+		ids = append(ids, l.OK...)
+	}
+	found, err := src.Rows(ctx, ids)
+	if err != nil {
+		return exitcode.Wrap(exitcode.TargetFailed, err)
+	}
+	o.Windows = len(windows)
+	o.Store = "the database"
+	if u, err := url.Parse(src.Store); err == nil {
+		o.Store = u.Redacted()
+	}
+	for _, l := range windows {
+		for _, id := range l.OK {
+			if found[id] {
+				o.Found++
+			} else if len(o.Differences) < maxShown {
+				o.Differences = append(o.Differences, fmt.Sprintf("%s (second %d) not in the store", id, l.Window))
+			}
+		}
+	}
+	return nil
+}
+
+// recountBlocks reads each line's block from the node at rpc.
+func (o *Outcome) recountBlocks(ctx context.Context, rpc string, lines []report.EvidenceLine) error {
 	o.First, o.Last = lines[0].Height, lines[len(lines)-1].Height
 	cl := &cometbft.Client{URL: rpc, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	st, err := cl.Status(ctx)
 	if err != nil {
-		return o, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s: %v", rpc, err))
+		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s: %v", rpc, err))
 	}
 	if o.ChainID != "" && st.NodeInfo.Network != o.ChainID {
-		return o, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s serves chain %q; the run's was %q", rpc, st.NodeInfo.Network, o.ChainID))
+		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s serves chain %q; the run's was %q", rpc, st.NodeInfo.Network, o.ChainID))
 	}
 	// Another node than the run read may be a block or two behind it
 	// (CI: height 8 when the run had counted block 9): it catches up.
 	for deadline := time.Now().Add(catchUp); int64(st.SyncInfo.LatestBlockHeight) < o.Last; {
 		if time.Now().After(deadline) {
-			return o, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s is at height %d, behind the run's last block %d, after %s", rpc, st.SyncInfo.LatestBlockHeight, o.Last, catchUp))
+			return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s is at height %d, behind the run's last block %d, after %s", rpc, st.SyncInfo.LatestBlockHeight, o.Last, catchUp))
 		}
 		select {
 		case <-ctx.Done():
-			return o, exitcode.Wrap(exitcode.TargetFailed, ctx.Err())
+			return exitcode.Wrap(exitcode.TargetFailed, ctx.Err())
 		case <-time.After(500 * time.Millisecond):
 		}
 		if st, err = cl.Status(ctx); err != nil {
-			return o, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s: %v", rpc, err))
+			return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%s: %v", rpc, err))
 		}
 	}
-	o.Found = 0
 	for _, l := range lines {
 		found, diffs, err := recount(ctx, cl, l)
 		if err != nil {
-			return o, err
+			return err
 		}
 		o.Found += found
 		for _, d := range diffs {
@@ -112,10 +181,7 @@ func Run(ctx context.Context, dir, rpc string, recountable []string) (Outcome, e
 			}
 		}
 	}
-	if o.Found != o.Committed {
-		return o, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%d of %d committed payments found in blocks %d..%d of %s: %v", o.Found, o.Committed, o.First, o.Last, rpc, o.Differences))
-	}
-	return o, nil
+	return nil
 }
 
 // recount reads the line's block and its results and counts the line's
@@ -188,7 +254,7 @@ func readFile(path string) ([]report.EvidenceLine, error) {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			return nil, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%s line %d: not an evidence line: %v", path, n, err))
 		}
-		digest = report.EvidenceDigest(digest, l.Height, l.Hash, l.OK)
+		digest = report.EvidenceDigest(digest, l.Where(), l.Hash, l.OK)
 		if digest != l.Digest {
 			return nil, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("%s line %d (block %d): its digest does not follow from the lines before it: the file was edited or a line dropped", path, n, l.Height))
 		}

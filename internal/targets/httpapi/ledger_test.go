@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -22,6 +23,7 @@ import (
 	"github.com/tpslab/tpslab/internal/compare"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds/all"
+	"github.com/tpslab/tpslab/internal/ledgersvc"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -180,6 +182,7 @@ func TestLedgerCountsMatchThePaymentTable(t *testing.T) {
 	}
 	n := startLedger(t, pgnet.Options{})
 	before := rows(t, n)
+	last := ""
 	for _, mode := range []string{"sync", "poll", "callback", "sync-batched"} {
 		sc := ledgerScenario(t, n, mode, 200)
 		confirm, batched := strings.CutSuffix(mode, "-batched")
@@ -225,9 +228,70 @@ func TestLedgerCountsMatchThePaymentTable(t *testing.T) {
 		if l, ok := onDisk.Network.Settings.(map[string]any); !ok || l["batch"] != float64(1) || l["isolation"] != "serializable" || l["synchronous_commit"] != "on" {
 			t.Errorf("%s: network settings %v, want the ledger's", mode, onDisk.Network.Settings)
 		}
+		// tpslab verify finds each payment's row on its own (issue 55).
+		if out, code := verifyRun(t, res.Dir, pgnet.Of(n).DatabaseURL); code != 0 || !strings.HasPrefix(out, "verified: ") {
+			t.Errorf("%s: verify: exit %d: %s", mode, code, out)
+		} else {
+			t.Log(out)
+		}
 		before = after
+		last = res.Dir
 	}
 	audit(t, n)
+	// Another ledger of the same chain (a fresh database holding none of
+	// the run's payments), and a ledger of another chain.
+	for _, c := range []struct {
+		chainID string
+		code    int
+		want    string
+	}{{"ledger-it", 1, "not in the store"}, {"another", 3, `the ledger of chain "another"`}} {
+		url := otherLedger(t, n, c.chainID)
+		out, code := verifyRun(t, last, url)
+		t.Logf("against a ledger of chain %s: exit %d: %s", c.chainID, code, out)
+		if code != c.code || !strings.Contains(out, c.want) || strings.Count(out, "\n") > 0 {
+			t.Errorf("verify against a ledger of chain %s: exit %d, %q; want exit %d naming %q in one line", c.chainID, code, out, c.code, c.want)
+		}
+	}
+}
+
+func verifyRun(t *testing.T, dir, database string) (string, int) {
+	t.Helper()
+	out, err := exec.Command(testbin.Path(t), "verify", dir, "--database", database).CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	return strings.TrimSpace(string(out)), code
+}
+
+// otherLedger makes another ledger database of chainID in n's cluster and
+// returns its URL.
+func otherLedger(t *testing.T, n *testnet.Net, chainID string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgnet.Of(n).DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	name := "other_" + strings.ReplaceAll(chainID, "-", "_")
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(pgnet.Of(n).DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	other, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	if err := ledgersvc.Setup(ctx, other, chainID, "none", chain.Genesis{Seed: "x", Accounts: 1, Balance: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return u.String()
 }
 
 // A mix of transfers and batches (multi_send) on the ledger service, with
