@@ -231,6 +231,10 @@ type Writer struct {
 	reserve string // a file whose space is given back when the disk fills
 }
 
+// noEvidence leaves evidence.jsonl empty: only for bench/evidence-cost.sh,
+// which measures what writing it costs side by side.
+var noEvidence = os.Getenv("TPSLAB_BENCH_NO_EVIDENCE") == "1"
+
 // reserveSize is the space held back for the final result.json: when a
 // write fails (a full disk), it is released so the result can still be
 // completed.
@@ -327,6 +331,9 @@ func (w *Writer) Add(s Second, blocks []measure.BlockStat, settled [][32]byte) {
 	if err := w.blocks.add(recs...); err != nil {
 		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "blocks.jsonl"), err))
 		return
+	}
+	if noEvidence {
+		blocks, settled = nil, nil
 	}
 	var proof bytes.Buffer
 	evidenceLines(&proof, &w.digest, blocks)

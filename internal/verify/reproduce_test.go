@@ -34,6 +34,13 @@ func TestReproduceARun(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "another build (--allow-different runs it anyway)") {
 		t.Errorf("another node program: %v\n%s", err, out)
 	}
+	// Run anyway, the slower build is named: the figures that moved, and
+	// the program's hash among what differs.
+	out, err = exec.Command(own, "reproduce", orig, "--repeat", "1", "--allow-different", "--out", filepath.Join(dir, "anyway")).CombinedOutput()
+	t.Logf("%s", out)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "not reproduced: ") || !strings.Contains(string(out), "moved beyond noise") || !strings.Contains(string(out), "environment differs: ") {
+		t.Errorf("the slower build run anyway: %v; want exit 1, the figures that moved and the environment's difference", err)
+	}
 }
 
 func copyFile(t *testing.T, from, to string) {
