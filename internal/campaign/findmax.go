@@ -80,7 +80,15 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 		// What is still pending a few seconds after a step is its backlog:
 		// the next step waits for the mempool to empty instead.
 		rc.Load.Drain = min(rc.Load.Drain, scenario.Duration(5*time.Second))
-		rc.Thresholds = nil
+		// The objective's figures that have a value each second end a step
+		// that has clearly lost them, by the run's own abort_on_fail rule.
+		rc.Thresholds, rc.AbortOnFail = nil, false
+		for _, t := range f.Objective.Thresholds {
+			if t.PerSecond() {
+				rc.Thresholds, rc.AbortOnFail = append(rc.Thresholds, t.Expr), true
+			}
+		}
+		rc.AbortGrace = scenario.Duration(max(5*time.Second, (length-f.Warm)/3))
 		rc.Out = filepath.Join(base, fmt.Sprintf("step-%02d-%.0f", n, rate))
 		fmt.Fprintf(f.Log, "%s %d: %.0f tx/s for %s\n", what, n, rate, length)
 		ro := f.Run
@@ -103,6 +111,9 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 		}
 		if miss.why != "" && ctx.Err() == nil {
 			st.OK, st.Why = false, append([]string{miss.why}, st.Why...)
+		}
+		if strings.HasPrefix(res.EndedBecause, "aborted: ") {
+			st.OK, st.Why = false, append([]string{"ended early, " + res.EndedBecause}, st.Why...)
 		}
 		verdict := "met"
 		if !st.OK {

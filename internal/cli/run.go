@@ -70,6 +70,8 @@ var scenarioFlags = []scenarioFlag{
 	{"recipient-dist", "workload.recipient_choice.dist", "uniform | zipf | hot"},
 	{"commit-timeout", "commit_timeout", "a payment not committed within this is expired"},
 	{"seed", "seed", "seed of random choices"},
+	{"abort-on-fail", "abort_on_fail", "end the load as soon as a threshold with a value each second has failed for longer than --abort-grace after the warm-up (exit 1)"},
+	{"abort-grace", "abort_grace", "how long a threshold may fail before --abort-on-fail ends the load"},
 	{"out", "out", "run directory (default runs/<timestamp>)"},
 }
 
@@ -104,7 +106,7 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	fs.StringArrayVar(&o.thresholds, "threshold", nil, "pass/fail condition, repeatable: 'committed_tps>=1000', 'p99_commit<=2s', 'reject_rate<1%'")
 	setGroup(fs, "target", "endpoint", "node-metrics")
 	setGroup(fs, "network", "keep-network")
-	setGroup(fs, "run", "profile", "set", "fault", "threshold")
+	setGroup(fs, "run", "profile", "set", "fault", "threshold", "abort-on-fail", "abort-grace")
 }
 
 // resolve reads the file (if any) over the defaults, then applies flags.

@@ -17,10 +17,11 @@ const (
 	DiskFull                        // the result could not be streamed to disk
 	FailedEarly                     // the run failed before its load
 	InterruptedEarly                // the user stopped it before its load
+	Aborted                         // a threshold failed past its grace (abort_on_fail)
 )
 
 var endNames = [...]string{"completed", "interrupted", "chain_halted", "target_failed", "disk_full",
-	"failed before the load", "interrupted before the load"}
+	"failed before the load", "interrupted before the load", "aborted"}
 
 func (k EndKind) String() string { return endNames[k] }
 

@@ -501,6 +501,8 @@ func (r ending) finish(ended End) (*report.Result, error) {
 	switch {
 	case ended.Kind == Interrupted:
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, errors.New("run interrupted; partial result written"))
+	case ended.Kind == Aborted: // a threshold clearly lost: a verdict, not a broken run
+		return r.res, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("run %s; result written", ended))
 	case ended.Kind != Completed:
 		return r.res, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("run ended early: %s; partial result written", ended))
 	case sum.Halted != "":

@@ -37,6 +37,13 @@ type RecorderObserver interface {
 func (r *run) observers() []Observer {
 	ths, _ := threshold.ParseAll(r.sc.Thresholds) // validated before the run
 	obs := []Observer{thresholds(ths)}
+	if r.sc.AbortOnFail {
+		obs = append(obs, newAbort(ths, r.sc.AbortGrace.D(), func(e End) {
+			if r.ls != nil {
+				r.ls.stop(e)
+			}
+		}))
+	}
 	obs = append(obs, r.o.Observers...)
 	for _, o := range r.o.Observers {
 		if ro, ok := o.(RecorderObserver); ok {

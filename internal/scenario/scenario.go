@@ -39,6 +39,11 @@ type Scenario struct {
 	Seed          int64    `yaml:"seed" json:"seed"` // random choices (senders, amounts, Poisson arrivals)
 	Out           string   `yaml:"out" json:"out"`
 	Thresholds    []string `yaml:"thresholds" json:"thresholds"`
+	// AbortOnFail ends the load as soon as a threshold with a value each
+	// second (p99_commit, committed_tps, …) has failed for longer than
+	// AbortGrace after the warm-up, k6's abortOnFail (docs/reports.md).
+	AbortOnFail bool     `yaml:"abort_on_fail" json:"abort_on_fail,omitempty"`
+	AbortGrace  Duration `yaml:"abort_grace" json:"abort_grace"`
 	// Faults are done to the network during the load (docs/faults.md).
 	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
 	// Profile lists the Go profiles taken from the local nodes over the
@@ -209,7 +214,7 @@ func (sc *Scenario) ForSegment(i, n int) error {
 		sc.Load.Users = uhi - ulo
 	}
 	sc.Faults = nil // the controller does them, once, on the agreed clock
-	sc.Thresholds = nil
+	sc.Thresholds, sc.AbortOnFail = nil, false
 	sc.Load.Segment = &Segment{Index: i, Count: n}
 	return nil
 }
@@ -340,6 +345,7 @@ func Default() Scenario {
 			SenderChoice: Choice{Dist: "uniform", S: 1.1}, RecipientChoice: Choice{Dist: "uniform", S: 1.1},
 			Amount: Amount{Min: 1, Max: 100}, FundAmount: 10_000_000},
 		CommitTimeout: Duration(30 * time.Second),
+		AbortGrace:    Duration(10 * time.Second),
 		Seed:          1,
 	}
 	s.all() // every registered kind's section, at its defaults

@@ -95,20 +95,7 @@ func (t Threshold) Check(s *report.Summary) Outcome {
 	if !measured {
 		return Outcome{Expr: t.Expr, OK: false, Note: "not measured in this run"}
 	}
-	var ok bool
-	switch t.op {
-	case ">=":
-		ok = v >= t.value
-	case "<=":
-		ok = v <= t.value
-	case ">":
-		ok = v > t.value
-	case "<":
-		ok = v < t.value
-	case "==":
-		ok = v == t.value
-	}
-	return Outcome{Expr: t.Expr, OK: ok, Actual: v}
+	return Outcome{Expr: t.Expr, OK: t.holds(v), Actual: v}
 }
 
 // ParseAll parses every expression, stopping at the first bad one.
@@ -122,4 +109,60 @@ func ParseAll(exprs []string) ([]Threshold, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// PerSecond says whether the threshold's metric has a value each second
+// (what --abort-on-fail watches); the others are checked at the end only.
+func (t Threshold) PerSecond() bool {
+	d, _ := report.Lookup(t.metric)
+	return d.Second != nil
+}
+
+// CheckSecond evaluates the threshold on one second of the series:
+// measured is false when the second has no value (no commit in it).
+func (t Threshold) CheckSecond(sec *report.Second, s *report.Summary) (v float64, measured, ok bool) {
+	d, _ := report.Lookup(t.metric)
+	if d.Second == nil {
+		return 0, false, true
+	}
+	if v, measured = d.Second(sec, s); !measured {
+		return 0, false, true
+	}
+	return v, true, t.holds(v)
+}
+
+func (t Threshold) holds(v float64) bool {
+	switch t.op {
+	case ">=":
+		return v >= t.value
+	case "<=":
+		return v <= t.value
+	case ">":
+		return v > t.value
+	case "<":
+		return v < t.value
+	}
+	return v == t.value
+}
+
+// Violation says how v misses the threshold, in its unit: "p99_commit
+// 3.4 s > 2 s".
+func (t Threshold) Violation(v float64) string {
+	d, _ := report.Lookup(t.metric)
+	not := map[string]string{">=": "<", "<=": ">", ">": "<=", "<": ">=", "==": "!="}[t.op]
+	return fmt.Sprintf("%s %s %s %s", t.metric, value(d.Kind, v), not, value(d.Kind, t.value))
+}
+
+// value writes a threshold's figure in its unit.
+func value(k report.Kind, v float64) string {
+	switch k {
+	case report.LatencyKind:
+		if v >= 1000 {
+			return strconv.FormatFloat(v/1000, 'g', 3, 64) + " s"
+		}
+		return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
+	case report.RatioKind:
+		return strconv.FormatFloat(100*v, 'g', 3, 64) + "%"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
