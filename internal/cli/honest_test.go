@@ -22,9 +22,9 @@ import (
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 
+	"github.com/tpslab/tpslab/internal/buildcache"
 	"github.com/tpslab/tpslab/internal/cli"
 	"github.com/tpslab/tpslab/internal/findmax"
-	"github.com/tpslab/tpslab/internal/buildcache"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testbin"
