@@ -16,6 +16,7 @@ import (
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/segment"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/threshold"
 )
 
 // Segments is a load spread over N generators, from the controller's side:
@@ -105,7 +106,7 @@ func (s Segments) Run(ctx context.Context, sc scenario.Scenario) (res *report.Re
 	}
 	red := sc // the merged result's scenario, without the seeds
 	red.Workload.GenesisSeed, red.Workload.WalletSeed, red.Network.Seed = "", "", ""
-	res, err = segment.Merge(out, dirs, red, sc.Thresholds, infos, fl)
+	res, err = segment.Merge(out, dirs, red, threshold.Of(&sc), infos, fl)
 	if err == nil {
 		done(res)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sysmon"
+	"github.com/tpslab/tpslab/internal/threshold"
 )
 
 // scenarioFlags maps named flags onto scenario fields; `--set path=value`
@@ -71,6 +72,7 @@ var scenarioFlags = []scenarioFlag{
 	{"commit-timeout", "commit_timeout", "a payment not committed within this is expired"},
 	{"seed", "seed", "seed of random choices"},
 	{"abort-on-fail", "abort_on_fail", "end the load as soon as a threshold with a value each second has failed for longer than --abort-grace after the warm-up (exit 1)"},
+	{"health", "health", "add the health criteria of a set to the thresholds: default (docs/health.md)"},
 	{"abort-grace", "abort_grace", "how long a threshold may fail before --abort-on-fail ends the load"},
 	{"out", "out", "run directory (default runs/<timestamp>)"},
 }
@@ -106,7 +108,7 @@ func (o *scenarioOpts) register(fs *pflag.FlagSet, reg *kinds.Registry) {
 	fs.StringArrayVar(&o.thresholds, "threshold", nil, "pass/fail condition, repeatable: 'committed_tps>=1000', 'p99_commit<=2s', 'reject_rate<1%'")
 	setGroup(fs, "target", "endpoint", "node-metrics")
 	setGroup(fs, "network", "keep-network")
-	setGroup(fs, "run", "profile", "set", "fault", "threshold", "abort-on-fail", "abort-grace")
+	setGroup(fs, "run", "profile", "set", "fault", "threshold", "health", "abort-on-fail", "abort-grace")
 }
 
 // resolve reads the file (if any) over the defaults, then applies flags.
@@ -402,7 +404,7 @@ func runOnce(cmd *cobra.Command, reg *kinds.Registry, sc scenario.Scenario, seg 
 		if opts.Out == "" {
 			opts.Out = runner.DefaultOut()
 		}
-		d, err := startDashboard(filepath.Base(opts.Out), sc.Thresholds)
+		d, err := startDashboard(filepath.Base(opts.Out), threshold.Of(&sc))
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/segment"
+	"github.com/tpslab/tpslab/internal/threshold"
 )
 
 // segmentFlags are run's flags for a load spread over several generators.
@@ -230,7 +231,7 @@ func liveSegments(ctx context.Context, out string, n int, sc scenario.Scenario) 
 	if dashboardAddr == "" {
 		return nil, func() {}, nil
 	}
-	dash, err := startDashboard(filepath.Base(out), sc.Thresholds)
+	dash, err := startDashboard(filepath.Base(out), threshold.Of(&sc))
 	if err != nil {
 		return nil, func() {}, err
 	}

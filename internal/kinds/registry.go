@@ -118,7 +118,7 @@ func (r *Registry) Validate(sc *scenario.Scenario) error {
 	}
 	// Thresholds name the report's metrics: checked here, so that the
 	// scenario package knows nothing of the report.
-	if _, err := threshold.ParseAll(sc.Thresholds); err != nil {
+	if _, err := threshold.ParseAll(threshold.Of(sc)); err != nil {
 		return err
 	}
 	if sc.Target.NetHome == "" { // else the network's kind is known when it is read

@@ -78,6 +78,9 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		printNodeColumns(out, r)
 		fmt.Fprintln(out)
 	}
+	if h := s.Health; h != nil {
+		writeWrapped(out, "", h.Line(), width)
+	}
 	if keptUp {
 		fmt.Fprintln(out, "limit: none reached (tpslab find-max finds where it stops)")
 	} else {

@@ -102,8 +102,9 @@ func sumTelemetry(tel map[string]float64, suffix string) (float64, bool) {
 	return SystemSum(tel, suffix, func(v float64) float64 { return v })
 }
 
-// defs are the fixed metrics, in compare's order for those it compares.
-var defs = []Def{
+// defs are the fixed metrics, in compare's order for those it compares
+// (the health figures last: healthDefs).
+var defs = append([]Def{
 	{Name: "committed_tps", Label: "committed TPS", Unit: "tx/s", Better: "higher", Compare: true,
 		Help: "payments committed per second over the steady window",
 		Run:  func(s *Summary) (float64, bool) { return always(s.CommittedTPS) },
@@ -166,7 +167,7 @@ var defs = []Def{
 	latencyDef("p99_lag", "", func(l *Latency) *measure.Percentiles { return &l.ScheduleLag }, func(p *measure.Percentiles) float64 { return p.P99 }, nil),
 	{Name: "generator_cpu_percent", Unit: "%", Better: "lower", Help: "tpslab's CPU, % of one core, over the load",
 		Run: func(s *Summary) (float64, bool) { return always(s.Generator.CPUPercent) }},
-}
+}, healthDefs()...)
 
 // Names lists the fixed metrics, sorted; telemetry metrics (dotted names
 // such as node0.cpu_percent) come on top of them, per run.

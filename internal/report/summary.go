@@ -63,6 +63,8 @@ type Summary struct {
 	Links []LinkStat `json:"links,omitempty"`
 	// NetCheck is `net check` run after a run with faults.
 	NetCheck *NetCheck `json:"net_check,omitempty"`
+	// Health is every node's health through the run (docs/health.md).
+	Health *Health `json:"health,omitempty"`
 	// ByKind are the steady window's figures of each payment kind of a mix
 	// (workload.mix); thresholds and compare name them as
 	// committed_tps{kind=K}.

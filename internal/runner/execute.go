@@ -148,6 +148,9 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 	go func() { defer close(collectorDone); collector{r.run}.collect(observe) }()
 
 	r.offerLoad(offer, hard, loadDone)
+	if r.health != nil {
+		r.health.LoadEnded(time.Now())
+	}
 
 	// Why offering ended, before anything else cancels.
 	ended := End{Kind: Completed}
@@ -163,6 +166,9 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 	}
 	if ls.trk.Len() > 0 && hard.Err() == nil && !ended.hopeless() {
 		r.readHead(observe)
+	}
+	if r.health != nil && hard.Err() == nil {
+		r.health.WaitCaughtUp(observe, catchUpWait)
 	}
 	if ended.Kind == Interrupted {
 		ended.Detail = fmt.Sprintf("stopped offering at %.1f s; %s", time.Duration(ls.loadEnd.Load()).Seconds(), drained)
@@ -521,8 +527,15 @@ func (r ending) finish(ended End) (*report.Result, error) {
 	return r.res, nil
 }
 
+// catchUpWait bounds the wait after the load for every node to come within
+// a block of the highest (health's caught_up_s).
+const catchUpWait = 30 * time.Second
+
 // fill copies what the run learnt into the result (under the writer's lock).
 func (r ending) fill(res *report.Result) {
+	if r.health != nil {
+		res.Summary.Health = r.health.Report()
+	}
 	res.Chain = r.chain()
 	r.notesMu.Lock()
 	res.Notes = append([]string(nil), r.notes...)

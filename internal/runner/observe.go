@@ -35,7 +35,7 @@ type RecorderObserver interface {
 // observers are the run's: thresholds, then the caller's (a Prometheus
 // endpoint), progress, and the result file last.
 func (r *run) observers() []Observer {
-	ths, _ := threshold.ParseAll(r.sc.Thresholds) // validated before the run
+	ths, _ := threshold.ParseAll(threshold.Of(&r.sc)) // validated before the run
 	obs := []Observer{thresholds(ths)}
 	if r.sc.AbortOnFail {
 		obs = append(obs, newAbort(ths, r.sc.AbortGrace.D(), func(e End) {
@@ -85,7 +85,11 @@ func (t thresholds) Result(res *report.Result, final bool) {
 	}
 	res.Thresholds = res.Thresholds[:0]
 	for _, th := range t {
-		res.Thresholds = append(res.Thresholds, th.Check(&res.Summary))
+		o := th.Check(&res.Summary)
+		if h := res.Summary.Health; !o.OK && h != nil && o.Note == "" {
+			o.Note = h.Worst(th.Metric()) // which node
+		}
+		res.Thresholds = append(res.Thresholds, o)
 	}
 }
 

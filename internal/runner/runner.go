@@ -23,6 +23,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/fault"
+	"github.com/tpslab/tpslab/internal/health"
 	"github.com/tpslab/tpslab/internal/interrupt"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/measure"
@@ -131,6 +132,7 @@ type run struct {
 	// releaseLock drops the network's load lock, when one was taken.
 	releaseLock func()
 	tel         *telemetry.Sampler // nil: nothing to read from the inside
+	health      *health.Monitor    // nil: a network whose nodes it cannot read
 	sched       *fault.Schedule    // nil: no faults
 	links       []report.LinkStat  // emulated links, probed before the load
 	netCheck    *report.NetCheck   // the audit after a run with faults

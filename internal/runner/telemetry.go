@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/health"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/profiling"
@@ -30,6 +31,21 @@ func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 			}
 			if k.Info().CometBFTMetrics && nd.Metrics != "" {
 				srcs = append(srcs, telemetry.NewPrometheus([]string{nd.Metrics}, telemetry.CometBFT(nd.Name, false)))
+			}
+		}
+		if k.Info().CometBFTMetrics {
+			var hn []health.Node
+			for _, nd := range n.Nodes {
+				if nd.Pod != "" || nd.RPC == "" {
+					continue // a pod's log and pid are not on this machine
+				}
+				name := nd.Name
+				hn = append(hn, health.Node{Name: name, RPC: nd.RPC, Log: nd.Log, Validator: nd.Role == "",
+					PID: func() int { return collector{r}.pidOf(name, 0) }})
+			}
+			if len(hn) > 0 {
+				r.health = health.New(hn)
+				srcs = append(srcs, r.health)
 			}
 		}
 		if n.Links != nil {

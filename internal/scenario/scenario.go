@@ -44,6 +44,9 @@ type Scenario struct {
 	// AbortGrace after the warm-up, k6's abortOnFail (docs/reports.md).
 	AbortOnFail bool     `yaml:"abort_on_fail" json:"abort_on_fail,omitempty"`
 	AbortGrace  Duration `yaml:"abort_grace" json:"abort_grace"`
+	// Health names a set of health thresholds added to Thresholds:
+	// "default" (docs/health.md), or "" for none.
+	Health string `yaml:"health" json:"health,omitempty"`
 	// Faults are done to the network during the load (docs/faults.md).
 	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
 	// Profile lists the Go profiles taken from the local nodes over the

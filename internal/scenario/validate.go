@@ -91,7 +91,10 @@ func (s *Scenario) Validate() error {
 	if err := durationIn("abort_grace", s.AbortGrace, 0, MaxTimeout, "a duration"); err != nil {
 		return err
 	}
-	if s.AbortOnFail && len(s.Thresholds) == 0 {
+	if err := oneOf("health", s.Health, "", "default"); err != nil {
+		return err
+	}
+	if s.AbortOnFail && len(s.Thresholds) == 0 && s.Health == "" {
 		return fmt.Errorf("abort_on_fail: true, but no thresholds to watch, expected thresholds (--threshold 'p99_commit<=2s')")
 	}
 	if err := s.Load.validate(); err != nil {

@@ -5,11 +5,13 @@ package threshold
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/scenario"
 )
 
 // Names lists the fixed metrics thresholds can name; dotted telemetry
@@ -165,4 +167,21 @@ func value(k report.Kind, v float64) string {
 		return strconv.FormatFloat(100*v, 'g', 3, 64) + "%"
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// Metric is the metric the threshold names.
+func (t Threshold) Metric() string { return t.metric }
+
+// Of is the scenario's thresholds with its health set's (--health
+// default) after them, each once.
+func Of(sc *scenario.Scenario) []string {
+	out := append([]string(nil), sc.Thresholds...)
+	if sc.Health == "default" {
+		for _, e := range report.HealthDefault {
+			if !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
 }

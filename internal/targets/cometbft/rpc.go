@@ -111,6 +111,32 @@ type Status struct {
 		LatestBlockTime   time.Time `json:"latest_block_time"`
 		CatchingUp        bool      `json:"catching_up"`
 	} `json:"sync_info"`
+	ValidatorInfo struct {
+		Address string `json:"address"` // hex, as commits name it
+	} `json:"validator_info"`
+}
+
+// Signature is one validator's entry in a block's commit.
+type Signature struct {
+	Flag    int    `json:"block_id_flag"` // 1 absent, 2 commit, 3 nil
+	Address string `json:"validator_address"`
+}
+
+// FlagAbsent marks a validator whose signature is not in the commit.
+const FlagAbsent = 1
+
+// Signatures reads the commit of block h (/commit): which validators
+// signed it.
+func (c *Client) Signatures(ctx context.Context, h int64) ([]Signature, error) {
+	var r struct {
+		SignedHeader struct {
+			Commit struct {
+				Signatures []Signature `json:"signatures"`
+			} `json:"commit"`
+		} `json:"signed_header"`
+	}
+	err := c.Call(ctx, "commit", map[string]string{"height": strconv.FormatInt(h, 10)}, &r)
+	return r.SignedHeader.Commit.Signatures, err
 }
 
 // Status reads /status.

@@ -276,6 +276,19 @@ func faultsAcrossRegions(t *testing.T, n *testnet.Net, ours map[string]bool) {
 	if s.NetCheck == nil || !s.NetCheck.OK {
 		t.Errorf("the audit after the faults failed: %+v", s.NetCheck)
 	}
+	// Health (issue 56): node1's restart, its lag and the commits without
+	// its signature; every node within a block after the load.
+	h := s.Health
+	if h == nil || len(h.Nodes) < 4 {
+		t.Fatalf("no health of the nodes: %+v", h)
+	}
+	t.Log(h.Line())
+	if n1 := h.Nodes[1]; n1.Name != "node1" || n1.Restarts != 1 || n1.BehindMax < 1 || n1.Missed < 1 {
+		t.Errorf("node1 crashed and restarted: %+v, want 1 restart, behind and missed signatures", n1)
+	}
+	if h.Nodes[2].Restarts != 0 || h.CaughtUpS < 0 {
+		t.Errorf("health: %+v", h)
+	}
 }
 
 // checkPublicFields reads result.json as a script would: the same public

@@ -1,0 +1,80 @@
+package health
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"regexp"
+)
+
+// badLine is a log line that says something went wrong: CometBFT's error
+// level (E[...]), the Cosmos SDK's (ERR), geth's (ERROR[...]), logfmt's
+// level=error, and panic, fatal and CONSENSUS FAILURE anywhere.
+var badLine = regexp.MustCompile(`^E\[|\bERR\b|^ERROR\[|level=error|(?i:\bpanic\b)|(?i:\bfatal\b)|CONSENSUS FAILURE`)
+
+// maxQuotes are the first bad lines kept; maxRead bounds one second's read.
+const (
+	maxQuotes = 3
+	maxRead   = 4 << 20
+)
+
+// logTail reads a log file's new lines each second and counts the bad ones.
+type logTail struct {
+	path   string
+	off    int64
+	count  int
+	quotes []string
+	rest   []byte // a line not yet ended
+}
+
+func newLogTail(path string) *logTail {
+	t := &logTail{path: path}
+	if st, err := os.Stat(path); err == nil {
+		t.off = st.Size() // what came before the run is not its
+	}
+	return t
+}
+
+// read takes the lines written since the last read and returns the bad
+// lines counted so far.
+func (t *logTail) read() int {
+	if t.path == "" {
+		return t.count
+	}
+	f, err := os.Open(t.path)
+	if err != nil {
+		return t.count
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() < t.off {
+		t.off, t.rest = 0, nil // rotated or truncated: read it from the start
+	}
+	buf, err := io.ReadAll(io.NewSectionReader(f, t.off, maxRead))
+	if err != nil && len(buf) == 0 {
+		return t.count
+	}
+	t.off += int64(len(buf))
+	buf = append(t.rest, buf...)
+	end := bytes.LastIndexByte(buf, '\n')
+	if end < 0 {
+		t.rest = buf
+		return t.count
+	}
+	t.rest = append([]byte(nil), buf[end+1:]...)
+	for _, l := range bytes.Split(buf[:end], []byte{'\n'}) {
+		if badLine.Match(l) {
+			t.count++
+			if len(t.quotes) < maxQuotes {
+				t.quotes = append(t.quotes, string(truncate(bytes.Join(bytes.Fields(l), []byte{' '}), 200)))
+			}
+		}
+	}
+	return t.count
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}

@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Health is every node's health through a run, and the worst of each
+// figure over the nodes (docs/health.md).
+type Health struct {
+	Nodes []NodeHealth `json:"nodes"`
+	// CaughtUpS is the seconds after the load until every node was within
+	// a block of the highest; -1 when it did not happen in time.
+	CaughtUpS   float64 `json:"caught_up_s"`
+	NoProgressS float64 `json:"no_progress_s"` // the longest stretch without a new block
+	// The worst node's figures.
+	BehindMax        int64   `json:"behind_blocks_max"`
+	MissedPercentMax float64 `json:"missed_signatures_percent_max"`
+	Restarts         int     `json:"restarts"`
+	LogErrors        int     `json:"log_errors"`
+}
+
+// NodeHealth is one node's.
+type NodeHealth struct {
+	Name        string   `json:"name"`
+	BehindMax   int64    `json:"behind_blocks_max"`
+	BehindMaxAt float64  `json:"behind_blocks_max_at_s"` // seconds into the run
+	Missed      int64    `json:"missed_signatures"`      // committed blocks without its signature
+	Signable    int64    `json:"signable_blocks"`        // committed blocks read while it was a validator
+	Restarts    int      `json:"restarts"`
+	LogErrors   int      `json:"log_errors"`
+	LogQuotes   []string `json:"log_quotes,omitempty"` // the first few
+	PeersMin    int      `json:"peers_min"`            // -1: never answered
+}
+
+// MissedPercent is the share of the blocks read without its signature.
+func (n NodeHealth) MissedPercent() float64 {
+	if n.Signable == 0 {
+		return 0
+	}
+	return 100 * float64(n.Missed) / float64(n.Signable)
+}
+
+// Summarize sets the worst figures from the nodes'.
+func (h *Health) Summarize() {
+	h.BehindMax, h.MissedPercentMax, h.Restarts, h.LogErrors = 0, 0, 0, 0
+	for _, n := range h.Nodes {
+		h.BehindMax = max(h.BehindMax, n.BehindMax)
+		h.MissedPercentMax = max(h.MissedPercentMax, n.MissedPercent())
+		h.Restarts += n.Restarts
+		h.LogErrors += n.LogErrors
+	}
+}
+
+// Worst names the node with the worst figure for a health metric, and
+// its value, for a failed threshold's note.
+func (h *Health) Worst(metric string) string {
+	best, at := -1.0, ""
+	for _, n := range h.Nodes {
+		v := map[string]float64{"node_behind_blocks_max": float64(n.BehindMax), "missed_signatures_percent": n.MissedPercent(),
+			"node_restarts": float64(n.Restarts), "node_log_errors": float64(n.LogErrors)}[metric]
+		if v > best && v > 0 {
+			best, at = v, n.Name
+			switch metric {
+			case "node_behind_blocks_max":
+				at += fmt.Sprintf(": %d %s behind at t=%.0f s", n.BehindMax, plural(n.BehindMax, "block"), n.BehindMaxAt)
+			case "missed_signatures_percent":
+				at += fmt.Sprintf(": %d of %d blocks without its signature", n.Missed, n.Signable)
+			case "node_log_errors":
+				if len(n.LogQuotes) > 0 {
+					at += fmt.Sprintf(": %d %s, the first %q", n.LogErrors, plural(int64(n.LogErrors), "line"), n.LogQuotes[0])
+				}
+			}
+		}
+	}
+	return at
+}
+
+// Line is the summary's health line: "health: 4 nodes, 0 restarts, max 1
+// block behind, 0 missed signatures, caught up in 0.7 s".
+func (h *Health) Line() string {
+	var missed int64
+	for _, n := range h.Nodes {
+		missed += n.Missed
+	}
+	parts := []string{fmt.Sprintf("%d nodes", len(h.Nodes)), fmt.Sprintf("%d %s", h.Restarts, plural(int64(h.Restarts), "restart")),
+		fmt.Sprintf("max %d %s behind", h.BehindMax, plural(h.BehindMax, "block")), fmt.Sprintf("%d missed signatures", missed)}
+	if h.BehindMax > 1 { // a block behind is gossip: no node named
+		parts[2] += " (" + h.Worst("node_behind_blocks_max") + ")"
+	}
+	if missed > 0 {
+		parts[3] += " (" + h.Worst("missed_signatures_percent") + ")"
+	}
+	if h.LogErrors > 0 {
+		parts = append(parts, fmt.Sprintf("%d error lines in logs (%s)", h.LogErrors, h.Worst("node_log_errors")))
+	}
+	if h.NoProgressS >= 5 {
+		parts = append(parts, fmt.Sprintf("no new block for %.1f s", h.NoProgressS))
+	}
+	switch {
+	case h.CaughtUpS >= 0:
+		parts = append(parts, fmt.Sprintf("caught up in %.1f s", h.CaughtUpS))
+	default:
+		parts = append(parts, "not all caught up after the load")
+	}
+	return "health: " + strings.Join(parts, ", ")
+}
+
+func plural(n int64, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// healthDefs are the health figures thresholds name (docs/health.md):
+// each the worst node's.
+func healthDefs() []Def {
+	h := func(name, unit, help string, v func(h *Health) float64) Def {
+		return Def{Name: name, Unit: unit, Better: "lower", Help: help, Run: func(s *Summary) (float64, bool) {
+			if s.Health == nil {
+				return 0, false
+			}
+			return v(s.Health), true
+		}}
+	}
+	nodeMax := func(name, suffix, unit, help string, scale float64) Def {
+		return Def{Name: name, Unit: unit, Better: "lower", Help: help, Run: func(s *Summary) (float64, bool) {
+			best, ok := 0.0, false
+			for k, st := range s.Telemetry {
+				if strings.HasPrefix(k, "node") && strings.HasSuffix(k, suffix) && strings.Count(k, ".") == 1 {
+					best, ok = max(best, st.Max*scale), true
+				}
+			}
+			return best, ok
+		}}
+	}
+	return []Def{
+		h("node_behind_blocks_max", "blocks", "the most blocks any node was behind the highest", func(h *Health) float64 { return float64(h.BehindMax) }),
+		h("missed_signatures_percent", "%", "the highest share of committed blocks a validator did not sign", func(h *Health) float64 { return h.MissedPercentMax }),
+		h("node_restarts", "", "node restarts during the run (all nodes)", func(h *Health) float64 { return float64(h.Restarts) }),
+		h("node_log_errors", "", "error, fatal, panic and CONSENSUS FAILURE lines in the nodes' logs during the run", func(h *Health) float64 { return float64(h.LogErrors) }),
+		h("caught_up_s", "s", "seconds after the load until every node was within a block of the highest (a large number when it did not happen)", func(h *Health) float64 {
+			if h.CaughtUpS < 0 {
+				return 1e9
+			}
+			return h.CaughtUpS
+		}),
+		h("no_progress_s", "s", "the longest stretch without a new block", func(h *Health) float64 { return h.NoProgressS }),
+		nodeMax("node_cpu_percent_max", ".cpu_percent", "%", "the busiest second of the busiest node's process, % of one core", 1),
+		nodeMax("node_rss_mb_max", ".rss_bytes", "MiB", "the largest resident memory of any node's process", 1.0/(1<<20)),
+	}
+}
+
+// HealthDefault is --health default: the criteria a healthy network meets
+// under load, each with why (docs/health.md).
+var HealthDefault = []string{
+	"node_behind_blocks_max<=2",    // a node a block behind is gossip; more is a node that stopped keeping up
+	"missed_signatures_percent<=1", // a validator that misses more than 1 block in 100 is not voting
+	"node_restarts==0",             // nothing restarts in a healthy run
+	"node_log_errors==0",           // no error, fatal, panic or CONSENSUS FAILURE line
+	"caught_up_s<=10",              // every node within a block 10 s after the load
+	"no_progress_s<=5",             // a block at least every 5 s (many timeout rounds)
+	"node_rss_mb_max<=2048",        // a node's memory past 2 GiB is a leak at these sizes
+}
