@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/health"
@@ -33,7 +34,7 @@ func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 				srcs = append(srcs, telemetry.NewPrometheus([]string{nd.Metrics}, telemetry.CometBFT(nd.Name, false)))
 			}
 		}
-		if k.Info().CometBFTMetrics {
+		if k.Info().CometBFTMetrics && os.Getenv("TPSLAB_BENCH_NO_HEALTH") != "1" { // the switch: bench/health-cost.sh only
 			var hn []health.Node
 			for _, nd := range n.Nodes {
 				if nd.Pod != "" || nd.RPC == "" {
