@@ -361,6 +361,11 @@ func (d *Dashboard) costNote(now time.Time) string {
 		100*d.busy.Seconds()/el.Seconds(), d.answers, d.most, el.Seconds(), d.refused, MaxViewers)
 }
 
+// nodeMetrics are the per-node figures the page's nodes and health panel
+// shows: the process's and the health monitor's (docs/health.md).
+var nodeMetrics = map[string]bool{"cpu_percent": true, "rss_bytes": true, "behind_blocks": true, "missed_signatures": true,
+	"restarts": true, "log_errors": true, "peers": true}
+
 // PointOf is one collected second as the page draws it.
 func PointOf(s *report.Second) Point {
 	p := Point{T: s.T, Phase: s.Phase, Offered: s.Offered, Sent: s.Sent, Committed: s.Committed,
@@ -374,7 +379,7 @@ func PointOf(s *report.Second) Point {
 	}
 	for name, v := range s.Telemetry {
 		node, metric, ok := strings.Cut(name, ".")
-		if !ok || node == "links" || (metric != "cpu_percent" && metric != "rss_bytes") {
+		if !ok || node == "links" || !nodeMetrics[metric] {
 			continue
 		}
 		if p.Nodes == nil {
