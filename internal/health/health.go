@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/report"
@@ -22,7 +23,7 @@ import (
 // Node is one node the monitor watches.
 type Node struct {
 	Name      string
-	RPC       string
+	RPC       string     // its CometBFT RPC; "": a process only (a database, a service)
 	Log       string     // its log file; "" when not on this machine
 	Validator bool       // its signature is expected in every commit
 	PID       func() int // its pid now (a restart changes it); nil: not local
@@ -51,7 +52,8 @@ type Monitor struct {
 type nodeState struct {
 	height, behindMax    int64
 	missed, signable     int64
-	pid, restarts        int
+	pid, restarts, exits int
+	gone                 bool // its process was found gone
 	peers, peersMin      int
 	reachable, everReach bool
 }
@@ -76,20 +78,38 @@ func New(nodes []Node) *Monitor {
 	return m
 }
 
-// Metrics are each node's behind_blocks, missed_signatures, restarts,
-// log_errors and peers, and the chain's no_progress_s.
+// Metrics are each node's behind_blocks, missed_signatures and peers (a
+// CometBFT node), restarts, exits and log_errors, and the chain's
+// no_progress_s.
 func (m *Monitor) Metrics() []telemetry.Metric {
 	var out []telemetry.Metric
 	for _, n := range m.nodes {
 		p := n.Name + "."
+		if n.RPC != "" {
+			out = append(out,
+				telemetry.Metric{Name: p + "behind_blocks", Unit: "blocks", Better: "lower", Help: "blocks behind the highest node"},
+				telemetry.Metric{Name: p + "missed_signatures", Unit: "1/s", Rate: true, Better: "lower", Help: "committed blocks without its signature (validators)"},
+				telemetry.Metric{Name: p + "peers", Unit: "1", Help: "peers connected"})
+		}
 		out = append(out,
-			telemetry.Metric{Name: p + "behind_blocks", Unit: "blocks", Better: "lower", Help: "blocks behind the highest node"},
-			telemetry.Metric{Name: p + "missed_signatures", Unit: "1/s", Rate: true, Better: "lower", Help: "committed blocks without its signature (validators)"},
 			telemetry.Metric{Name: p + "restarts", Unit: "1", Better: "lower", Help: "restarts since the run began (its pid changed)"},
-			telemetry.Metric{Name: p + "log_errors", Unit: "1", Better: "lower", Help: "error, fatal, panic and CONSENSUS FAILURE lines in its log since the run began"},
-			telemetry.Metric{Name: p + "peers", Unit: "1", Help: "peers connected"})
+			telemetry.Metric{Name: p + "exits", Unit: "1", Better: "lower", Help: "times its process was found gone since the run began"},
+			telemetry.Metric{Name: p + "log_errors", Unit: "1", Better: "lower", Help: "error, fatal, panic and CONSENSUS FAILURE lines in its log since the run began"})
 	}
-	return append(out, telemetry.Metric{Name: "chain.no_progress_s", Unit: "s", Better: "lower", Help: "seconds since the highest node's height last grew"})
+	if m.chain() {
+		out = append(out, telemetry.Metric{Name: "chain.no_progress_s", Unit: "s", Better: "lower", Help: "seconds since the highest node's height last grew"})
+	}
+	return out
+}
+
+// chain says some node is a CometBFT node: heights, commits, catch-up.
+func (m *Monitor) chain() bool {
+	for _, n := range m.nodes {
+		if n.RPC != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Sample reads every node once.
@@ -102,6 +122,9 @@ func (m *Monitor) Sample(ctx context.Context, dst []float64) error {
 	reads := make([]read, len(m.nodes))
 	var wg sync.WaitGroup
 	for i := range m.nodes {
+		if m.nodes[i].RPC == "" {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -118,6 +141,10 @@ func (m *Monitor) Sample(ctx context.Context, dst []float64) error {
 	top := -1
 	for i, r := range reads {
 		s := &m.st[i]
+		if m.nodes[i].RPC == "" {
+			m.process(i)
+			continue
+		}
 		if s.reachable = r.err == nil; s.reachable {
 			s.everReach = true
 			s.height, s.peers = int64(r.st.SyncInfo.LatestBlockHeight), r.peers
@@ -131,19 +158,14 @@ func (m *Monitor) Sample(ctx context.Context, dst []float64) error {
 				top = i
 			}
 		}
-		if m.nodes[i].PID != nil {
-			if pid := m.nodes[i].PID(); pid != 0 && s.pid != 0 && pid != s.pid {
-				s.restarts++
-				s.pid = pid
-			} else if s.pid == 0 {
-				s.pid = pid
-			}
-		}
+		m.process(i)
 	}
 	if top >= 0 && m.st[top].height > m.highest {
 		m.highest, m.grewAt = m.st[top].height, now
 	}
-	m.noProgress = max(m.noProgress, now.Sub(m.grewAt))
+	if m.chain() {
+		m.noProgress = max(m.noProgress, now.Sub(m.grewAt))
+	}
 	t := now.Sub(m.start).Seconds()
 	for i := range m.nodes {
 		s := &m.st[i]
@@ -154,24 +176,52 @@ func (m *Monitor) Sample(ctx context.Context, dst []float64) error {
 	if top >= 0 {
 		m.readCommits(ctx, m.cl[top])
 	}
-	if !m.loadEnd.IsZero() && m.caughtUp < 0 && m.allWithin(1) {
+	if !m.loadEnd.IsZero() && m.caughtUp < 0 && m.chain() && m.allWithin(1) {
 		m.caughtUp = max(0, now.Sub(m.loadEnd).Seconds())
 	}
-	for i := range m.nodes {
+	k := 0
+	for i, n := range m.nodes {
 		s := &m.st[i]
-		errs := m.logs[i].read()
-		k := i * 5
-		dst[k] = float64(m.highest - s.height)
-		dst[k+1] = float64(s.missed)
-		dst[k+2] = float64(s.restarts)
-		dst[k+3] = float64(errs)
-		dst[k+4] = float64(s.peers)
-		if !s.reachable {
-			dst[k+4] = 0
+		if n.RPC != "" {
+			dst[k], dst[k+1], dst[k+2] = float64(m.highest-s.height), float64(s.missed), float64(s.peers)
+			if !s.reachable {
+				dst[k+2] = 0
+			}
+			k += 3
 		}
+		dst[k], dst[k+1], dst[k+2] = float64(s.restarts), float64(s.exits), float64(m.logs[i].read())
+		k += 3
 	}
-	dst[len(dst)-1] = now.Sub(m.grewAt).Seconds()
+	if m.chain() {
+		dst[k] = now.Sub(m.grewAt).Seconds()
+	}
 	return nil
+}
+
+// process notes node i's restart (its pid changed) or exit (its process
+// gone).
+func (m *Monitor) process(i int) {
+	s := &m.st[i]
+	if m.nodes[i].PID == nil {
+		return
+	}
+	pid := m.nodes[i].PID()
+	switch {
+	case pid != 0 && s.pid != 0 && pid != s.pid:
+		s.restarts++
+		s.pid, s.gone = pid, false
+	case s.pid == 0:
+		s.pid = pid
+	}
+	if s.pid == 0 {
+		return // not known yet
+	}
+	if alive := s.pid != 0 && syscall.Kill(s.pid, 0) != syscall.ESRCH; !alive && !s.gone {
+		s.exits++
+		s.gone = true
+	} else if alive {
+		s.gone = false
+	}
 }
 
 // readCommits reads the commits of the blocks since the last read (the
@@ -205,7 +255,7 @@ func (m *Monitor) readCommits(ctx context.Context, cl *cometbft.Client) {
 // highest.
 func (m *Monitor) allWithin(d int64) bool {
 	for i := range m.st {
-		if m.st[i].everReach && (!m.st[i].reachable || m.highest-m.st[i].height > d) {
+		if m.nodes[i].RPC != "" && m.st[i].everReach && (!m.st[i].reachable || m.highest-m.st[i].height > d) {
 			return false
 		}
 	}
@@ -246,10 +296,13 @@ func (m *Monitor) Close() {}
 func (m *Monitor) Report() *report.Health {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	h := &report.Health{CaughtUpS: m.caughtUp, NoProgressS: m.noProgress.Seconds()}
+	h := &report.Health{CaughtUpS: m.caughtUp, NoProgressS: m.noProgress.Seconds(), Chain: m.chain()}
+	if !h.Chain {
+		h.CaughtUpS = 0 // no blocks to fall behind on
+	}
 	for i, n := range m.nodes {
 		s := &m.st[i]
-		nh := report.NodeHealth{Name: n.Name, BehindMax: s.behindMax, BehindMaxAt: m.maxBehindAt[i], Restarts: s.restarts,
+		nh := report.NodeHealth{Name: n.Name, BehindMax: s.behindMax, BehindMaxAt: m.maxBehindAt[i], Restarts: s.restarts, Exits: s.exits,
 			LogErrors: m.logs[i].count, LogQuotes: m.logs[i].quotes, PeersMin: s.peersMin}
 		if n.Validator {
 			nh.Missed, nh.Signable = s.missed, s.signable

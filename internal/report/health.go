@@ -11,12 +11,16 @@ type Health struct {
 	Nodes []NodeHealth `json:"nodes"`
 	// CaughtUpS is the seconds after the load until every node was within
 	// a block of the highest; -1 when it did not happen in time.
-	CaughtUpS   float64 `json:"caught_up_s"`
+	CaughtUpS float64 `json:"caught_up_s"`
+	// Chain: the nodes are a chain's (heights, signatures, catch-up);
+	// else processes only (a service and its database).
+	Chain       bool    `json:"chain"`
 	NoProgressS float64 `json:"no_progress_s"` // the longest stretch without a new block
 	// The worst node's figures.
 	BehindMax        int64   `json:"behind_blocks_max"`
 	MissedPercentMax float64 `json:"missed_signatures_percent_max"`
 	Restarts         int     `json:"restarts"`
+	Exits            int     `json:"exits"`
 	LogErrors        int     `json:"log_errors"`
 }
 
@@ -28,6 +32,7 @@ type NodeHealth struct {
 	Missed      int64    `json:"missed_signatures"`      // committed blocks without its signature
 	Signable    int64    `json:"signable_blocks"`        // committed blocks read while it was a validator
 	Restarts    int      `json:"restarts"`
+	Exits       int      `json:"exits"` // times its process was found gone
 	LogErrors   int      `json:"log_errors"`
 	LogQuotes   []string `json:"log_quotes,omitempty"` // the first few
 	PeersMin    int      `json:"peers_min"`            // -1: never answered
@@ -43,11 +48,12 @@ func (n NodeHealth) MissedPercent() float64 {
 
 // Summarize sets the worst figures from the nodes'.
 func (h *Health) Summarize() {
-	h.BehindMax, h.MissedPercentMax, h.Restarts, h.LogErrors = 0, 0, 0, 0
+	h.BehindMax, h.MissedPercentMax, h.Restarts, h.Exits, h.LogErrors = 0, 0, 0, 0, 0
 	for _, n := range h.Nodes {
 		h.BehindMax = max(h.BehindMax, n.BehindMax)
 		h.MissedPercentMax = max(h.MissedPercentMax, n.MissedPercent())
 		h.Restarts += n.Restarts
+		h.Exits += n.Exits
 		h.LogErrors += n.LogErrors
 	}
 }
@@ -58,7 +64,7 @@ func (h *Health) Worst(metric string) string {
 	best, at := -1.0, ""
 	for _, n := range h.Nodes {
 		v := map[string]float64{"node_behind_blocks_max": float64(n.BehindMax), "missed_signatures_percent": n.MissedPercent(),
-			"node_restarts": float64(n.Restarts), "node_log_errors": float64(n.LogErrors)}[metric]
+			"node_restarts": float64(n.Restarts), "node_exits": float64(n.Exits), "node_log_errors": float64(n.LogErrors)}[metric]
 		if v > best && v > 0 {
 			best, at = v, n.Name
 			switch metric {
@@ -77,31 +83,44 @@ func (h *Health) Worst(metric string) string {
 }
 
 // Line is the summary's health line: "health: 4 nodes, 0 restarts, max 1
-// block behind, 0 missed signatures, caught up in 0.7 s".
+// block behind, 0 missed signatures, caught up in 0.7 s"; for a service,
+// its processes' restarts, exits and log errors.
 func (h *Health) Line() string {
 	var missed int64
 	for _, n := range h.Nodes {
 		missed += n.Missed
 	}
-	parts := []string{fmt.Sprintf("%d nodes", len(h.Nodes)), fmt.Sprintf("%d %s", h.Restarts, plural(int64(h.Restarts), "restart")),
-		fmt.Sprintf("max %d %s behind", h.BehindMax, plural(h.BehindMax, "block")), fmt.Sprintf("%d missed signatures", missed)}
-	if h.BehindMax > 1 { // a block behind is gossip: no node named
-		parts[2] += " (" + h.Worst("node_behind_blocks_max") + ")"
+	what := "nodes"
+	if !h.Chain {
+		what = "processes"
 	}
-	if missed > 0 {
-		parts[3] += " (" + h.Worst("missed_signatures_percent") + ")"
+	parts := []string{fmt.Sprintf("%d %s", len(h.Nodes), what), fmt.Sprintf("%d %s", h.Restarts, plural(int64(h.Restarts), "restart"))}
+	if h.Exits > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s (%s)", h.Exits, plural(int64(h.Exits), "exit"), h.Worst("node_exits")))
+	}
+	if h.Chain {
+		behind := fmt.Sprintf("max %d %s behind", h.BehindMax, plural(h.BehindMax, "block"))
+		if h.BehindMax > 1 { // a block behind is gossip: no node named
+			behind += " (" + h.Worst("node_behind_blocks_max") + ")"
+		}
+		sigs := fmt.Sprintf("%d missed signatures", missed)
+		if missed > 0 {
+			sigs += " (" + h.Worst("missed_signatures_percent") + ")"
+		}
+		parts = append(parts, behind, sigs)
 	}
 	if h.LogErrors > 0 {
 		parts = append(parts, fmt.Sprintf("%d error lines in logs (%s)", h.LogErrors, h.Worst("node_log_errors")))
 	}
-	if h.NoProgressS >= 5 {
-		parts = append(parts, fmt.Sprintf("no new block for %.1f s", h.NoProgressS))
-	}
-	switch {
-	case h.CaughtUpS >= 0:
-		parts = append(parts, fmt.Sprintf("caught up in %.1f s", h.CaughtUpS))
-	default:
-		parts = append(parts, "not all caught up after the load")
+	if h.Chain {
+		if h.NoProgressS >= 5 {
+			parts = append(parts, fmt.Sprintf("no new block for %.1f s", h.NoProgressS))
+		}
+		if h.CaughtUpS >= 0 {
+			parts = append(parts, fmt.Sprintf("caught up in %.1f s", h.CaughtUpS))
+		} else {
+			parts = append(parts, "not all caught up after the load")
+		}
 	}
 	return "health: " + strings.Join(parts, ", ")
 }
@@ -128,7 +147,7 @@ func healthDefs() []Def {
 		return Def{Name: name, Unit: unit, Better: "lower", Help: help, Run: func(s *Summary) (float64, bool) {
 			best, ok := 0.0, false
 			for k, st := range s.Telemetry {
-				if strings.HasPrefix(k, "node") && strings.HasSuffix(k, suffix) && strings.Count(k, ".") == 1 {
+				if !strings.HasPrefix(k, "links.") && strings.HasSuffix(k, suffix) && strings.Count(k, ".") == 1 {
 					best, ok = max(best, st.Max*scale), true
 				}
 			}
@@ -139,6 +158,7 @@ func healthDefs() []Def {
 		h("node_behind_blocks_max", "blocks", "the most blocks any node was behind the highest", func(h *Health) float64 { return float64(h.BehindMax) }),
 		h("missed_signatures_percent", "%", "the highest share of committed blocks a validator did not sign", func(h *Health) float64 { return h.MissedPercentMax }),
 		h("node_restarts", "", "node restarts during the run (all nodes)", func(h *Health) float64 { return float64(h.Restarts) }),
+		h("node_exits", "", "times a node's process was found gone during the run (all nodes)", func(h *Health) float64 { return float64(h.Exits) }),
 		h("node_log_errors", "", "error, fatal, panic and CONSENSUS FAILURE lines in the nodes' logs during the run", func(h *Health) float64 { return float64(h.LogErrors) }),
 		h("caught_up_s", "s", "seconds after the load until every node was within a block of the highest (a large number when it did not happen)", func(h *Health) float64 {
 			if h.CaughtUpS < 0 {

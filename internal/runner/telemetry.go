@@ -34,15 +34,18 @@ func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 				srcs = append(srcs, telemetry.NewPrometheus([]string{nd.Metrics}, telemetry.CometBFT(nd.Name, false)))
 			}
 		}
-		if k.Info().CometBFTMetrics && os.Getenv("TPSLAB_BENCH_NO_HEALTH") != "1" { // the switch: bench/health-cost.sh only
+		if os.Getenv("TPSLAB_BENCH_NO_HEALTH") != "1" { // the switch: bench/health-cost.sh only
 			var hn []health.Node
 			for _, nd := range n.Nodes {
-				if nd.Pod != "" || nd.RPC == "" {
+				if nd.Pod != "" {
 					continue // a pod's log and pid are not on this machine
 				}
-				name := nd.Name
-				hn = append(hn, health.Node{Name: name, RPC: nd.RPC, Log: nd.Log, Validator: nd.Role == "",
-					PID: func() int { return collector{r}.pidOf(name, 0) }})
+				name, pid, rpc := nd.Name, nd.PID, ""
+				if k.Info().CometBFTMetrics {
+					rpc = nd.RPC // else a process only: its restarts, exits and log
+				}
+				hn = append(hn, health.Node{Name: name, RPC: rpc, Log: nd.Log, Validator: rpc != "" && nd.Role == "",
+					PID: func() int { return collector{r}.pidOf(name, pid) }})
 			}
 			if len(hn) > 0 {
 				r.health = health.New(hn)
