@@ -55,7 +55,7 @@ system, 2 for a run it cannot read.`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&rpc, "rpc", "", "CometBFT RPC URL of any node of the run's chain")
+	c.Flags().StringVar(&rpc, "rpc", "", "RPC URL of any node of the run's chain: CometBFT's, or an EVM chain's JSON-RPC")
 	c.Flags().StringVar(&database, "database", "", "the service's database URL (the ledger service's PostgreSQL)")
 	c.Flags().StringVar(&home, "net-home", "", "the network tpslab net up started (its last node, or its database, is read)")
 	return c
@@ -66,9 +66,11 @@ system, 2 for a run it cannot read.`,
 func verifySource(reg *kinds.Registry, r *report.Result, rpc, database, home string) (verify.Source, error) {
 	src := verify.Source{RPC: rpc, Store: database, Recountable: reg.NamesWhere(func(k kinds.Kind) bool { return k.Info().Recount })}
 	var rc kinds.Recounter
+	var bc kinds.BlockRecounter
 	if r.Network != nil {
 		if k, err := reg.Lookup(r.Network.Kind); err == nil {
 			rc, _ = k.(kinds.Recounter)
+			bc, _ = k.(kinds.BlockRecounter)
 		}
 	}
 	if home != "" && (src.RPC == "" || rc != nil && src.Store == "") {
@@ -79,8 +81,11 @@ func verifySource(reg *kinds.Registry, r *report.Result, rpc, database, home str
 		if len(n.Nodes) == 0 {
 			return src, exitcode.BadInputf("--net-home: %s has no nodes", home)
 		}
-		if src.RPC == "" {
-			src.RPC = n.Nodes[len(n.Nodes)-1].RPC // not the node the run read first
+		if last := n.Nodes[len(n.Nodes)-1]; src.RPC == "" { // not the node the run read first
+			src.RPC = last.RPC
+			if bc != nil && last.LoadRPC != "" {
+				src.RPC = last.LoadRPC // an EVM chain's JSON-RPC beside CometBFT's
+			}
 		}
 		if rc != nil && src.Store == "" {
 			src.Store = rc.RecountSource(n)
@@ -91,6 +96,12 @@ func verifySource(reg *kinds.Registry, r *report.Result, rpc, database, home str
 			return src, exitcode.BadInputf("--rpc: not given and %s names no endpoint, expected --rpc URL of a node of the chain", r.Dir)
 		}
 		src.RPC = r.Network.Endpoints[len(r.Network.Endpoints)-1]
+	}
+	if bc != nil {
+		url, chainID := src.RPC, r.Network.ChainID
+		src.Block = func(ctx context.Context, l report.EvidenceLine) (int64, []string, error) {
+			return bc.RecountBlock(ctx, url, chainID, l)
+		}
 	}
 	if rc != nil {
 		if src.Store == "" {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/telemetry"
@@ -113,6 +114,14 @@ type Recounter interface {
 	// committed. A store of another system than chainID's is an error
 	// naming it.
 	Recount(ctx context.Context, source, chainID string, ids []string) (found map[string]bool, err error)
+}
+
+// BlockRecounter is a kind whose payments are in blocks that are not
+// CometBFT's (an EVM chain's): tpslab verify re-counts each evidence line's
+// block from a node at url. err is a node that lacks the block or serves
+// another chain; diffs are the payments not found.
+type BlockRecounter interface {
+	RecountBlock(ctx context.Context, url, chainID string, l report.EvidenceLine) (found int64, diffs []string, err error)
 }
 
 // Reader is a kind that reads sections other than its own (Configured):

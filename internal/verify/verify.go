@@ -53,6 +53,9 @@ type Source struct {
 	// (kinds.Recounter), read from Store.
 	Rows  func(ctx context.Context, ids []string) (map[string]bool, error)
 	Store string
+	// Block, when set, re-counts one line of a kind whose blocks are not
+	// CometBFT's (kinds.BlockRecounter), from the node at RPC.
+	Block func(ctx context.Context, l report.EvidenceLine) (found int64, diffs []string, err error)
 }
 
 // Run verifies the run in dir against src: the evidence file's digests,
@@ -89,14 +92,25 @@ func Run(ctx context.Context, dir string, src Source) (Outcome, error) {
 	if o.Found != o.Committed {
 		return o, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("result.json says %d committed, %s names %d: one of them was edited", o.Committed, report.EvidenceFile, o.Found))
 	}
-	if len(blocks) > 0 && !slices.Contains(src.Recountable, kind) {
+	if len(blocks) > 0 && !slices.Contains(src.Recountable, kind) && src.Block == nil {
 		return o, exitcode.BadInputf("%s: a %q run; verify re-counts blocks of CometBFT transactions (%s)", dir, kind, strings.Join(src.Recountable, ", "))
 	}
 	if len(windows) > 0 && src.Rows == nil {
 		return o, exitcode.BadInputf("%s: a %q run settled by answers; verify re-counts those from the kind's store, which %q does not name", dir, kind, kind)
 	}
 	o.Found = 0
-	if len(blocks) > 0 {
+	switch {
+	case len(blocks) > 0 && src.Block != nil:
+		o.First, o.Last = blocks[0].Height, blocks[len(blocks)-1].Height
+		for _, l := range blocks {
+			found, diffs, err := src.Block(ctx, l)
+			if err != nil {
+				return o, exitcode.Wrap(exitcode.TargetFailed, err)
+			}
+			o.Found += found
+			o.note(diffs)
+		}
+	case len(blocks) > 0:
 		if err := o.recountBlocks(ctx, src.RPC, blocks); err != nil {
 			return o, err
 		}
@@ -175,13 +189,18 @@ func (o *Outcome) recountBlocks(ctx context.Context, rpc string, lines []report.
 			return err
 		}
 		o.Found += found
-		for _, d := range diffs {
-			if len(o.Differences) < maxShown {
-				o.Differences = append(o.Differences, d)
-			}
-		}
+		o.note(diffs)
 	}
 	return nil
+}
+
+// note keeps the first differences.
+func (o *Outcome) note(diffs []string) {
+	for _, d := range diffs {
+		if len(o.Differences) < maxShown {
+			o.Differences = append(o.Differences, d)
+		}
+	}
 }
 
 // recount reads the line's block and its results and counts the line's

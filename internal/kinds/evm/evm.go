@@ -17,6 +17,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	eth "github.com/tpslab/tpslab/internal/targets/evm"
@@ -27,6 +28,12 @@ import (
 
 // Kind is an EVM chain.
 type Kind struct{}
+
+// RecountBlock re-counts an evidence line from the block's receipts at
+// url (tpslab verify).
+func (Kind) RecountBlock(ctx context.Context, url, chainID string, l report.EvidenceLine) (int64, []string, error) {
+	return eth.Recount(ctx, url, chainID, l.Height, l.Hash, l.OK)
+}
 
 // walletWei is what each test wallet of a network tpslab starts holds: 10^21
 // wei (1000 ether), plenty for gas and native transfers.

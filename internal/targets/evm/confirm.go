@@ -230,6 +230,7 @@ func hexInto(dst, v []byte) bool {
 func (c *confirmer) deliver(h *Header, seen time.Time, ev sut.Events) {
 	b := &c.blk
 	b.Height, b.Time, b.Seen, b.Bytes, b.Final = int64(h.Number), time.Unix(int64(h.Timestamp), 0), seen, int(h.Size), c.t.o.Depth == 0
+	b.Hash = h.Hash // the evidence file's, for tpslab verify
 	if c.gossip != nil {
 		for i := range b.Txs {
 			b.Txs[i].Gossiped = c.gossip.Take(b.Txs[i].ID)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -237,6 +238,12 @@ func transfers(t *testing.T, n *testnet.Net, cases ...transfer) {
 		}
 		if res.Network.Kind != n.Kind || len(res.Network.Endpoints) != len(n.RPCEndpoints()) || res.Network.Endpoints[0] != rpc {
 			t.Errorf("network %q at %v, expected %s at %s", res.Network.Kind, res.Network.Endpoints, n.Kind, rpc)
+		}
+		// tpslab verify re-counts it from the receipts (issue 55).
+		if out, err := exec.Command(testbin.Path(t), "verify", res.Dir, "--rpc", rpc).CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "verified: ") {
+			t.Errorf("%s %s: verify: %v\n%s", c.kind, c.mode, err, out)
+		} else {
+			t.Logf("%s", out)
 		}
 	}
 }
