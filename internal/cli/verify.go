@@ -21,7 +21,9 @@ func verifyCmd(reg *kinds.Registry) *cobra.Command {
 For a chain: for every block evidence.jsonl names, it reads the block and
 its results from the node at --rpc (any node of the chain; with
 --net-home, the network's last node; without either, the last endpoint
-the run named) and finds each payment there with result code 0. For a
+the run named) and finds each payment there with result code 0; for an
+EVM chain, the block by its hash and each payment's receipt with status 1
+from its JSON-RPC. For a
 service that settles payments by its answer (the ledger service): it
 finds each payment's row in the database at --database (with --net-home,
 the network's). It checks evidence.jsonl's running digest and its count
