@@ -301,6 +301,11 @@ for 30 s, prints the summary, writes the result and stops the network.`,
 			if most := localSegmentsMax(); seg.kubeconfig == "" && seg.segments > most {
 				return exitcode.BadInputf("--segments: %d, expected 1..%d on this machine (%d cores, 4 segments a core at most); spread wider over machines with --kubeconfig", seg.segments, most, runtime.NumCPU())
 			}
+			if sc.AbortOnFail && (seg.segments > 1 || seg.kubeconfig != "") {
+				// Each segment sees only its share; no one judges the whole
+				// each second yet.
+				return exitcode.BadInputf("--abort-on-fail: with --segments %d, expected a run in one process (segments are judged once merged)", seg.segments)
+			}
 			if seg.kubeconfig != "" {
 				if repeat > 1 {
 					return exitcode.BadInputf("--kubeconfig: with --repeat %d; expected one of them", repeat)
