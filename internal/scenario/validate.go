@@ -91,8 +91,8 @@ func (s *Scenario) Validate() error {
 	if err := durationIn("abort_grace", s.AbortGrace, 0, MaxTimeout, "a duration"); err != nil {
 		return err
 	}
-	if err := oneOf("health", s.Health, "", "default"); err != nil {
-		return err
+	if s.Health != "" && s.Health != "default" {
+		return fmt.Errorf("health: %q, expected default (or none)", s.Health)
 	}
 	if s.AbortOnFail && len(s.Thresholds) == 0 && s.Health == "" {
 		return fmt.Errorf("abort_on_fail: true, but no thresholds to watch, expected thresholds (--threshold 'p99_commit<=2s')")
