@@ -252,10 +252,11 @@ func (m *Monitor) readCommits(ctx context.Context, cl *cometbft.Client) {
 }
 
 // allWithin says every node that answered is within d blocks of the
-// highest.
+// highest; a node whose process is gone is not waited for (its exit is
+// counted apart), a paused one is.
 func (m *Monitor) allWithin(d int64) bool {
 	for i := range m.st {
-		if m.nodes[i].RPC != "" && m.st[i].everReach && (!m.st[i].reachable || m.highest-m.st[i].height > d) {
+		if m.nodes[i].RPC != "" && m.st[i].everReach && !m.st[i].gone && (!m.st[i].reachable || m.highest-m.st[i].height > d) {
 			return false
 		}
 	}
@@ -272,6 +273,9 @@ func (m *Monitor) LoadEnded(at time.Time) {
 // WaitCaughtUp samples until every node is within a block of the highest,
 // or timeout.
 func (m *Monitor) WaitCaughtUp(ctx context.Context, timeout time.Duration) {
+	if !m.chain() {
+		return // processes only: nothing to catch up on
+	}
 	dst := make([]float64, len(m.Metrics()))
 	deadline := time.Now().Add(timeout)
 	for {

@@ -82,8 +82,9 @@ func (h *Health) Worst(metric string) string {
 	return at
 }
 
-// Line is the summary's health line: "health: 4 nodes, 0 restarts, max 1
-// block behind, 0 missed signatures, caught up in 0.7 s"; for a service,
+// Line is the summary's health line: "health: 4 nodes in step, 0
+// restarts, 0 missed signatures, caught up in 0.7 s" (in step: none more
+// than a block behind), or what failed; for a service,
 // its processes' restarts, exits and log errors.
 func (h *Health) Line() string {
 	var missed int64
@@ -99,15 +100,18 @@ func (h *Health) Line() string {
 		parts = append(parts, fmt.Sprintf("%d %s (%s)", h.Exits, plural(int64(h.Exits), "exit"), h.Worst("node_exits")))
 	}
 	if h.Chain {
-		behind := fmt.Sprintf("max %d %s behind", h.BehindMax, plural(h.BehindMax, "block"))
-		if h.BehindMax > 1 { // a block behind is gossip: no node named
-			behind += " (" + h.Worst("node_behind_blocks_max") + ")"
+		// A block behind is gossip: the nodes are "in step" (the line of a
+		// healthy run fits the first screen's 80 columns).
+		if h.BehindMax > 1 {
+			parts = append(parts, fmt.Sprintf("max %d blocks behind (%s)", h.BehindMax, h.Worst("node_behind_blocks_max")))
+		} else {
+			parts[0] += " in step"
 		}
 		sigs := fmt.Sprintf("%d missed signatures", missed)
 		if missed > 0 {
 			sigs += " (" + h.Worst("missed_signatures_percent") + ")"
 		}
-		parts = append(parts, behind, sigs)
+		parts = append(parts, sigs)
 	}
 	if h.LogErrors > 0 {
 		parts = append(parts, fmt.Sprintf("%d error lines in logs (%s)", h.LogErrors, h.Worst("node_log_errors")))

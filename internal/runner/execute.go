@@ -167,7 +167,7 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 	if ls.trk.Len() > 0 && hard.Err() == nil && !ended.hopeless() {
 		r.readHead(observe)
 	}
-	if r.health != nil && hard.Err() == nil {
+	if r.health != nil && hard.Err() == nil && !ended.hopeless() { // a halted chain catches up with nothing
 		r.health.WaitCaughtUp(observe, catchUpWait)
 	}
 	if ended.Kind == Interrupted {
