@@ -482,7 +482,9 @@ func showResult(res *report.Result, segments int) {
 	if segments > 0 {
 		line += fmt.Sprintf(" (merged from %d segments)", segments)
 	}
-	fmt.Fprintln(paths, "\n"+wrapLine(line, width))
+	// No blank line before it: the summary's health line took its place
+	// on the first screen (25 lines, issue 54).
+	fmt.Fprintln(paths, wrapLine(line, width))
 	if path, herr := campaign.WriteReport(res.Dir); herr == nil {
 		line := "report: " + path
 		if output.summary != "full" && summaryFormat != "markdown" {

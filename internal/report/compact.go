@@ -96,8 +96,11 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 	}
 	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
 		line := fmt.Sprintf("generator %.0f%% of a core, machine %.0f%% of %d cores", g.CPUPercent, g.MachineCPUPercent, g.Cores)
-		if !keptUp || g.OthersCPUPercent > 25 || g.StealPercent > 5 {
+		switch {
+		case g.StealPercent > 5 || !keptUp && g.StealPercent > 0:
 			line += fmt.Sprintf(" (others %.0f%% of one core, steal %.0f%%)", g.OthersCPUPercent, g.StealPercent)
+		case !keptUp || g.OthersCPUPercent > 25:
+			line += fmt.Sprintf(" (others %.0f%% of one core)", g.OthersCPUPercent)
 		}
 		if b := s.BlocksSummary; b.Count > 0 {
 			line += fmt.Sprintf("; blocks every %.0f ms, %.0f txs", b.IntervalMsMean, b.TxsMean)
