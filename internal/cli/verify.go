@@ -18,17 +18,16 @@ func verifyCmd(reg *kinds.Registry) *cobra.Command {
 		Use:   "verify RUN_DIR [--rpc URL | --database URL | --net-home DIR]",
 		Short: "Re-count a run's committed payments from the chain's blocks or the service's database, and check its files' digests",
 		Long: `Re-counts the run's committed payments apart from the run's confirmer.
-For a chain: for every block evidence.jsonl names, it reads the block and
-its results from the node at --rpc (any node of the chain; with
---net-home, the network's last node; without either, the last endpoint
-the run named) and finds each payment there with result code 0; for an
-EVM chain, the block by its hash and each payment's receipt with status 1
-from its JSON-RPC. For a
-service that settles payments by its answer (the ledger service): it
-finds each payment's row in the database at --database (with --net-home,
-the network's). It checks evidence.jsonl's running digest and its count
-against result.json's first, so an edited file or a dropped line is
-named. Exit 0 when every payment is found, 1 on a difference (the first
+For a CometBFT chain: for every block evidence.jsonl names, it reads the
+block and its results from the node at --rpc (any node of the chain; with
+--net-home, the network's last node; without either, the last endpoint the
+run named) and finds each payment there with result code 0. For an EVM
+chain: the block by its hash, and each payment's receipt with status 1,
+from its JSON-RPC. For a service that settles payments by its answer (the
+ledger service): each payment's row in the database at --database (with
+--net-home, the network's). It checks evidence.jsonl's running digest and
+its count against result.json's first, so an edited file or a dropped line
+is named. Exit 0 when every payment is found, 1 on a difference (the first
 ones listed), 3 when the node or database lacks the blocks or is another
 system, 2 for a run it cannot read.`,
 		Example: `  tpslab verify runs/live --net-home /tmp/x
