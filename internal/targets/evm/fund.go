@@ -66,16 +66,7 @@ type fundCall struct {
 
 func (f *funding) send(ctx context.Context, to *common.Address, value *big.Int, data []byte, gas uint64) error {
 	f.calls = append(f.calls, fundCall{to, value, data, gas})
-	for f.nonce < f.start+uint64(len(f.calls)) {
-		again, err := f.sendNext(ctx)
-		if err != nil {
-			return err
-		}
-		if !again {
-			f.nonce++
-		}
-	}
-	return nil
+	return f.resend(ctx, f.nonce)
 }
 
 // sendNext signs and sends the call of f.nonce. again is true when the
@@ -127,10 +118,17 @@ var fundingResync = 10 * time.Second // a variable: the test waits less
 
 // wait waits until the funder's last transaction is mined, and checks it
 // succeeded (a reverted deploy or transfer is an error).
+//
+// A node may drop calls it had taken (evmd on a busy machine, twice in CI:
+// the last call, accepted, never mined behind a gap): when the funder's
+// mined nonce has not moved for fundingResync, the calls from it on are
+// signed and sent again.
 func (f *funding) wait(ctx context.Context) (*Receipt, error) {
 	deadline := time.Now().Add(3 * time.Minute)
-	hash := "0x" + hex.EncodeToString(f.last)
+	var mined uint64
+	moved := time.Now()
 	for time.Now().Before(deadline) && ctx.Err() == nil {
+		hash := "0x" + hex.EncodeToString(f.last)
 		r, err := f.c.rpc.Receipt(ctx, hash)
 		if err == nil && r != nil {
 			if r.Status != 1 {
@@ -138,9 +136,33 @@ func (f *funding) wait(ctx context.Context) (*Receipt, error) {
 			}
 			return r, nil
 		}
+		if n, err := f.c.rpc.Mined(ctx, f.funder.Address.Hex()); err == nil && n != mined {
+			mined, moved = n, time.Now()
+		} else if end := f.start + uint64(len(f.calls)); err == nil && time.Since(moved) > fundingResync && n >= f.start && n < end {
+			if err := f.resend(ctx, n); err != nil {
+				return nil, err
+			}
+			moved = time.Now()
+		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("transaction %s not mined within 3 minutes", hash)
+	return nil, fmt.Errorf("transaction %s not mined within 3 minutes", "0x"+hex.EncodeToString(f.last))
+}
+
+// resend signs and sends the calls from nonce from on (again, when the
+// node dropped them).
+func (f *funding) resend(ctx context.Context, from uint64) error {
+	f.nonce = from
+	for f.nonce < f.start+uint64(len(f.calls)) {
+		again, err := f.sendNext(ctx)
+		if err != nil {
+			return err
+		}
+		if !again {
+			f.nonce++
+		}
+	}
+	return nil
 }
 
 func newFunding(ctx context.Context, c *Codec, sub sut.Submitter, funder Wallet) (*funding, error) {

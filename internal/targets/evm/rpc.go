@@ -186,6 +186,14 @@ func (c *Client) Nonce(ctx context.Context, addr string) (uint64, error) {
 	return uint64(q), err
 }
 
+// Mined reads how many of an address's transactions are in blocks (its
+// nonce without the pending ones).
+func (c *Client) Mined(ctx context.Context, addr string) (uint64, error) {
+	var q Quantity
+	err := c.Call(ctx, &q, "eth_getTransactionCount", addr, "latest")
+	return uint64(q), err
+}
+
 // Balance reads an address's balance in wei.
 func (c *Client) Balance(ctx context.Context, addr string) (*big.Int, error) {
 	var q Big
