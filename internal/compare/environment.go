@@ -20,7 +20,11 @@ func Environment(base, other Set) string {
 	ea, eb := a.Environment, b.Environment
 	var out []string
 	if ea.BinarySHA256 != "" && eb.BinarySHA256 != "" && ea.BinarySHA256 != eb.BinarySHA256 {
-		out = append(out, fmt.Sprintf("tpslab build %s vs %s", build(ea), build(eb)))
+		ba, bb := build(ea), build(eb)
+		if ba == bb { // one commit, two builds (build tags): their hashes
+			ba, bb = fmt.Sprintf("%.12s", ea.BinarySHA256), fmt.Sprintf("%.12s", eb.BinarySHA256)
+		}
+		out = append(out, fmt.Sprintf("tpslab build %s vs %s", ba, bb))
 	}
 	if ea.CPU != eb.CPU || ea.Cores != eb.Cores {
 		out = append(out, fmt.Sprintf("machine %s (%d cores) vs %s (%d cores)", ea.CPU, ea.Cores, eb.CPU, eb.Cores))
