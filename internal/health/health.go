@@ -38,19 +38,19 @@ type Monitor struct {
 	logs  []*logTail
 	// The chain: the highest height seen, when it last grew, and the
 	// longest stretch without growth.
-	highest     int64
-	grewAt      time.Time
-	noProgress  time.Duration
-	checked     int64          // the highest height whose commit was read
-	addrOf      map[string]int // validator address -> node
-	loadEnd     time.Time
-	caughtUp    float64 // seconds after the load's end; -1 unknown
-	maxBehindAt []float64
-	start       time.Time
+	highest    int64
+	grewAt     time.Time
+	noProgress time.Duration
+	checked    int64          // the highest height whose commit was read
+	addrOf     map[string]int // validator address -> node
+	loadEnd    time.Time
+	caughtUp   float64 // seconds after the load's end; -1 unknown
+	start      time.Time
 }
 
 type nodeState struct {
 	height, behindMax    int64
+	behindAt             float64 // seconds into the run of behindMax
 	missed, signable     int64
 	pid, restarts, exits int
 	gone                 bool // its process was found gone
@@ -65,7 +65,7 @@ const perSample = 20
 // New watches nodes; their logs are read from their current ends.
 func New(nodes []Node) *Monitor {
 	m := &Monitor{nodes: nodes, st: make([]nodeState, len(nodes)), addrOf: map[string]int{}, caughtUp: -1,
-		maxBehindAt: make([]float64, len(nodes)), start: time.Now(), grewAt: time.Now()}
+		start: time.Now(), grewAt: time.Now()}
 	hc := &http.Client{Timeout: 800 * time.Millisecond}
 	for i, n := range nodes {
 		m.cl = append(m.cl, &cometbft.Client{URL: n.RPC, HTTP: hc})
@@ -170,7 +170,7 @@ func (m *Monitor) Sample(ctx context.Context, dst []float64) error {
 	for i := range m.nodes {
 		s := &m.st[i]
 		if b := m.highest - s.height; s.everReach && b > s.behindMax {
-			s.behindMax, m.maxBehindAt[i] = b, t
+			s.behindMax, s.behindAt = b, t
 		}
 	}
 	if top >= 0 {
@@ -306,7 +306,7 @@ func (m *Monitor) Report() *report.Health {
 	}
 	for i, n := range m.nodes {
 		s := &m.st[i]
-		nh := report.NodeHealth{Name: n.Name, BehindMax: s.behindMax, BehindMaxAt: m.maxBehindAt[i], Restarts: s.restarts, Exits: s.exits,
+		nh := report.NodeHealth{Name: n.Name, BehindMax: s.behindMax, BehindMaxAt: s.behindAt, Restarts: s.restarts, Exits: s.exits,
 			LogErrors: m.logs[i].count, LogQuotes: m.logs[i].quotes, PeersMin: s.peersMin}
 		if n.Validator {
 			nh.Missed, nh.Signable = s.missed, s.signable

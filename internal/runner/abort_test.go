@@ -7,21 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 // abort_on_fail ends a 120 s run whose p99 bound is impossible within the
 // warm-up, the grace and 5 s, with a complete result that says why and
 // exit 1; a bound missed only while two of four validators are paused for
 // 3 s (shorter than the grace) does not end the run (issue 56).
-func TestAbortOnFail(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a network")
-	}
-	n := startNet(t, chain.Genesis{Seed: "abort", Accounts: 1000, Balance: 1_000_000_000})
+func abortOnFail(t *testing.T, n *testnet.Net) {
 	sc := loadScenario(filepath.Join(t.TempDir(), "lost"), 100, 120*time.Second, 200)
 	sc.Target.NetHome = n.Home
 	sc.Thresholds = []string{"p99_commit<=1ms", "committed_tps>=1"}

@@ -17,7 +17,7 @@ import (
 // paused for 8 s, node1 crashed and restarted, and a panic line in node2's
 // log reports node3 behind with missed signatures, node1's restart, the
 // panic, every node caught up after the load, and fails --health default
-// naming the node and the criterion.
+// naming the node and the criterion. abort_on_fail rides the same network.
 func TestHealthOfTheNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network")
@@ -78,4 +78,5 @@ func TestHealthOfTheNodes(t *testing.T) {
 			t.Errorf("%s: failed %v, note %q; want it failed naming %q", expr, ok, note, node)
 		}
 	}
+	t.Run("abort_on_fail", func(t *testing.T) { abortOnFail(t, n) })
 }
