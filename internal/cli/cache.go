@@ -15,6 +15,7 @@ import (
 	"github.com/tpslab/tpslab/internal/buildcache"
 	"github.com/tpslab/tpslab/internal/cluster"
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/testnet/factomnet"
 	"github.com/tpslab/tpslab/internal/testnet/gethnet"
 	"github.com/tpslab/tpslab/internal/testnet/sdknet"
 	"github.com/tpslab/tpslab/internal/testnet/talernet"
@@ -31,6 +32,7 @@ var cachePrograms = []struct {
 	{"evmd", "Cosmos EVM's own evmd (from its source archive, TPSLAB_EVMD_SOURCE)", func(w io.Writer) error { _, err := sdknet.Evmd(w); return err }},
 	{"geth", "go-ethereum " + gethnet.Version, func(w io.Writer) error { _, err := gethnet.Geth(w); return err }},
 	{"taler-exchange", "the GNU Taler exchange " + talernet.Version + " (from its source archive, TPSLAB_TALER_SOURCE)", func(w io.Writer) error { _, err := talernet.Exchange(w); return err }},
+	{"factomd", factomnet.Version + " (from its source archive, TPSLAB_FACTOMD_SOURCE)", func(w io.Writer) error { _, err := factomnet.Factomd(w); return err }},
 	{"kubernetes", "Kubernetes " + cluster.KubeVersion + ", etcd and the images of a local cluster", cluster.Build},
 }
 

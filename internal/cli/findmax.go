@@ -102,7 +102,7 @@ that run committed and is confirmed again (twice at most).`,
   # from 2,000/s, short steps, on a network tpslab net up started
   tpslab find-max --net-home /tmp/net --start 2000 --step 6s --confirm-run 8s
   # the Factom report's ramp, as a scenario
-  tpslab find-max examples/factom-steps.yaml`
+  tpslab find-max examples/ramp-steps.yaml`
 	groupedHelp(c)
 	return c
 }

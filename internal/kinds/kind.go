@@ -172,6 +172,14 @@ type Telemetered interface {
 	Telemetry(ctx context.Context, sys *System) ([]telemetry.Source, error)
 }
 
+// Unitized is a kind whose field counts throughput in units of its own
+// (Factom's entries, transactions and messages per second): Units reads
+// them from the finished run's summary, one line each, for the result and
+// the first screen.
+type Unitized interface {
+	Units(s *report.Summary) []string
+}
+
 // PaymentDecoder is a kind whose chain's transactions tpslab reads back as
 // payments (`tpslab record --rpc`): any account's, not only tpslab's.
 type PaymentDecoder interface {

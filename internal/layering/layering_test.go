@@ -89,11 +89,12 @@ func TestKindNamesOnlyInTheirFolders(t *testing.T) {
 		"testbin/testbin.go:cometbft":           "CometBFT's own binary",
 		// A kind's network package, beside its folder, names the section of
 		// net.json it reads and writes.
-		"testnet/sdknet/sdknet.go:cosmos":    "its net.json section",
-		"testnet/gethnet/gethnet.go:evm":     "its net.json section",
-		"testnet/pgnet/pgnet.go:ledger":      "its net.json section",
-		"testnet/sdknet/evmgenesis.go:evm":   "x/vm's module name in a Cosmos EVM genesis",
-		"testnet/talernet/talernet.go:taler": "its net.json section, and the exchange database's name",
+		"testnet/sdknet/sdknet.go:cosmos":       "its net.json section",
+		"testnet/gethnet/gethnet.go:evm":        "its net.json section",
+		"testnet/pgnet/pgnet.go:ledger":         "its net.json section",
+		"testnet/sdknet/evmgenesis.go:evm":      "x/vm's module name in a Cosmos EVM genesis",
+		"testnet/talernet/talernet.go:taler":    "its net.json section, and the exchange database's name",
+		"testnet/factomnet/factomnet.go:factom": "its net.json section",
 	}
 	names := map[string]bool{}
 	for _, n := range all.Registry().Names() {

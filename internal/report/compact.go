@@ -69,6 +69,9 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		}
 		fmt.Fprintf(out, "by kind: %s\n", strings.Join(parts, ", "))
 	}
+	for _, u := range s.Units {
+		writeWrapped(out, "", u, width)
+	}
 	keptUp := r.Judge().Outcome == OutcomeKeptUp
 	if keptUp {
 		if l := nodesLine(r); l != "" {

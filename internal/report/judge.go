@@ -239,9 +239,13 @@ func (r *Result) evidence() []Evidence {
 		out = append(out, machine)
 	}
 	// The target's answers.
-	if r.waitedForTarget() {
+	switch {
+	case s.Shortfall != nil && s.Shortfall.By == "senders_windows":
+		add(CauseTarget, true, "senders' in-flight windows (workload.window) were full for %s payments: each waited for its sender's earlier payments to commit (commit p50 %s, p99 %s)",
+			thousands(float64(s.WindowWaits)), fmtMs(s.LatencyMs.Commit.P50), fmtMs(s.LatencyMs.Commit.P99))
+	case r.waitedForTarget():
 		add(CauseTarget, true, "tpslab's %d sender(s) were busy %.0f%% of the load, %.0f%% of that waiting for the target's answers (ack p50 %s, p99 %s)", g.Workers, g.BusyPercent, g.WaitingPercent, fmtMs(s.LatencyMs.Ack.P50), fmtMs(s.LatencyMs.Ack.P99))
-	} else {
+	default:
 		add(CauseTarget, false, "ack p50 %s; senders busy %.0f%%, %.0f%% of that waiting", fmtMs(s.LatencyMs.Ack.P50), g.BusyPercent, g.WaitingPercent)
 	}
 	if l, ok := slowestLink(s.Links); ok {
@@ -369,7 +373,10 @@ func (r *Result) commitsAround(t float64) (before, after float64) {
 func (r *Result) waitedForTarget() bool {
 	s := &r.Summary
 	g := &s.Generator
-	if s.Shortfall != nil && s.Shortfall.By == "target" {
+	// Senders' in-flight windows full: each payment waited for an earlier
+	// one of its sender to settle, i.e. for the system (a send that lagged
+	// for it was not the generator stopped).
+	if s.Shortfall != nil && (s.Shortfall.By == "target" || s.Shortfall.By == "senders_windows") {
 		return true
 	}
 	return g.BusyPercent >= 90 && g.WaitingPercent >= 50

@@ -69,6 +69,9 @@ type Summary struct {
 	// (workload.mix); thresholds and compare name them as
 	// committed_tps{kind=K}.
 	ByKind map[string]KindFigures `json:"by_kind,omitempty"`
+	// Units are the steady window's throughput in the system's own units,
+	// as its kind counts them (Factom's EPS, TPS and MPS).
+	Units []string `json:"units,omitempty"`
 }
 
 // Kinds are ByKind's kinds in name order.

@@ -14,6 +14,7 @@ import (
 	"github.com/tpslab/tpslab/internal/confirm"
 	"github.com/tpslab/tpslab/internal/dispatch"
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/measure"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
@@ -533,6 +534,9 @@ const catchUpWait = 30 * time.Second
 
 // fill copies what the run learnt into the result (under the writer's lock).
 func (r ending) fill(res *report.Result) {
+	if u, ok := r.kind.(kinds.Unitized); ok {
+		res.Summary.Units = u.Units(&res.Summary)
+	}
 	if r.health != nil {
 		res.Summary.Health = r.health.Report()
 	}

@@ -159,7 +159,7 @@ func TestSendEvery(t *testing.T) {
 // A long load is compressed in time for a quick check: its faults keep
 // their place in it, its rates stay, it still validates.
 func TestCompressKeepsTheShapeOfTheLoad(t *testing.T) {
-	s, err := ReadFile("../../examples/factom-steps.yaml")
+	s, err := ReadFile("../../examples/ramp-steps.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -315,7 +315,7 @@ func (w Workload) validate(l Load) error {
 	seen := map[string]int{}
 	for i, m := range w.Mix {
 		p := fmt.Sprintf("workload.mix[%d]", i)
-		if err := oneOf(p+".kind", m.Kind, "send", "multi_send", "native", "erc20", "contract_call", "deposit", "withdraw"); err != nil {
+		if err := oneOf(p+".kind", m.Kind, "send", "multi_send", "native", "erc20", "contract_call", "deposit", "withdraw", "entry", "chain", "factoid"); err != nil {
 			return err
 		}
 		if j, ok := seen[m.Kind]; ok {

@@ -94,6 +94,10 @@ type Net struct {
 	// Scratch are folders outside the home the network uses (short Unix
 	// socket paths), removed by Down.
 	Scratch []string `json:"scratch,omitempty"`
+	// Teardown are commands Down runs after the processes stopped, in
+	// reverse order (network namespaces and the bridge of a network whose
+	// nodes each have their own).
+	Teardown [][]string `json:"teardown,omitempty"`
 	// Kubernetes is set for a network whose nodes are pods.
 	Kubernetes *Kube `json:"kubernetes,omitempty"`
 	// sections are the kinds' own parts of net.json (section.go), as read;
@@ -508,6 +512,16 @@ func (n *Net) Down() error {
 	if n.Links != nil {
 		if err := stopProcess(n.Links.PID, n.Home, 5*time.Second); err != nil && first == nil {
 			first = err
+		}
+	}
+	for i := len(n.Teardown) - 1; i >= 0; i-- {
+		t := n.Teardown[i]
+		if len(t) == 0 {
+			continue
+		}
+		// Already gone (a second Down) is not an error.
+		if out, err := exec.Command(t[0], t[1:]...).CombinedOutput(); err != nil && !strings.Contains(string(out), "annot find") && !strings.Contains(string(out), "No such") && first == nil {
+			first = fmt.Errorf("%s: %v: %s", strings.Join(t, " "), err, strings.TrimSpace(string(out)))
 		}
 	}
 	for _, d := range n.Scratch {

@@ -98,7 +98,7 @@ type PaymentsConfig struct {
 }
 
 // paymentKinds are the kinds a mix or a trace may name (scenario's list).
-var paymentKinds = []string{"multi_send", "native", "erc20", "contract_call", "deposit", "withdraw"}
+var paymentKinds = []string{"multi_send", "native", "erc20", "contract_call", "deposit", "withdraw", "entry", "chain", "factoid"}
 
 // kindsOf lists the kinds codec can sign: send, and those it says it can.
 func kindsOf(codec Codec, offset int) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds/cosmos"
 	"github.com/tpslab/tpslab/internal/kinds/cosmosevm"
 	"github.com/tpslab/tpslab/internal/kinds/evm"
+	"github.com/tpslab/tpslab/internal/kinds/factom"
 	"github.com/tpslab/tpslab/internal/kinds/http"
 	"github.com/tpslab/tpslab/internal/kinds/ledger"
 	"github.com/tpslab/tpslab/internal/kinds/taler"
@@ -17,5 +18,5 @@ import (
 
 // Registry is every kind; the first is the default.
 func Registry() *kinds.Registry {
-	return kinds.NewRegistry(builtin.Kind{}, cometbft.Kind{}, cosmos.Kind{}, evm.Kind{}, cosmosevm.Kind{}, ledger.Kind{}, http.Kind{}, taler.Kind{})
+	return kinds.NewRegistry(builtin.Kind{}, cometbft.Kind{}, cosmos.Kind{}, evm.Kind{}, cosmosevm.Kind{}, ledger.Kind{}, http.Kind{}, taler.Kind{}, factom.Kind{})
 }

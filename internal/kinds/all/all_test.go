@@ -38,7 +38,7 @@ func TestValidateKinds(t *testing.T) {
 		{"ledger's unknown field", "ledger:\n  batches: 2", `ledger.batches: unknown field, expected one of batch, batch_wait, db_connections`},
 		// Issue 53: every kind with local processes takes every fault; a
 		// kind given only by its URLs, none.
-		{"delay on an http target", "target:\n  kind: http\nfaults:\n  - {at: 5s, action: delay, target: node0, value: 50ms, for: 5s}", `faults[0]: delay on a http target, which takes no faults (builtin, cosmos, evm, cosmos-evm, ledger, taler networks do)`},
+		{"delay on an http target", "target:\n  kind: http\nfaults:\n  - {at: 5s, action: delay, target: node0, value: 50ms, for: 5s}", `faults[0]: delay on a http target, which takes no faults (builtin, cosmos, evm, cosmos-evm, ledger, taler, factom networks do)`},
 	}
 	dir := t.TempDir()
 	reg := Registry()

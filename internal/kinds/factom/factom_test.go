@@ -1,0 +1,257 @@
+package factom_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/testbin"
+	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/factomnet"
+)
+
+// call posts one JSON-RPC call to a node's API, apart from tpslab's own
+// client: the test reads the blocks on its own.
+func call(t *testing.T, node, method string, params any, out any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	resp, err := http.Post(node+"/v2", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("%s %s: %v", node, method, err)
+	}
+	defer resp.Body.Close()
+	var a struct {
+		Result json.RawMessage
+		Error  any
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || a.Error != nil {
+		t.Fatalf("%s %s: %v %v", node, method, err, a.Error)
+	}
+	if err := json.Unmarshal(a.Result, out); err != nil {
+		t.Fatalf("%s %s: %v", node, method, err)
+	}
+}
+
+// held is what directory blocks from..to on node hold: entries of chains
+// that existed before (entry), first entries of new chains (chain),
+// factoid transactions with inputs (factoid: the coinbase has none), each
+// by id; and each block's key Merkle root.
+type held struct {
+	byKind map[string]map[string]bool
+	keymr  map[int64]string
+}
+
+func readBlocks(t *testing.T, node string, from, to int64) held {
+	h := held{byKind: map[string]map[string]bool{"entry": {}, "chain": {}, "factoid": {}}, keymr: map[int64]string{}}
+	for ht := from; ht <= to; ht++ {
+		var d struct {
+			DBlock struct {
+				KeyMR   string                            `json:"keymr"`
+				Entries []struct{ ChainID, KeyMR string } `json:"dbentries"`
+			} `json:"dblock"`
+		}
+		call(t, node, "dblock-by-height", map[string]int64{"height": ht}, &d)
+		h.keymr[ht] = d.DBlock.KeyMR
+		for _, e := range d.DBlock.Entries {
+			switch {
+			case e.ChainID == strings.Repeat("0", 63)+"f":
+				var f struct {
+					FBlock struct {
+						Txs []struct {
+							TxID   string `json:"txid"`
+							Inputs []any  `json:"inputs"`
+						} `json:"transactions"`
+					} `json:"fblock"`
+				}
+				call(t, node, "factoid-block", map[string]string{"keymr": e.KeyMR}, &f)
+				for _, tx := range f.FBlock.Txs {
+					if len(tx.Inputs) > 0 {
+						h.byKind["factoid"][tx.TxID] = true
+					}
+				}
+			case !strings.HasPrefix(e.ChainID, strings.Repeat("0", 62)):
+				var eb struct {
+					Header struct {
+						Seq int64 `json:"blocksequencenumber"`
+					} `json:"header"`
+					Entries []struct {
+						Hash string `json:"entryhash"`
+					} `json:"entrylist"`
+				}
+				call(t, node, "entry-block", map[string]string{"keymr": e.KeyMR}, &eb)
+				for i, x := range eb.Entries {
+					k := "entry"
+					if eb.Header.Seq == 0 && i == 0 {
+						k = "chain"
+					}
+					h.byKind[k][x.Hash] = true
+				}
+			}
+		}
+	}
+	return h
+}
+
+// evidence are the run's committed ids by the height the run saw them in.
+func evidence(t *testing.T, dir string) (ids map[string]int64, from, to int64) {
+	f, err := os.Open(filepath.Join(dir, "evidence.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ids = map[string]int64{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var l report.EvidenceLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Height == 0 {
+			continue
+		}
+		if from == 0 || l.Height < from {
+			from = l.Height
+		}
+		to = max(to, l.Height)
+		for _, id := range l.OK {
+			ids[id] = l.Height
+		}
+	}
+	return ids, from, to
+}
+
+func tpslab(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(testbin.Path(t), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tpslab %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestFactomNetwork starts 3 factomd nodes (node0 leads, two follow over
+// P2P), runs entries and then MainNet's mix, and checks what the run
+// counted against the directory blocks as the test reads them from a
+// follower; net check; net down leaves nothing behind.
+func TestFactomNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts factomd")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a network namespace per node needs root")
+	}
+	home := filepath.Join(t.TempDir(), "net")
+	tpslab(t, "net", "up", "--kind", "factom", "--validators", "3", "--accounts", "40", "--block-time", "3", "--home", home)
+	n, err := testnet.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Down()
+	f := factomnet.Of(n)
+	if f == nil || len(f.Namespaces) != 3 || f.Wallets != 40 {
+		t.Fatalf("net.json's factom section: %+v", f)
+	}
+	follower := n.Nodes[2].RPC
+
+	t.Run("entries", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "run")
+		log := tpslab(t, "run", "--net-home", home, "--rate", "100", "--duration", "20s", "--warmup", "3s", "--senders", "40", "--window", "64",
+			"--factom-mix", "entries", "--out", out)
+		r, err := report.ReadResult(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := r.Summary
+		ids, from, to := evidence(t, out)
+		h := readBlocks(t, follower, from, to)
+		inBlocks := len(h.byKind["entry"]) + len(h.byKind["chain"]) + len(h.byKind["factoid"])
+		if s.Committed < 1800 || int(s.Committed) != inBlocks || len(ids) != inBlocks {
+			t.Errorf("committed %d (evidence %d), the directory blocks %d..%d hold %d entries and transactions: expected equal, about 2,000\n%s", s.Committed, len(ids), from, to, inBlocks, log)
+		}
+		for id := range ids {
+			if !h.byKind["entry"][id] {
+				t.Errorf("%s counted committed, not an entry of blocks %d..%d on %s", id, from, to, follower)
+				break
+			}
+		}
+		for _, nd := range n.Nodes[:2] {
+			other := readBlocks(t, nd.RPC, from, to)
+			for ht, k := range h.keymr {
+				if other.keymr[ht] != k {
+					t.Errorf("directory block %d: %s holds %s, %s holds %s", ht, follower, k, nd.RPC, other.keymr[ht])
+				}
+			}
+		}
+		if len(s.Units) == 0 || !strings.Contains(s.Units[0], "EPS committed") {
+			t.Errorf("units: %q, expected the report's EPS, TPS and MPS", s.Units)
+		}
+		if v := tpslab(t, "verify", out, "--rpc", n.Nodes[1].RPC); !strings.Contains(v, "verified:") {
+			t.Errorf("verify: %s", v)
+		}
+	})
+
+	t.Run("mainnet mix", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "run")
+		log := tpslab(t, "run", "--net-home", home, "--rate", "150", "--duration", "20s", "--warmup", "3s", "--senders", "40", "--window", "64", "--out", out)
+		var res struct {
+			Summary struct {
+				Committed       int64            `json:"committed"`
+				CommittedByKind map[string]int64 `json:"committed_by_kind"`
+			} `json:"summary"`
+		}
+		b, _ := os.ReadFile(filepath.Join(out, "result.json"))
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		ids, from, to := evidence(t, out)
+		h := readBlocks(t, follower, from, to)
+		for _, k := range []string{"entry", "chain", "factoid"} {
+			ours := 0
+			for id := range ids {
+				if h.byKind[k][id] {
+					ours++
+				}
+			}
+			if int64(ours) != res.Summary.CommittedByKind[k] || int64(len(h.byKind[k])) != res.Summary.CommittedByKind[k] {
+				t.Errorf("%s: committed %d, the blocks %d..%d hold %d of the run's ids of that kind and %d in all\n%s", k, res.Summary.CommittedByKind[k], from, to, ours, len(h.byKind[k]), log)
+			}
+		}
+		if res.Summary.CommittedByKind["chain"] == 0 || res.Summary.Committed < 2500 {
+			t.Errorf("committed %d, by kind %v: expected about 3,000 with some new chains (0.7%%)", res.Summary.Committed, res.Summary.CommittedByKind)
+		}
+	})
+
+	t.Run("find-max", func(t *testing.T) { findMax(t, home) })
+
+	if out := tpslab(t, "net", "check", "--home", home); !strings.Contains(out, "ok: every node holds the same directory blocks") {
+		t.Errorf("net check: %s", out)
+	}
+	tpslab(t, "net", "down", "--home", home)
+	time.Sleep(500 * time.Millisecond)
+	if ns, _ := exec.Command("ip", "netns", "list").Output(); bytes.Contains(ns, []byte(f.Namespaces[0])) {
+		t.Errorf("net down left the namespace %s:\n%s", f.Namespaces[0], ns)
+	}
+	if links, _ := exec.Command("ip", "link", "show", f.Bridge).CombinedOutput(); !bytes.Contains(links, []byte("not exist")) {
+		t.Errorf("net down left the bridge %s: %s", f.Bridge, links)
+	}
+	if ps, _ := exec.Command("pgrep", "-f", home).Output(); len(ps) > 0 {
+		t.Errorf("net down left processes: %s", ps)
+	}
+}
+
+// findMax names a sustainable EPS on the network and what limits it.
+func findMax(t *testing.T, home string) {
+	out := filepath.Join(t.TempDir(), "fm")
+	log := tpslab(t, "find-max", "--net-home", home, "--start", "100", "--step", "12s", "--step-warmup", "3s", "--confirm-run", "12s",
+		"--slo", "p99_commit<=10s", "--max-steps", "6", "--senders", "40", "--window", "256", "--factom-mix", "entries", "--out", out)
+	if !strings.Contains(log, "sustainable") && !strings.Contains(log, "highest") {
+		t.Errorf("find-max names no rate:\n%s", log)
+	}
+	t.Logf("find-max:\n%s", log)
+}
