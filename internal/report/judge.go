@@ -147,7 +147,7 @@ func (s *Summary) CommittedShare() float64 {
 // expired, and commit latency that did not grow.
 func (r *Result) keptUp() bool {
 	s := &r.Summary
-	return s.CommittedShare() >= keptUpFloor && float64(s.Expired) <= 0.01*float64(s.Sent) && r.latencyGrew() == ""
+	return s.CommittedShare() >= keptUpFloor && float64(s.Expired) <= 0.01*float64(s.Sent) && r.latencyGrew() == "" && r.backlogGrew() == ""
 }
 
 // evidence gathers every candidate limit, in order.
