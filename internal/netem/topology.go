@@ -51,10 +51,16 @@ type Link struct {
 	Listen   string `json:"listen"`   // host:port of the proxy
 	Upstream string `json:"upstream"` // host:port of To's P2P listener
 	// Protocol is what To speaks, for the round-trip probe: empty for
-	// CometBFT's P2P, "postgres" for a database link.
+	// CometBFT's P2P, "postgres" for a database link, Opaque for one no
+	// probe speaks (factomd's P2P: the dialer speaks first, with a signed
+	// handshake).
 	Protocol string `json:"protocol,omitempty"`
 	Conditions
 }
+
+// Opaque is the protocol of a link whose round trip is not probed: the
+// configured one is all a result says of it.
+const Opaque = "opaque"
 
 // Emulation is a network's emulated links, as net.json records them.
 type Emulation struct {

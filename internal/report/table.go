@@ -51,6 +51,7 @@ func PrintFullSummary(out io.Writer, r *Result) {
 		}
 	}
 	tw.Flush()
+	printSteps(out, r)
 	if len(s.SlowestStatements) > 0 {
 		fmt.Fprintln(out, "\nslowest statements (total time in the run):")
 		for _, st := range s.SlowestStatements {
@@ -149,7 +150,10 @@ func printFaults(out io.Writer, r *Result) {
 		fmt.Fprintln(tw, "LINK\tCONDITIONS\tRTT SET (ms)\tRTT MEASURED (ms)\tTRAFFIC MEAN\tTRAFFIC MAX")
 		for _, l := range s.Links {
 			m := fmt.Sprintf("%.1f", l.MeasuredRTTMs)
-			if l.ProbeError != "" {
+			switch {
+			case strings.HasPrefix(l.ProbeError, "not probed"):
+				m = "not probed"
+			case l.ProbeError != "":
 				m = "error: " + l.ProbeError
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\n", l.Name, l.Conditions, l.RTTMs, m, human(l.BytesPerS, "bytes/s"), human(l.MaxBytesPerS, "bytes/s"))

@@ -33,6 +33,10 @@ func (r *run) probeLinks() {
 			ls := report.LinkStat{Name: l.Name, Conditions: l.Conditions.String(), RTTMs: float64(l.RTT) / float64(time.Millisecond)}
 			probe := netem.ProbeRTT
 			switch {
+			case l.Protocol == netem.Opaque:
+				ls.ProbeError = "not probed: no probe speaks its protocol"
+				r.links[i] = ls
+				return
 			case l.IsClient():
 				probe = netem.ProbeHTTP
 			case l.Protocol == "postgres":
@@ -49,6 +53,10 @@ func (r *run) probeLinks() {
 	wg.Wait()
 	fmt.Fprintf(r.o.Log, "links: topology %s, %d links; measured round trips:", n.Links.Topology, len(r.links))
 	for _, l := range r.links {
+		if l.ProbeError != "" {
+			fmt.Fprintf(r.o.Log, " %s not measured (%s)", l.Name, l.ProbeError)
+			continue
+		}
 		fmt.Fprintf(r.o.Log, " %s %.1f ms", l.Name, l.MeasuredRTTMs)
 	}
 	fmt.Fprintln(r.o.Log)

@@ -482,7 +482,9 @@ func (p *Payments) Resolved(s int, nonce uint64, o Outcome, reason string) {
 	}
 	l.mu.Unlock()
 	if o == Expired {
-		l.resync.Store(true)
+		if u, ok := p.codec.(Unsequenced); !ok || !u.Unsequenced() {
+			l.resync.Store(true)
+		}
 	} else if o == Failed {
 		if mm, _, _ := p.codec.Mismatch(sut.Receipt{Status: sut.Failed, Reason: reason}); mm {
 			l.resync.Store(true)

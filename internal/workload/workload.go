@@ -87,6 +87,15 @@ type Mix struct {
 	Outputs int // multi_send: recipients
 }
 
+// Unsequenced is a codec whose system keeps no sequence per sender
+// (Factom's entries are unique by their hash): an expired payment says
+// nothing about the sender's state, and its number is never signed again
+// (presigned bytes sent twice are the same payment twice, which the system
+// refuses as repeated).
+type Unsequenced interface {
+	Unsequenced() bool
+}
+
 // KindSigner is a codec that signs payments of other kinds than its
 // transfer (an optional capability, for mixes): to holds the recipients.
 type KindSigner interface {

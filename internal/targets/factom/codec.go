@@ -143,6 +143,9 @@ func (c *Codec) ID(tx []byte) sut.TxID {
 // Nonce: Factom has no account sequence; a commit is unique by its entry.
 func (c *Codec) Nonce(context.Context, int) (uint64, error) { return 0, nil }
 
+// Unsequenced: an entry is unique by its hash, a wallet has no sequence.
+func (c *Codec) Unsequenced() bool { return true }
+
 // Mismatch: there is no sequence to miss.
 func (c *Codec) Mismatch(sut.Receipt) (bool, uint64, bool) { return false, 0, false }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tpslab/tpslab/internal/netem"
 	"github.com/tpslab/tpslab/internal/targets/factom"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
@@ -41,7 +42,10 @@ func Of(n *testnet.Net) *Factom { return testnet.Part[Factom](n, Section) }
 
 // Ports every node uses inside its own namespace.
 const (
-	APIPort  = 8088
+	APIPort = 8088
+	// P2PPort+i is node i's: factomd's P2P knows a peer by its address and
+	// listening port, and through the emulated links every peer's address
+	// is the bridge's.
 	P2PPort  = 8110
 	PromPort = 9876 // factomd's fixed Prometheus port
 )
@@ -115,7 +119,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 			[]string{"ip", "-n", ns, "link", "set", "eth0", "up"})
 		hp := func(p int) string { return net.JoinHostPort(addr, strconv.Itoa(p)) }
 		nd := testnet.Node{Name: fmt.Sprintf("node%d", i), Home: filepath.Join(home, fmt.Sprintf("node%d", i)),
-			RPC: "http://" + hp(APIPort), P2P: "tcp://" + hp(P2PPort), Metrics: "http://" + hp(PromPort) + "/metrics",
+			RPC: "http://" + hp(APIPort), P2P: "tcp://" + hp(P2PPort+i), Metrics: "http://" + hp(PromPort) + "/metrics",
 			Log: filepath.Join(home, fmt.Sprintf("node%d", i), "node.log")}
 		if err := os.MkdirAll(nd.Home, 0o755); err != nil {
 			return nil, err
@@ -132,7 +136,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		_ = n.Down()
 		return nil, err
 	}
-	if err := n.StartAll(); err != nil {
+	if err := startInOrder(n); err != nil {
 		_ = n.Down()
 		return nil, err
 	}
@@ -149,6 +153,46 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		return nil, fmt.Errorf("fund the test wallets: %w", err)
 	}
 	return n, n.Save()
+}
+
+// startInOrder starts the links, the leader, then the followers from the
+// last to the first, each once the one before listens for P2P and more
+// than a second later. Through the links every dial comes from the
+// bridge's address, and factomd refuses a second connection from one
+// address within a second (its listen limit); a follower whose dial
+// reached a link's proxy but not the node behind it, or was refused so,
+// waits factomd's redial interval (2 minutes) to try again. Follower i
+// dials the leader and the followers after it: those already listen.
+func startInOrder(n *testnet.Net) error {
+	if err := n.StartLinks(); err != nil {
+		return err
+	}
+	order := []int{0}
+	for i := len(n.Nodes) - 1; i > 0; i-- {
+		order = append(order, i)
+	}
+	for k, i := range order {
+		if k > 1 {
+			time.Sleep(1100 * time.Millisecond)
+		}
+		pid, err := testnet.StartProcess(n.Nodes[i])
+		if err != nil {
+			return err
+		}
+		n.Nodes[i].PID = pid
+		addr := strings.TrimPrefix(n.Nodes[i].P2P, "tcp://")
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) || !n.Nodes[i].Alive() {
+				return fmt.Errorf("factomd %s did not listen on %s in 60 s; see %s", n.Nodes[i].Name, addr, n.Nodes[i].Log)
+			}
+		}
+	}
+	n.Started = time.Now().UTC()
+	return nil
 }
 
 // NodeAddr is node i's address on the bridge's subnet (a.b.c).
@@ -178,7 +222,8 @@ func commands(n *testnet.Net, f *Factom, o Options, sub string) error {
 		if n.Links, err = testnet.PlanLinks(n, o.Topology, false, pairs, sub+".1", ports, cmd); err != nil {
 			return fmt.Errorf("--%w", err)
 		}
-		for _, l := range n.Links.Links {
+		for i, l := range n.Links.Links {
+			n.Links.Links[i].Protocol = netem.Opaque
 			from, _ := n.NodeIndex(l.From)
 			peers[from] = append(peers[from], l.Listen)
 		}
@@ -193,7 +238,7 @@ func commands(n *testnet.Net, f *Factom, o Options, sub string) error {
 	for i := range n.Nodes {
 		nd := &n.Nodes[i]
 		nd.Command = []string{"ip", "netns", "exec", f.Namespaces[i], f.Binary, "-network=LOCAL", "-db=Map",
-			"-blktime=" + strconv.Itoa(f.BlockTime), "-port=" + strconv.Itoa(APIPort), "-networkport=" + strconv.Itoa(P2PPort),
+			"-blktime=" + strconv.Itoa(f.BlockTime), "-port=" + strconv.Itoa(APIPort), "-networkport=" + strconv.Itoa(P2PPort+i),
 			"-controlpanelsetting=disabled", "-factomhome=" + nd.Home, "-sim_stdin=false", "-startdelay=0",
 			"-exclusive=true", "-nodename=" + nd.Name}
 		if i > 0 {
