@@ -233,7 +233,14 @@ func insideHints(fail *Step) []string {
 			parts = append(parts, fmt.Sprintf("%s (%s) %.0f%%", u.name, u.role, u.pct))
 		}
 		parts = append(parts, fmt.Sprintf("generator %.0f%%", g.CPUPercent))
-		h = append(h, fmt.Sprintf("CPU at %.0f tx/s, in %% of one core: %s; the machine was %.0f%% busy (of %d cores)", fail.Rate, strings.Join(parts, ", "), g.MachineCPUPercent, g.Cores))
+		line := fmt.Sprintf("CPU at %.0f tx/s, in %% of one core: %s; the machine was %.0f%% busy (of %d cores)", fail.Rate, strings.Join(parts, ", "), g.MachineCPUPercent, g.Cores)
+		// Listed under "what limits it", the figures must not read as a
+		// cause when none is near full.
+		if c := r.Judge().Limit.Cause; cpu[0].pct < 80 && g.CPUPercent < 80 && g.MachineCPUPercent < 90 &&
+			c != report.CauseSystemCPU && c != report.CauseMachine && c != report.CauseGenerator {
+			line += ": no process near a full core and the machine not full, so not the CPU"
+		}
+		h = append(h, line)
 	}
 	var db []string
 	// The busiest process limits only when it is busy itself, or when the

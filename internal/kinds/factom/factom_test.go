@@ -148,7 +148,7 @@ func TestFactomNetwork(t *testing.T) {
 		t.Skip("a network namespace per node needs root")
 	}
 	home := filepath.Join(t.TempDir(), "net")
-	tpslab(t, "net", "up", "--kind", "factom", "--validators", "3", "--accounts", "40", "--block-time", "3", "--home", home)
+	tpslab(t, "net", "up", "--kind", "factom", "--validators", "3", "--accounts", "40", "--block-time", "2", "--home", home)
 	n, err := testnet.Load(home)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestFactomNetwork(t *testing.T) {
 
 	t.Run("mainnet mix", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "run")
-		log := tpslab(t, "run", "--net-home", home, "--rate", "150", "--duration", "20s", "--warmup", "3s", "--senders", "40", "--window", "64", "--out", out)
+		log := tpslab(t, "run", "--net-home", home, "--rate", "200", "--duration", "15s", "--warmup", "3s", "--senders", "40", "--window", "64", "--out", out)
 		var res struct {
 			Summary struct {
 				Committed       int64            `json:"committed"`
@@ -239,7 +239,7 @@ func TestFactomNetwork(t *testing.T) {
 		}
 	})
 
-	t.Run("find-max", func(t *testing.T) { findMax(t, home, 200) })
+	t.Run("find-max", func(t *testing.T) { findMax(t, home, 300) })
 
 	if out := tpslab(t, "net", "check", "--home", home); !strings.Contains(out, "ok: every node holds the same directory blocks") {
 		t.Errorf("net check: %s", out)
@@ -258,12 +258,15 @@ func TestFactomNetwork(t *testing.T) {
 }
 
 // findMax names a sustainable EPS on the network and what limits it: a
-// coarse search (a bracket within 30%) of 9 s steps, 3 directory blocks
-// each, and a confirmation run.
+// coarse search (a bracket within 40%, at most 4 steps) of 10 s steps, 4
+// directory blocks of 2 s each after the step's warm-up, and a
+// confirmation run. committed/offered is judged at the headline's 97%:
+// with 4 blocks in a step a block's edge moves the rate by a percent.
 func findMax(t *testing.T, home string, start int) {
 	out := filepath.Join(t.TempDir(), "fm")
-	log := tpslab(t, "find-max", "--net-home", home, "--start", fmt.Sprint(start), "--step", "9s", "--step-warmup", "3s", "--confirm-run", "9s",
-		"--tolerance", "0.3", "--slo", "p99_commit<=10s", "--max-steps", "6", "--senders", "40", "--window", "512", "--factom-mix", "entries", "--out", out)
+	log := tpslab(t, "find-max", "--net-home", home, "--start", fmt.Sprint(start), "--step", "10s", "--step-warmup", "2s", "--confirm-run", "10s",
+		"--tolerance", "0.4", "--min-ratio", "0.97", "--slo", "p99_commit<=10s", "--max-steps", "4", "--senders", "40", "--window", "512",
+		"--factom-mix", "entries", "--out", out)
 	if !strings.Contains(log, "sustainable rate: ") || !strings.Contains(log, "what limits it:") {
 		t.Errorf("find-max names no sustainable rate and no limit:\n%s", log)
 	}
@@ -279,7 +282,7 @@ func TestFactomFindMaxOnOneNode(t *testing.T) {
 		t.Skip("a network namespace per node needs root")
 	}
 	home := filepath.Join(t.TempDir(), "net")
-	tpslab(t, "net", "up", "--kind", "factom", "--accounts", "40", "--block-time", "3", "--home", home)
+	tpslab(t, "net", "up", "--kind", "factom", "--accounts", "40", "--block-time", "2", "--home", home)
 	defer tpslab(t, "net", "down", "--home", home)
-	findMax(t, home, 400)
+	findMax(t, home, 1000)
 }
