@@ -17,6 +17,7 @@ import (
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	fa "github.com/tpslab/tpslab/internal/targets/factom"
+	"github.com/tpslab/tpslab/internal/telemetry"
 	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/testnet/factomnet"
 	"github.com/tpslab/tpslab/internal/workload"
@@ -227,6 +228,28 @@ func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 	return kinds.Audit{Lines: lines, Problems: problems, OK: "ok: every node holds the same directory blocks, entries and entry-credit balances"}
 }
 
+// p2pMetrics are factomd's own P2P counters, summed over the nodes.
+var p2pMetrics = []telemetry.PromMetric{
+	{Family: "factomd_p2p_messages_sent", Metric: telemetry.Metric{Name: "factom.p2p_messages_sent", Unit: "1/s", Rate: true, PerPayment: true, Help: "application messages the nodes sent to peers (factomd's P2P counter)"}},
+	{Family: "factomd_p2p_parcels_sent", Metric: telemetry.Metric{Name: "factom.p2p_parcels_sent", Unit: "1/s", Rate: true, PerPayment: true, Help: "P2P parcels the nodes sent, the library's own messages included"}},
+	{Family: "factomd_p2p_parcels_received", Metric: telemetry.Metric{Name: "factom.p2p_parcels_received", Unit: "1/s", Rate: true, Help: "P2P parcels the nodes received"}},
+	{Family: "factomd_p2p_dropped_peer_send", Metric: telemetry.Metric{Name: "factom.p2p_dropped_sends", Unit: "1/s", Rate: true, Better: "lower", Help: "parcels the nodes could not send for a peer's lack of bandwidth"}},
+	{Family: "factomd_p2p_dropped_from_network", Metric: telemetry.Metric{Name: "factom.p2p_dropped_received", Unit: "1/s", Rate: true, Better: "lower", Help: "parcels dropped because factomd did not read them fast enough"}},
+}
+
+// Telemetry reads factomd's P2P counters from every node's Prometheus page
+// (port 9876 in its namespace).
+func (Kind) Telemetry(_ context.Context, sys *kinds.System) ([]telemetry.Source, error) {
+	if sys.Net == nil {
+		return nil, nil
+	}
+	var urls []string
+	for _, nd := range sys.Net.Nodes {
+		urls = append(urls, nd.Metrics)
+	}
+	return []telemetry.Source{telemetry.NewPrometheus(urls, p2pMetrics)}, nil
+}
+
 // Units are the Factom TPS report's: EPS counts entries, new chains and
 // factoid transactions; an entry or a new chain is two transactions (its
 // commit and its reveal), a factoid transaction one; each transaction is
@@ -255,6 +278,11 @@ func (Kind) Units(s *report.Summary) []string {
 		}
 		out = append(out, fmt.Sprintf("factom: P2P bytes per committed entry: %s per link on average over %d links, %s on the busiest (%s)",
 			num(sum/float64(len(s.Links))/eps), len(s.Links), num(most/eps), name))
+	}
+	if m, ok := s.Telemetry["factom.p2p_messages_sent"]; ok && eps > 0 && m.Mean > 0 {
+		p, _ := s.Telemetry["factom.p2p_parcels_sent"]
+		out = append(out, fmt.Sprintf("factom: the nodes' own P2P counters: %s messages sent per committed entry (%s parcels with the library's own), all nodes together",
+			num(m.Mean/eps), num(p.Mean/eps)))
 	}
 	return out
 }

@@ -200,8 +200,11 @@ func TestFactomNetwork(t *testing.T) {
 				}
 			}
 		}
-		if len(s.Units) == 0 || !strings.Contains(s.Units[0], "EPS committed") {
-			t.Errorf("units: %q, expected the report's EPS, TPS and MPS", s.Units)
+		if len(s.Units) < 2 || !strings.Contains(s.Units[0], "EPS committed") || !strings.Contains(strings.Join(s.Units, "\n"), "messages sent per committed entry") {
+			t.Errorf("units: %q, expected the report's EPS, TPS and MPS, and the nodes' own P2P counters", s.Units)
+		}
+		if m := s.Telemetry["factom.p2p_messages_sent"]; m.Mean <= 0 {
+			t.Errorf("factomd's P2P messages sent: %+v, expected the followers and the leader to send", m)
 		}
 		if v := tpslab(t, "verify", out, "--rpc", n.Nodes[1].RPC); !strings.Contains(v, "verified:") {
 			t.Errorf("verify: %s", v)

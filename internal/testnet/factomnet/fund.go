@@ -55,7 +55,8 @@ func fund(ctx context.Context, n *testnet.Net, f *Factom, log io.Writer) error {
 				break
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
-				return fmt.Errorf("%s: wallet %d holds %d entry credits after %.0f s, expected %d (%v)", nd.Name, f.Wallets-1, b, time.Since(start).Seconds(), f.EntryCredits, err)
+				hs, herr := c.Heights(ctx)
+				return fmt.Errorf("%s: wallet %d holds %d entry credits after %.0f s, expected %d (%v); its heights: %+v %v", nd.Name, f.Wallets-1, b, time.Since(start).Seconds(), f.EntryCredits, err, hs, herr)
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
