@@ -308,7 +308,11 @@ func (t *Tracker) Block(b *sut.Block) {
 			st.OK = append(st.OK, tx.ID)
 		}
 		br.Committed(tx.OK, tx.Reason, seen-p.Intended, seen-p.Sent, late)
-		if !b.Proposed.IsZero() && !late {
+		switch {
+		case late:
+		case !tx.Proposed.IsZero():
+			br.Proposed(max(t.since(tx.Proposed)-p.Intended, 0))
+		case !b.Proposed.IsZero():
 			br.Proposed(t.since(b.Proposed) - p.Intended)
 		}
 		if !tx.Gossiped.IsZero() && !late { // another node's wall clock: on one machine, ours

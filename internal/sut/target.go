@@ -107,6 +107,10 @@ type TxResult struct {
 	// Gossiped is when a second node's mempool first held it, on that
 	// node's wall clock; zero when not observed (sampled systems only).
 	Gossiped time.Time
+	// Proposed is when the chain placed this transaction in the block it
+	// was building, where it says so per transaction (Factom's
+	// TransactionACK), on tpslab's clock; zero: the block's Proposed.
+	Proposed time.Time
 }
 
 // Block is a block as a block-following Confirmer reports it.

@@ -203,6 +203,9 @@ func TestFactomNetwork(t *testing.T) {
 		if len(s.Units) < 2 || !strings.Contains(s.Units[0], "EPS committed") || !strings.Contains(strings.Join(s.Units, "\n"), "messages sent per committed entry") {
 			t.Errorf("units: %q, expected the report's EPS, TPS and MPS, and the nodes' own P2P counters", s.Units)
 		}
+		if p := s.LatencyMs.Proposed; p.Count < 20 || p.P50 <= 0 || p.P50 > s.LatencyMs.Commit.P50 {
+			t.Errorf("proposed (the leader's TransactionACK, sampled): %+v, expected about 60 samples before commit (p50 %.0f ms)", p, s.LatencyMs.Commit.P50)
+		}
 		if m := s.Telemetry["factom.p2p_messages_sent"]; m.Mean <= 0 {
 			t.Errorf("factomd's P2P messages sent: %+v, expected the followers and the leader to send", m)
 		}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/sut"
@@ -23,6 +24,7 @@ const ChainID = "factom-local"
 type Target struct {
 	pool *sut.Pool
 	cls  []*Client
+	conf *confirmer
 }
 
 // NewTarget is the nodes' APIs at urls (http://host:port).
@@ -36,6 +38,9 @@ func NewTarget(urls []string, conns int) *Target {
 		t.cls = append(t.cls, c)
 	}
 	t.pool = sut.NewPool(urls, t.ProbeEndpoint)
+	// One confirmer: the workers' Watch and the follower's Run share its
+	// samples.
+	t.conf = &confirmer{cl: t.cls[0], poll: 200 * time.Millisecond, acks: acks{pending: map[sut.TxID]time.Time{}, at: map[sut.TxID]time.Time{}}}
 	return t
 }
 
@@ -68,9 +73,7 @@ func (t *Target) Probe(ctx context.Context) (sut.Info, error) {
 func (t *Target) Submitter(i int) sut.Submitter { return &submitter{t: t, pref: i} }
 
 // Confirmer follows the directory blocks.
-func (t *Target) Confirmer() sut.Confirmer {
-	return &confirmer{cl: t.cls[0], poll: 200 * time.Millisecond}
-}
+func (t *Target) Confirmer() sut.Confirmer { return t.conf }
 
 // Close does nothing: connections are pooled by the transport.
 func (t *Target) Close() error { return nil }
@@ -137,15 +140,23 @@ func reasonOf(e *RPCError) string {
 type confirmer struct {
 	cl   *Client
 	poll time.Duration
+	n    atomic.Uint64
+	acks acks
 }
 
-// Watch: the confirmer reads every block.
-func (c *confirmer) Watch(sut.TxID) {}
+// Watch samples one acknowledged payment in ackSample for the stage the
+// leader reports (its TransactionACK); blocks are read whole.
+func (c *confirmer) Watch(id sut.TxID) {
+	if c.n.Add(1)%ackSample == 0 {
+		c.acks.watch(id)
+	}
+}
 
 // Run reports each directory block from height from on, with the entries
 // of its entry blocks and the transactions of its factoid block: a
 // directory block is final (Factom's leaders sign it; no reorganisation).
 func (c *confirmer) Run(ctx context.Context, from int64, ev sut.Events) error {
+	go c.acks.follow(ctx, c.cl)
 	next, fails := from, 0
 	for ctx.Err() == nil {
 		h, err := c.cl.Heights(ctx)
@@ -153,6 +164,7 @@ func (c *confirmer) Run(ctx context.Context, from int64, ev sut.Events) error {
 			for ; next <= h.DirectoryBlock && err == nil; next++ {
 				var b *sut.Block
 				if b, err = ReadBlock(ctx, c.cl, next); err == nil {
+					c.acks.stamp(b)
 					ev.Block(b)
 				}
 			}
