@@ -65,7 +65,11 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		parts := []string{}
 		for _, k := range s.Kinds() {
 			f := s.ByKind[k]
-			parts = append(parts, fmt.Sprintf("%s %s/s (p99 %s)", k, thousands(f.CommittedTPS), fmtMs(f.CommitMs.P99)))
+			p99 := "none committed in the window"
+			if f.CommitMs.Count > 0 {
+				p99 = "p99 " + fmtMs(f.CommitMs.P99)
+			}
+			parts = append(parts, fmt.Sprintf("%s %s/s (%s)", k, thousands(f.CommittedTPS), p99))
 		}
 		fmt.Fprintf(out, "by kind: %s\n", strings.Join(parts, ", "))
 	}
