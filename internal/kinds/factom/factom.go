@@ -256,13 +256,12 @@ func (Kind) Telemetry(_ context.Context, sys *kinds.System) ([]telemetry.Source,
 // two messages (it and its acknowledgement). With emulated links, the P2P
 // bytes each committed entry cost on a link.
 func (Kind) Units(s *report.Summary) []string {
-	// Every payment is one EPS: the kinds' shares of the steady window's
-	// committed payments split the headline's committed/s.
+	// Every payment is one EPS; the kinds' rates are their shares of the
+	// headline's committed/s (without a mix, every payment an entry).
 	eps := s.CommittedTPS
 	e, c, f := eps, 0.0, 0.0
-	if n := s.ByKind[fa.KindEntry].Committed + s.ByKind[fa.KindChain].Committed + s.ByKind[fa.KindFactoid].Committed; n > 0 {
-		share := func(k string) float64 { return eps * float64(s.ByKind[k].Committed) / float64(n) }
-		e, c, f = share(fa.KindEntry), share(fa.KindChain), share(fa.KindFactoid)
+	if len(s.ByKind) > 0 {
+		e, c, f = s.ByKind[fa.KindEntry].CommittedTPS, s.ByKind[fa.KindChain].CommittedTPS, s.ByKind[fa.KindFactoid].CommittedTPS
 	}
 	tps := 2*(e+c) + f
 	out := []string{fmt.Sprintf("factom: %s EPS committed (entries %s, new chains %s, factoid transactions %s) = %s TPS = %s MPS, as the Factom TPS report counts them",
