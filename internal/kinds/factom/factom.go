@@ -30,7 +30,7 @@ type Kind struct{}
 type Settings struct {
 	// BlockTime is the seconds per directory block (factomd's -blktime;
 	// MainNet's is 600).
-	BlockTime int `yaml:"block_time" json:"block_time_s"`
+	BlockTime int `yaml:"block_time" json:"block_time"`
 	// Mix is the payments' mix when workload.mix names none: mainnet (the
 	// report's: 99.1% entries, 0.7% new chains, 0.1% factoid
 	// transactions) or entries.
