@@ -61,21 +61,7 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 	if other := otherCounts(&s); other != "" {
 		writeWrapped(out, "also: ", other, width)
 	}
-	if len(s.ByKind) > 0 {
-		parts := []string{}
-		for _, k := range s.Kinds() {
-			f := s.ByKind[k]
-			p99 := "none committed in the window"
-			if f.CommitMs.Count > 0 {
-				p99 = "p99 " + fmtMs(f.CommitMs.P99)
-			}
-			parts = append(parts, fmt.Sprintf("%s %s/s (%s)", k, thousands(f.CommittedTPS), p99))
-		}
-		fmt.Fprintf(out, "by kind: %s\n", strings.Join(parts, ", "))
-	}
-	for _, u := range s.Units {
-		writeWrapped(out, "", u, width)
-	}
+	printByKind(out, &s, width)
 	keptUp := r.Judge().Outcome == OutcomeKeptUp
 	if keptUp {
 		if l := nodesLine(r); l != "" {
@@ -161,11 +147,42 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 	}
 }
 
+// printByKind is a mix's line by kind and the kind's own units.
+func printByKind(out io.Writer, s *Summary, width int) {
+	if len(s.ByKind) > 0 {
+		parts := []string{}
+		for _, k := range s.Kinds() {
+			f := s.ByKind[k]
+			p99 := "none committed in the window"
+			if f.CommitMs.Count > 0 {
+				p99 = "p99 " + fmtMs(f.CommitMs.P99)
+			}
+			parts = append(parts, fmt.Sprintf("%s %s/s (%s)", k, thousands(f.CommittedTPS), p99))
+		}
+		fmt.Fprintf(out, "by kind: %s\n", strings.Join(parts, ", "))
+	}
+	for _, u := range s.Units {
+		writeWrapped(out, "", u, width)
+	}
+}
+
 // printCountsAndLatency writes the counts beside the latencies, one table
 // under 80 columns with the usual names.
 func printCountsAndLatency(out io.Writer, s *Summary) {
 	counts := compactCounts(s)
 	lat := compactLatency(s)
+	// A rare row (failed in block, in flight at the end) takes the place of
+	// a zero one rather than make the screen taller: the headline already
+	// says what "rejected 0" and "expired 0" would.
+	for len(counts) > len(lat) {
+		k := slices.IndexFunc(counts, func(c [3]string) bool {
+			return (c[0] == "rejected" || c[0] == "expired") && c[1] == "0"
+		})
+		if k < 0 {
+			break
+		}
+		counts = slices.Delete(counts, k, k+1)
+	}
 	nameW := 9
 	for _, c := range counts {
 		nameW = max(nameW, len(c[0]))
