@@ -1,10 +1,10 @@
 package cosmos_test
 
 import (
-	"math"
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/big"
 	"net/http"
 	"path/filepath"
