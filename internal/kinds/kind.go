@@ -7,6 +7,7 @@ package kinds
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/tpslab/tpslab/internal/report"
@@ -209,6 +210,16 @@ type System struct {
 	// AtEnd, when set, takes a function whose notes the run records after
 	// the load (how a price moved, ...).
 	AtEnd func(func() []string)
+}
+
+// Tell records msg in the run's notes, or prints it to Log when no run
+// takes notes (a setting-up step outside a run).
+func (s *System) Tell(msg string) {
+	if s.Note != nil {
+		s.Note(msg)
+	} else if s.Log != nil {
+		fmt.Fprintln(s.Log, msg)
+	}
 }
 
 // StartOptions say where and how a kind starts a fresh network for a run.

@@ -9,6 +9,7 @@ package factom
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
@@ -147,7 +148,7 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
 	codec.Chains = chains
-	note(sys, fmt.Sprintf("factom: %d chains for the run's entries, in a directory block after %.1f s", len(chains), time.Since(start).Seconds()))
+	sys.Tell(fmt.Sprintf("factom: %d chains for the run's entries, in a directory block after %.1f s", len(chains), time.Since(start).Seconds()))
 	if len(cfg.Mix) == 0 && s.Mix == "mainnet" {
 		cfg.Mix = Mainnet
 	}
@@ -159,14 +160,6 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
 	return p, nil
-}
-
-func note(sys *kinds.System, msg string) {
-	if sys.Note != nil {
-		sys.Note(msg)
-	} else if sys.Log != nil {
-		fmt.Fprintln(sys.Log, msg)
-	}
 }
 
 // StartNet starts a network for a run.
@@ -205,17 +198,13 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 		return nil, exitcode.BadInputf("--accounts: %d, expected 1..100000 test wallets", wallets)
 	}
 	if o.Log == nil {
-		o.Log = ioDiscard{}
+		o.Log = io.Discard
 	}
 	fmt.Fprintf(o.Log, "starting %s in %s: %d node(s), a directory block every %d s, %d test wallets\n", factomnet.Version, o.Home, o.Validators, s.BlockTime, wallets)
 	return factomnet.Up(ctx, factomnet.Options{Kind: o.Kind, Binary: o.Binary, Home: o.Home, Nodes: o.Validators, BlockTime: s.BlockTime,
 		WalletSeed: o.Seed, Wallets: wallets, EntryCredits: s.EntryCredits, Factoshis: 100_000_000,
 		Topology: o.Topology, Links: o.Tpslab, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
 }
-
-type ioDiscard struct{}
-
-func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
 
 // Status asks every node its directory block height.
 func (Kind) Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {

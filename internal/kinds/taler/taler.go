@@ -228,11 +228,7 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.TargetFailed, err)
 	}
-	if sys.Note != nil {
-		sys.Note(st.String())
-	} else if sys.Log != nil {
-		fmt.Fprintln(sys.Log, st.String())
-	}
+	sys.Tell(st.String())
 	seed := []byte(fmt.Sprintf("%d %d", sc.Seed, time.Now().UnixNano()))
 	codec := &talerapi.Codec{Coins: coins, Amount: deposit, Seed: seed}
 	if err := withdrawals(ctx, sys, sc, tgt, bank, keys, codec); err != nil {
@@ -386,10 +382,6 @@ func withdrawals(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, 
 	}
 	msg := fmt.Sprintf("taler: %d reserves for the mix's withdrawals, each funded with %s (%d withdrawals of the largest coin) and credited in %.1f s; coins of %s in turn",
 		s.Reserves, amount, n, time.Since(start).Seconds(), strings.Join(values, ", "))
-	if sys.Note != nil {
-		sys.Note(msg)
-	} else if sys.Log != nil {
-		fmt.Fprintln(sys.Log, msg)
-	}
+	sys.Tell(msg)
 	return nil
 }

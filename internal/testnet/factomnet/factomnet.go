@@ -95,7 +95,7 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		return nil, err
 	}
 	f := &Factom{Binary: bin, BlockTime: o.BlockTime, WalletSeed: o.WalletSeed, Wallets: o.Wallets, EntryCredits: o.EntryCredits, Factoshis: o.Factoshis}
-	n := &testnet.Net{Version: 1, Kind: o.Kind, Home: home, Owner: o.Owner, ChainID: "factom-local"}
+	n := &testnet.Net{Version: 1, Kind: o.Kind, Home: home, Owner: o.Owner, ChainID: factom.ChainID}
 	n.SetSection(Section, f)
 	tag := fmt.Sprintf("%x", sha256.Sum256([]byte(home)))[:6]
 	sub, err := freeSubnet(tag)
@@ -103,11 +103,10 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		return nil, err
 	}
 	f.Subnet, f.Bridge = sub+".0/24", "tpf"+tag+"br"
+	// Nothing is created until every step is planned: a failed step
+	// tears down what the ones before it made.
 	n.Teardown = append(n.Teardown, []string{"ip", "link", "del", f.Bridge})
-	if err := run("ip", "link", "add", f.Bridge, "type", "bridge"); err != nil {
-		return nil, err
-	}
-	steps := [][]string{{"ip", "addr", "add", sub + ".1/24", "dev", f.Bridge}, {"ip", "link", "set", f.Bridge, "up"}}
+	steps := [][]string{{"ip", "link", "add", f.Bridge, "type", "bridge"}, {"ip", "addr", "add", sub + ".1/24", "dev", f.Bridge}, {"ip", "link", "set", f.Bridge, "up"}}
 	for i := 0; i < o.Nodes; i++ {
 		ns, veth, addr := fmt.Sprintf("tpslab-%s-node%d", tag, i), fmt.Sprintf("tpf%sn%d", tag, i), NodeAddr(sub, i)
 		f.Namespaces = append(f.Namespaces, ns)
