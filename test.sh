@@ -33,20 +33,32 @@ TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/tpslab-test.XXXXXX")
 export TPSLAB_NETWORK_LOG=$TMPDIR/networks.log
 rows=()
 failed=()
+failed_logs=()
 t_start=$SECONDS
 
 # step NAME CMD...: runs CMD, records its wall time and whether it failed.
 step() {
   local name=$1
   shift
-  local t0=$SECONDS
+  local t0=$SECONDS log="$TMPDIR/step.${#rows[@]}.log"
   echo "=== $name"
-  if "$@"; then
+  if "$@" 2>&1 | tee "$log"; [ "${PIPESTATUS[0]}" = 0 ]; then
     rows+=("$(printf '%-44s %6ss  ok' "$name" $((SECONDS - t0)))")
   else
     rows+=("$(printf '%-44s %6ss  FAIL' "$name" $((SECONDS - t0)))")
     failed+=("$name")
+    failed_logs+=("$log")
   fi
+}
+
+# The end of each failed step's output again after the table: a reader
+# who sees only the head and the tail of a long log still sees why.
+tails() {
+  local log
+  for log in "${failed_logs[@]}"; do
+    echo "--- the last lines of a failed step's output ($log)"
+    grep -v '^[[:space:]]*$' "$log" | tail -n 40
+  done
 }
 
 bg_pid=""
@@ -56,7 +68,7 @@ finish() {
   # A test that failed half-way may leave a small disk mounted or a file.
   grep -o " $TMPDIR/[^ ]*" /proc/mounts 2>/dev/null | while read -r m; do umount "$m" 2>/dev/null; done
   local left
-  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' ! -name 'beside.*' ! -name networks.log 2>/dev/null)
+  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' ! -name 'beside.*' ! -name networks.log ! -name 'step.*' 2>/dev/null)
   [ -n "$left" ] && echo "test.sh: tests left $(echo "$left" | wc -l) entries in $TMPDIR (removed now):" && echo "$left" | head -5
   rm -rf "$TMPDIR"
 }
@@ -191,6 +203,7 @@ for rel in $beside; do
   else
     rows+=("$(printf '%-44s %6ss  FAIL (beside the others)' "$rel" $((t1 - t0)))")
     failed+=("$rel")
+    failed_logs+=("$TMPDIR/beside.${rel//\//_}.log")
   fi
 done
 
@@ -208,4 +221,5 @@ step "cache build (background) and chains' vet" wait_cache
 step "kubernetes (internal/cli TestLoadAndNetworkOnKubernetes)" go test -count=1 -timeout 40m -run '^TestLoadAndNetworkOnKubernetes$' ./internal/cli "$@"
 
 table
+tails
 [ ${#failed[@]} -eq 0 ] || { echo "FAILED: ${failed[*]}"; exit 1; }
