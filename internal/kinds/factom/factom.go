@@ -229,7 +229,7 @@ var p2pMetrics = []telemetry.PromMetric{
 // Telemetry reads factomd's P2P counters from every node's Prometheus page
 // (port 9876 in its namespace).
 func (Kind) Telemetry(_ context.Context, sys *kinds.System) ([]telemetry.Source, error) {
-	if sys.Net == nil {
+	if sys.Net == nil || fa.NoProbes {
 		return nil, nil
 	}
 	var urls []string
