@@ -92,7 +92,9 @@ if command -v wrk2 >/dev/null; then
   for rate in $RATES; do
     /usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 wrk2 -t1 -c32 -d"${DURATION}s" -R"$rate" -s "$work/post.lua" http://127.0.0.1:$port/ >"$work/wrk2.out" 2>&1 || true
     w2=$(awk '/requests in/ {print $1}' "$work/wrk2.out")
-    echo "wrk2 rate $rate/s: $(python3 -c "print(round($w2/$(cpu)))") requests per CPU-second"
+    w2cpu=$(cpu)
+    echo "wrk2 rate $rate/s: $w2 requests in ${DURATION}s using $w2cpu CPU s: $(python3 -c "print(round($w2/$w2cpu))") requests per CPU-second"
+    echo "$rate $w2 $w2cpu" >>"$work/wrk2"
   done
 else
   echo "wrk2 not installed (not packaged in Debian): skipped"
@@ -103,4 +105,8 @@ while read -r wl rate iv sent tcpu; do
   python3 -c "print(f'ratio tpslab $wl (send interval $iv)/vegeta per CPU-second at $rate/s: {($sent/$tcpu)/($vreq/$vcpu):.2f}')"
   read -r _ preq pcpu < <(grep "^$rate " "$work/paced")
   python3 -c "print(f'ratio tpslab $wl (send interval $iv)/wrk paced per CPU-second at $rate/s: {($sent/$tcpu)/($preq/$pcpu):.2f}')"
+  if [ -s "$work/wrk2" ]; then
+    read -r _ w2 w2cpu < <(grep "^$rate " "$work/wrk2")
+    python3 -c "print(f'ratio tpslab $wl (send interval $iv)/wrk2 per CPU-second at $rate/s: {($sent/$tcpu)/($w2/$w2cpu):.2f}')"
+  fi
 done <"$work/tpslab"
