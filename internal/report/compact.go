@@ -90,6 +90,8 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
 		line := fmt.Sprintf("generator %.0f%% of a core, machine %.0f%% of %d cores", g.CPUPercent, g.MachineCPUPercent, g.Cores)
 		switch {
+		case g.MachineBusy != "":
+			// The WARNING below names the others' share and the steal.
 		case g.StealPercent > 5 || !keptUp && g.StealPercent > 0:
 			line += fmt.Sprintf(" (others %.0f%% of one core, steal %.0f%%)", g.OthersCPUPercent, g.StealPercent)
 		case !keptUp || g.OthersCPUPercent > 25:

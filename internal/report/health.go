@@ -107,7 +107,7 @@ func (h *Health) Line() string {
 		} else {
 			parts[0] += " in step"
 		}
-		sigs := fmt.Sprintf("%d missed signatures", missed)
+		sigs := fmt.Sprintf("%d missed %s", missed, plural(missed, "signature"))
 		if missed > 0 {
 			sigs += " (" + h.Worst("missed_signatures_percent") + ")"
 		}

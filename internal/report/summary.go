@@ -416,7 +416,9 @@ func (r *Result) Verdict() string {
 	if j.Outcome != OutcomeKeptUp && j.Limit.Cause != "" && j.Outcome != OutcomeDied && j.Outcome != OutcomeHalted {
 		fmt.Fprintf(&b, "; limit: %s", j.Limit.Phrase())
 	}
-	if s.Sent > 0 {
+	// Nothing rejected is the table's "rejected 0" below: the headline
+	// stays within a terminal's 80 columns.
+	if s.Sent > 0 && s.RejectedTotal > 0 {
 		fmt.Fprintf(&b, "; %.1f%% rejected", 100*s.RejectRate)
 		if top := topReason(s.Rejected); top != "" {
 			fmt.Fprintf(&b, ", %s", rootReason(s.Rejected))
