@@ -321,10 +321,15 @@ func printNodeColumns(out io.Writer, r *Result) {
 	for _, m := range r.Telemetry {
 		units[m.Name] = m.Unit
 	}
+	// A column for each process with a key figure: not for groups of
+	// counters such as "link.<a>-<b>.bytes" or a kind's "factom.…".
 	nodeSet := map[string]bool{}
 	for name := range tel {
-		if node, _, ok := strings.Cut(name, "."); ok && node != "links" {
-			nodeSet[node] = true
+		node, _, ok := strings.Cut(name, ".")
+		for _, k := range keyTelemetry {
+			if ok && node != "links" && name == node+k.suffix {
+				nodeSet[node] = true
+			}
 		}
 	}
 	nodes := slices.Sorted(maps.Keys(nodeSet))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tpslab/tpslab/internal/measure"
@@ -248,30 +249,109 @@ func (r *Result) evidence() []Evidence {
 	default:
 		add(CauseTarget, false, "ack p50 %s; senders busy %.0f%%, %.0f%% of that waiting", fmtMs(s.LatencyMs.Ack.P50), g.BusyPercent, g.WaitingPercent)
 	}
-	if l, ok := slowestLink(s.Links); ok {
-		add(CauseLinks, true, "%d emulated link(s), the slowest %s (%s, round trip %.0f ms)", len(s.Links), l.Name, l.Conditions, l.RTTMs)
-	} else if len(s.Links) > 0 {
-		add(CauseLinks, false, "%d emulated link(s), none delayed or limited", len(s.Links))
-	} else {
-		out = append(out, Evidence{Cause: CauseLinks, Figures: "no emulated links", Absent: true})
-	}
+	out = append(out, r.linksEvidence())
 	if !starvedSystem {
 		out = append(out, machine)
 	}
 	return out
 }
 
-// slowestLink is the emulated link with the longest round trip, if any
-// link was delayed or limited at all.
-func slowestLink(links []LinkStat) (LinkStat, bool) {
-	var best LinkStat
-	ok := false
-	for _, l := range links {
-		if (l.RTTMs > 0 || (l.Conditions != "" && l.Conditions != "none")) && (!ok || l.RTTMs > best.RTTMs) {
-			best, ok = l, true
+// Thresholds of the links' evidence.
+const (
+	linkBusy     = 0.70    // of a link's rate each way, carried in its busiest second
+	linksCPUBusy = 90.0    // % of one core, the process that emulates the links
+	linkRTTShare = 1.0 / 6 // of the block interval, the slowest round trip
+)
+
+// linksEvidence: the emulated links limit a run only with figures that
+// show it — a link near its bandwidth, links resetting connections, the
+// process that emulates them out of CPU, or round trips long beside the
+// block interval (a block waits on several of them). Links merely present
+// are set aside with what they carried.
+func (r *Result) linksEvidence() Evidence {
+	s := &r.Summary
+	e := Evidence{Cause: CauseLinks}
+	if len(s.Links) == 0 {
+		e.Figures, e.Absent = "no emulated links", true
+		return e
+	}
+	var busiest, slowest LinkStat
+	use := -1.0
+	for _, l := range s.Links {
+		if l.RateKbit == 0 {
+			l.RateKbit = conditionsRate(l.Conditions) // a result from before rate_kbit
+		}
+		if l.RateKbit > 0 {
+			if u := l.MaxBytesPerS / (float64(l.RateKbit) * 125); u > use {
+				busiest, use = l, u
+			}
+		}
+		if l.RTTMs > slowest.RTTMs {
+			slowest = l
+		}
+		if l.ResetProb > 0 && !e.Holds {
+			e.Holds, e.Figures = true, fmt.Sprintf("link %s resets %.0f%% of its connections", l.Name, 100*l.ResetProb)
 		}
 	}
-	return best, ok
+	cpu, measured := s.Telemetry["links.cpu_percent"]
+	interval := s.BlocksSummary.IntervalMsMean
+	switch {
+	case e.Holds:
+	case use >= linkBusy:
+		e.Holds, e.Figures = true, fmt.Sprintf("link %s carried %s/s in its busiest second, %.0f%% of its %s each way", busiest.Name, bytesIEC(busiest.MaxBytesPerS), 100*use, rateText(busiest.RateKbit))
+	case measured && cpu.Mean >= linksCPUBusy:
+		e.Holds, e.Figures = true, fmt.Sprintf("the process that emulates the links used %.0f%% of one core", cpu.Mean)
+	case interval > 0 && slowest.RTTMs >= linkRTTShare*interval:
+		e.Holds, e.Figures = true, fmt.Sprintf("the slowest link, %s, has a %.0f ms round trip: %.0f%% of the block interval (%.0f ms), which waits on several", slowest.Name, slowest.RTTMs, 100*slowest.RTTMs/interval, interval)
+	default:
+		figs := fmt.Sprintf("%d emulated link(s)", len(s.Links))
+		if slowest.RTTMs > 0 {
+			figs += fmt.Sprintf(", round trips up to %.0f ms", slowest.RTTMs)
+		}
+		if use >= 0 {
+			figs += fmt.Sprintf("; the busiest second of the busiest, %s, %s/s: %.1f%% of its %s", busiest.Name, bytesIEC(busiest.MaxBytesPerS), 100*use, rateText(busiest.RateKbit))
+		}
+		if measured {
+			figs += fmt.Sprintf("; their process %.0f%% of one core", cpu.Mean)
+		}
+		e.Figures = figs
+	}
+	return e
+}
+
+// bytesIEC writes a byte count as the tables do ("1.4 MiB").
+func bytesIEC(v float64) string {
+	h := human(v, "bytes")
+	if strings.HasSuffix(h, "i") {
+		return h + "B"
+	}
+	return h + " B"
+}
+
+// conditionsRate reads the rate back from a link's conditions as netem
+// writes them ("rtt 5ms, 1gbit"): 0 when none is named.
+func conditionsRate(c string) int64 {
+	for _, part := range strings.Split(c, ", ") {
+		for unit, kbit := range map[string]int64{"gbit": 1_000_000, "mbit": 1000, "kbit": 1} {
+			if n, ok := strings.CutSuffix(part, unit); ok {
+				if v, err := strconv.ParseInt(n, 10, 64); err == nil && v > 0 {
+					return v * kbit
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// rateText writes kbit/s as a person reads a link's rate.
+func rateText(kbit int64) string {
+	switch {
+	case kbit >= 1_000_000:
+		return fmt.Sprintf("%g Gbit/s", float64(kbit)/1e6)
+	case kbit >= 1000:
+		return fmt.Sprintf("%g Mbit/s", float64(kbit)/1e3)
+	}
+	return fmt.Sprintf("%d kbit/s", kbit)
 }
 
 // faultDuring names the faults, if any, for a halt's figures.

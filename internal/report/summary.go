@@ -132,9 +132,13 @@ type FaultEffect struct {
 
 // LinkStat is one emulated link: what it was set to and what was seen.
 type LinkStat struct {
-	Name          string  `json:"name"`
-	Conditions    string  `json:"conditions"`
-	RTTMs         float64 `json:"rtt_ms"`          // configured round trip
+	Name       string  `json:"name"`
+	Conditions string  `json:"conditions"`
+	RTTMs      float64 `json:"rtt_ms"` // configured round trip
+	// RateKbit is the link's bandwidth each way (0: none set, or a result
+	// from before it was kept); ResetProb the share of connections it resets.
+	RateKbit      int64   `json:"rate_kbit,omitempty"`
+	ResetProb     float64 `json:"reset_prob,omitempty"`
 	MeasuredRTTMs float64 `json:"measured_rtt_ms"` // probed before the load (median of 5); 0: not measured
 	ProbeError    string  `json:"probe_error,omitempty"`
 	// BytesPerS is the mean traffic through it, both directions, over the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,10 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/testnet"
 )
+
+// notProbed is a link's probe error when no probe speaks its protocol
+// (the report prints "not probed").
+const notProbed = "not probed: no probe speaks its protocol"
 
 // probeLinks measures each emulated link's round trip before the load.
 func (r *run) probeLinks() {
@@ -30,11 +35,12 @@ func (r *run) probeLinks() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ls := report.LinkStat{Name: l.Name, Conditions: l.Conditions.String(), RTTMs: float64(l.RTT) / float64(time.Millisecond)}
+			ls := report.LinkStat{Name: l.Name, Conditions: l.Conditions.String(), RTTMs: float64(l.RTT) / float64(time.Millisecond),
+				RateKbit: l.RateKbit, ResetProb: l.ResetProb}
 			probe := netem.ProbeRTT
 			switch {
 			case l.Protocol == netem.Opaque:
-				ls.ProbeError = "not probed: no probe speaks its protocol"
+				ls.ProbeError = notProbed
 				r.links[i] = ls
 				return
 			case l.IsClient():
@@ -51,15 +57,28 @@ func (r *run) probeLinks() {
 		}()
 	}
 	wg.Wait()
-	fmt.Fprintf(r.o.Log, "links: topology %s, %d links; measured round trips:", n.Links.Topology, len(r.links))
+	// Links no probe speaks are counted, not listed one by one: a 5-node
+	// factom network has 10 of them.
+	var measured []string
+	opaque := 0
 	for _, l := range r.links {
-		if l.ProbeError != "" {
-			fmt.Fprintf(r.o.Log, " %s not measured (%s)", l.Name, l.ProbeError)
-			continue
+		switch {
+		case l.ProbeError == "":
+			measured = append(measured, fmt.Sprintf("%s %.1f ms", l.Name, l.MeasuredRTTMs))
+		case l.ProbeError == notProbed:
+			opaque++
+		default:
+			measured = append(measured, fmt.Sprintf("%s not measured (%s)", l.Name, l.ProbeError))
 		}
-		fmt.Fprintf(r.o.Log, " %s %.1f ms", l.Name, l.MeasuredRTTMs)
 	}
-	fmt.Fprintln(r.o.Log)
+	line := fmt.Sprintf("links: topology %s, %d links", n.Links.Topology, len(r.links))
+	if len(measured) > 0 {
+		line += "; measured round trips: " + strings.Join(measured, ", ")
+	}
+	if opaque > 0 {
+		line += fmt.Sprintf("; %d not probed (no probe speaks their protocol)", opaque)
+	}
+	fmt.Fprintln(r.o.Log, line)
 }
 
 // linkStats are the links with the traffic telemetry saw through them.
