@@ -292,7 +292,10 @@ var otherWords = map[string]string{
 
 // otherCounts are the counters the table leaves out that are not zero.
 func otherCounts(s *Summary) string {
-	shown := map[string]bool{"offered": true, "sent": true, "committed": true, "rejected": true, "expired": true, "accepted": true, "committed_failed": true, "in_flight_end": true}
+	// The by-kind counters split the table's rows: the "by kind:" line
+	// says them.
+	shown := map[string]bool{"offered": true, "sent": true, "committed": true, "rejected": true, "expired": true, "accepted": true, "committed_failed": true, "in_flight_end": true,
+		"sent_by_kind": true, "committed_by_kind": true, "committed_failed_by_kind": true}
 	var parts []string
 	for _, d := range measure.Counters {
 		if shown[d.Name] {
