@@ -23,10 +23,14 @@ import (
 // Node is one node the monitor watches.
 type Node struct {
 	Name      string
-	RPC       string     // its CometBFT RPC; "": a process only (a database, a service)
-	Log       string     // its log file; "" when not on this machine
-	Validator bool       // its signature is expected in every commit
-	PID       func() int // its pid now (a restart changes it); nil: not local
+	RPC       string // its CometBFT RPC; "": a process only (a database, a service)
+	Log       string // its log file; "" when not on this machine
+	Validator bool   // its signature is expected in every commit
+	// Height reads the height of a chain other than CometBFT (factomd's
+	// directory blocks): how far behind it is and the catch-up follow it;
+	// nil for a CometBFT node (RPC) or a process only.
+	Height func(context.Context) (int64, error)
+	PID    func() int // its pid now (a restart changes it); nil: not local
 }
 
 // Monitor is the health of one network through a run.
@@ -85,9 +89,11 @@ func (m *Monitor) Metrics() []telemetry.Metric {
 	var out []telemetry.Metric
 	for _, n := range m.nodes {
 		p := n.Name + "."
+		if n.chain() {
+			out = append(out, telemetry.Metric{Name: p + "behind_blocks", Unit: "blocks", Better: "lower", Help: "blocks behind the highest node"})
+		}
 		if n.RPC != "" {
 			out = append(out,
-				telemetry.Metric{Name: p + "behind_blocks", Unit: "blocks", Better: "lower", Help: "blocks behind the highest node"},
 				telemetry.Metric{Name: p + "missed_signatures", Unit: "1/s", Rate: true, Better: "lower", Help: "committed blocks without its signature (validators)"},
 				telemetry.Metric{Name: p + "peers", Unit: "1", Help: "peers connected"})
 		}
@@ -102,8 +108,22 @@ func (m *Monitor) Metrics() []telemetry.Metric {
 	return out
 }
 
-// chain says some node is a CometBFT node: heights, commits, catch-up.
+// chain says the node has a height: a CometBFT node, or one whose kind
+// reads it (Height).
+func (n Node) chain() bool { return n.RPC != "" || n.Height != nil }
+
+// chain says some node has a height: heights, catch-up.
 func (m *Monitor) chain() bool {
+	for _, n := range m.nodes {
+		if n.chain() {
+			return true
+		}
+	}
+	return false
+}
+
+// signed says some node is a CometBFT node: its commits carry signatures.
+func (m *Monitor) signed() bool {
 	for _, n := range m.nodes {
 		if n.RPC != "" {
 			return true
@@ -121,14 +141,20 @@ func (m *Monitor) Sample(ctx context.Context, dst []float64) error {
 	}
 	reads := make([]read, len(m.nodes))
 	var wg sync.WaitGroup
-	for i := range m.nodes {
-		if m.nodes[i].RPC == "" {
+	for i, n := range m.nodes {
+		if !n.chain() {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			r := &reads[i]
+			if n.RPC == "" {
+				var h int64
+				h, r.err = n.Height(ctx)
+				r.st.SyncInfo.LatestBlockHeight = cometbft.Int64(h)
+				return
+			}
 			if r.st, r.err = m.cl[i].Status(ctx); r.err == nil {
 				r.peers, _ = m.cl[i].Peers(ctx)
 			}
@@ -141,7 +167,7 @@ func (m *Monitor) Sample(ctx context.Context, dst []float64) error {
 	top := -1
 	for i, r := range reads {
 		s := &m.st[i]
-		if m.nodes[i].RPC == "" {
+		if !m.nodes[i].chain() {
 			m.process(i)
 			continue
 		}
@@ -173,7 +199,7 @@ func (m *Monitor) Sample(ctx context.Context, dst []float64) error {
 			s.behindMax, s.behindAt = b, t
 		}
 	}
-	if top >= 0 {
+	if top >= 0 && m.nodes[top].RPC != "" {
 		m.readCommits(ctx, m.cl[top])
 	}
 	if !m.loadEnd.IsZero() && m.caughtUp < 0 && m.chain() && m.allWithin(1) {
@@ -182,12 +208,16 @@ func (m *Monitor) Sample(ctx context.Context, dst []float64) error {
 	k := 0
 	for i, n := range m.nodes {
 		s := &m.st[i]
+		if n.chain() {
+			dst[k] = float64(m.highest - s.height)
+			k++
+		}
 		if n.RPC != "" {
-			dst[k], dst[k+1], dst[k+2] = float64(m.highest-s.height), float64(s.missed), float64(s.peers)
+			dst[k], dst[k+1] = float64(s.missed), float64(s.peers)
 			if !s.reachable {
-				dst[k+2] = 0
+				dst[k+1] = 0
 			}
-			k += 3
+			k += 2
 		}
 		dst[k], dst[k+1], dst[k+2] = float64(s.restarts), float64(s.exits), float64(m.logs[i].read())
 		k += 3
@@ -256,7 +286,7 @@ func (m *Monitor) readCommits(ctx context.Context, cl *cometbft.Client) {
 // counted apart), a paused one is.
 func (m *Monitor) allWithin(d int64) bool {
 	for i := range m.st {
-		if m.nodes[i].RPC != "" && m.st[i].everReach && !m.st[i].gone && (!m.st[i].reachable || m.highest-m.st[i].height > d) {
+		if m.nodes[i].chain() && m.st[i].everReach && !m.st[i].gone && (!m.st[i].reachable || m.highest-m.st[i].height > d) {
 			return false
 		}
 	}
@@ -300,7 +330,7 @@ func (m *Monitor) Close() {}
 func (m *Monitor) Report() *report.Health {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	h := &report.Health{CaughtUpS: m.caughtUp, NoProgressS: m.noProgress.Seconds(), Chain: m.chain()}
+	h := &report.Health{CaughtUpS: m.caughtUp, NoProgressS: m.noProgress.Seconds(), Chain: m.chain(), Unsigned: m.chain() && !m.signed()}
 	if !h.Chain {
 		h.CaughtUpS = 0 // no blocks to fall behind on
 	}

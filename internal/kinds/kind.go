@@ -173,6 +173,13 @@ type Telemetered interface {
 	Telemetry(ctx context.Context, sys *System) ([]telemetry.Source, error)
 }
 
+// Heighted is a chain other than CometBFT whose nodes say their height:
+// the health watch follows each node's (how far behind the highest, the
+// catch-up after the load).
+type Heighted interface {
+	Height(ctx context.Context, n testnet.Node) (int64, error)
+}
+
 // Unitized is a kind whose field counts throughput in units of its own
 // (Factom's entries, transactions and messages per second): Units reads
 // them from the finished run's summary, one line each, for the result and

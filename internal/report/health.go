@@ -14,7 +14,10 @@ type Health struct {
 	CaughtUpS float64 `json:"caught_up_s"`
 	// Chain: the nodes are a chain's (heights, signatures, catch-up);
 	// else processes only (a service and its database).
-	Chain       bool    `json:"chain"`
+	Chain bool `json:"chain"`
+	// Unsigned: the chain's blocks are not read for its nodes' signatures
+	// (a chain other than CometBFT: factomd's): no missed signatures said.
+	Unsigned    bool    `json:"unsigned,omitempty"`
 	NoProgressS float64 `json:"no_progress_s"` // the longest stretch without a new block
 	// The worst node's figures.
 	BehindMax        int64   `json:"behind_blocks_max"`
@@ -107,11 +110,13 @@ func (h *Health) Line() string {
 		} else {
 			parts[0] += " in step"
 		}
-		sigs := fmt.Sprintf("%d missed %s", missed, plural(missed, "signature"))
-		if missed > 0 {
-			sigs += " (" + h.Worst("missed_signatures_percent") + ")"
+		if !h.Unsigned {
+			sigs := fmt.Sprintf("%d missed %s", missed, plural(missed, "signature"))
+			if missed > 0 {
+				sigs += " (" + h.Worst("missed_signatures_percent") + ")"
+			}
+			parts = append(parts, sigs)
 		}
-		parts = append(parts, sigs)
 	}
 	if h.LogErrors > 0 {
 		parts = append(parts, fmt.Sprintf("%d error lines in logs (%s)", h.LogErrors, h.Worst("node_log_errors")))

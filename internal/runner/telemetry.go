@@ -12,6 +12,7 @@ import (
 	"github.com/tpslab/tpslab/internal/profiling"
 
 	"github.com/tpslab/tpslab/internal/telemetry"
+	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 // startTelemetry builds the run's sampler: every local node's process (and
@@ -45,7 +46,7 @@ func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 					rpc = nd.RPC // else a process only: its restarts, exits and log
 				}
 				hn = append(hn, health.Node{Name: name, RPC: rpc, Log: nd.Log, Validator: rpc != "" && nd.Role == "",
-					PID: func() int { return collector{r}.pidOf(name, pid) }})
+					PID: func() int { return collector{r}.pidOf(name, pid) }, Height: height(k, nd)})
 			}
 			if len(hn) > 0 {
 				r.health = health.New(hn)
@@ -78,6 +79,16 @@ func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 	if len(srcs) > 0 {
 		r.tel = telemetry.NewSampler(srcs)
 	}
+}
+
+// height reads a node's height for the health watch when its kind says
+// heights other than through CometBFT's RPC (nil otherwise).
+func height(k kinds.Kind, nd testnet.Node) func(context.Context) (int64, error) {
+	hk, ok := k.(kinds.Heighted)
+	if !ok || k.Info().CometBFTMetrics || nd.RPC == "" || nd.Role == "database" || nd.Role == "service" {
+		return nil
+	}
+	return func(ctx context.Context) (int64, error) { return hk.Height(ctx, nd) }
 }
 
 // pidOf is a local node's pid as the last watch read it from net.json

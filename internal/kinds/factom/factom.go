@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
@@ -197,12 +198,20 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 	if wallets < 1 || wallets > 100_000 {
 		return nil, exitcode.BadInputf("--accounts: %d, expected 1..100000 test wallets", wallets)
 	}
+	// The LOCAL funder pays every wallet: 10,000 wallets at 1 FCT of
+	// entry credits and 1 FCT each ran it dry at wallet 9,960.
+	budget := factomnet.LocalFunds / 10 * 9 // a tenth kept for the fees
+	ecCost := int64(wallets) * s.EntryCredits * factomnet.LocalECRate
+	if ecCost > budget {
+		return nil, exitcode.BadInputf("--accounts: %d wallets of %d entry credits (factom.entry_credits), expected at most %d: the LOCAL network's prefunded address holds %d FCT, an entry credit costs %d factoshis",
+			wallets, s.EntryCredits, budget/(s.EntryCredits*factomnet.LocalECRate), factomnet.LocalFunds/100_000_000, factomnet.LocalECRate)
+	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	fmt.Fprintf(o.Log, "starting %s in %s: %d node(s), a directory block every %d s, %d test wallets\n", factomnet.Version, o.Home, o.Validators, s.BlockTime, wallets)
 	return factomnet.Up(ctx, factomnet.Options{Kind: o.Kind, Binary: o.Binary, Home: o.Home, Nodes: o.Validators, BlockTime: s.BlockTime,
-		WalletSeed: o.Seed, Wallets: wallets, EntryCredits: s.EntryCredits, Factoshis: 100_000_000,
+		WalletSeed: o.Seed, Wallets: wallets, EntryCredits: s.EntryCredits, Factoshis: min(100_000_000, (budget-ecCost)/int64(wallets)),
 		Topology: o.Topology, Links: o.Tpslab, Reset: o.Reset, Owner: o.Owner, Log: o.Log})
 }
 
@@ -215,6 +224,15 @@ func (Kind) Status(ctx context.Context, n *testnet.Net) []testnet.NodeStatus {
 func (Kind) Check(ctx context.Context, n *testnet.Net) kinds.Audit {
 	lines, problems := factomnet.Check(ctx, n)
 	return kinds.Audit{Lines: lines, Problems: problems, OK: "ok: every node holds the same directory blocks, entries and entry-credit balances"}
+}
+
+// heightHTTP answers within the health watch's second.
+var heightHTTP = &http.Client{Timeout: 800 * time.Millisecond}
+
+// Height is the node's saved directory block height, for the health watch.
+func (Kind) Height(ctx context.Context, n testnet.Node) (int64, error) {
+	h, err := (&fa.Client{URL: n.RPC + "/v2", HTTP: heightHTTP}).Heights(ctx)
+	return h.DirectoryBlock, err
 }
 
 // p2pMetrics are factomd's own P2P counters, summed over the nodes.

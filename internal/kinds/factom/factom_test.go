@@ -203,6 +203,11 @@ func TestFactomNetwork(t *testing.T) {
 		if len(s.Units) < 2 || !strings.Contains(s.Units[0], "EPS committed") || !strings.Contains(strings.Join(s.Units, "\n"), "messages sent per committed entry") {
 			t.Errorf("units: %q, expected the report's EPS, TPS and MPS, and the nodes' own P2P counters", s.Units)
 		}
+		// The health watch follows each node's directory block height; no
+		// signatures are said (the leader alone signs factomd's blocks).
+		if hh := s.Health; hh == nil || !hh.Chain || !hh.Unsigned || len(hh.Nodes) != 3 || hh.CaughtUpS < 0 || strings.Contains(hh.Line(), "signature") {
+			t.Errorf("health: %+v, expected 3 nodes' heights followed, caught up after the load, no signatures said", hh)
+		}
 		if p := s.LatencyMs.Proposed; p.Count < 20 || p.P50 <= 0 || p.P50 > s.LatencyMs.Commit.P50 {
 			t.Errorf("proposed (the leader's TransactionACK, sampled): %+v, expected about 60 samples before commit (p50 %.0f ms)", p, s.LatencyMs.Commit.P50)
 		}

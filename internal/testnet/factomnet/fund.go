@@ -11,6 +11,14 @@ import (
 	"github.com/tpslab/tpslab/internal/testnet"
 )
 
+// The LOCAL network's prefunded address at genesis (20,000 FCT, in
+// factoshis) and its entry-credit rate (factoshis per credit), as factomd
+// answers factoid-balance and entry-credit-rate on a fresh network.
+const (
+	LocalFunds  int64 = 20_000 * 100_000_000
+	LocalECRate int64 = 1000
+)
+
 // perTx is how many wallets one funding transaction pays (an entry-credit
 // and a factoid output each, well under the 10 KiB a transaction may be).
 const perTx = 40
@@ -29,6 +37,11 @@ func fund(ctx context.Context, n *testnet.Net, f *Factom, log io.Writer) error {
 	}
 	f.ECRate = rate
 	start, from := time.Now(), factom.Funder()
+	// Checked here too: another build's genesis may fund less than LOCAL's.
+	need := int64(f.Wallets) * (f.EntryCredits*int64(rate) + f.Factoshis)
+	if have, err := cl.FactoidBalance(ctx, from.String()); err != nil || have < need {
+		return fmt.Errorf("the prefunded address %s holds %d factoshis (%v), the %d wallets need %d", from.String(), have, err, f.Wallets, need)
+	}
 	for w := 0; w < f.Wallets; w += perTx {
 		var outs, ecs []factom.Out
 		for i := w; i < min(w+perTx, f.Wallets); i++ {
