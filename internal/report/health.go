@@ -19,6 +19,9 @@ type Health struct {
 	// (a chain other than CometBFT: factomd's): no missed signatures said.
 	Unsigned    bool    `json:"unsigned,omitempty"`
 	NoProgressS float64 `json:"no_progress_s"` // the longest stretch without a new block
+	// BlockIntervalS is the run's mean block interval: a stretch without a
+	// new block is said when it is twice that or more (5 s at least).
+	BlockIntervalS float64 `json:"block_interval_s,omitempty"`
 	// The worst node's figures.
 	BehindMax        int64   `json:"behind_blocks_max"`
 	MissedPercentMax float64 `json:"missed_signatures_percent_max"`
@@ -122,7 +125,7 @@ func (h *Health) Line() string {
 		parts = append(parts, fmt.Sprintf("%d error lines in logs (%s)", h.LogErrors, h.Worst("node_log_errors")))
 	}
 	if h.Chain {
-		if h.NoProgressS >= 5 {
+		if h.NoProgressS >= max(5, 2*h.BlockIntervalS) {
 			parts = append(parts, fmt.Sprintf("no new block for %.1f s", h.NoProgressS))
 		}
 		if h.CaughtUpS >= 0 {

@@ -96,10 +96,20 @@ func (r collector) tick(final bool) {
 		ls.steadyH[1], ls.steadyB[1] = b.Height, b.Seen
 		ls.steadyBlocks++
 	}
+	machine := [3]uint64{}
+	machine[0], machine[1], machine[2] = machineCPU()
+	if ls.machinePrev[1] == 0 {
+		ls.machinePrev = ls.machine0
+	}
 	if phase == "steady" {
+		if ls.steadyN == 0 {
+			ls.machineSteady[0] = ls.machinePrev
+		}
+		ls.machineSteady[1] = machine
 		ls.steadyN++
 		ls.steadyGenCPU += s.GenCPU
 	}
+	ls.machinePrev = machine
 	s.LiveNodes, s.LiveEndpts = r.watch(now, final)
 	if r.tel != nil {
 		// The counters as of the second's end: a read after it (faults

@@ -78,7 +78,12 @@ type cpuState struct {
 	machine0     [3]uint64     // /proc/stat busy, total, steal at the load's start
 	machineLoad  float64       // busy share of the machine over the load, 0..1
 	machineSteal float64       // stolen share of the machine over the load, 0..1
-	loadAvg      float64       // the 1-minute load average when the load ended
+	// /proc/stat at the last second's end, and at the steady window's
+	// start and its last second's end: the machine over the steady window,
+	// as the nodes' telemetry (a ramp's idle warm-up halved it).
+	machinePrev   [3]uint64
+	machineSteady [2][3]uint64
+	loadAvg       float64 // the 1-minute load average when the load ended
 }
 
 // gap is a stretch without blocks.
@@ -539,6 +544,7 @@ func (r ending) fill(res *report.Result) {
 	}
 	if r.health != nil {
 		res.Summary.Health = r.health.Report()
+		res.Summary.Health.BlockIntervalS = res.Summary.BlocksSummary.IntervalMsMean / 1000
 	}
 	res.Chain = r.chain()
 	r.notesMu.Lock()

@@ -105,6 +105,14 @@ func (r *summarizer) summary() report.Summary {
 	if loadSecs > 0 {
 		s.Generator.CPUPercent = math.Round(1000*cpu.Seconds()/loadSecs) / 10
 	}
+	// Over the steady window when it has one, as the nodes' telemetry: the
+	// judge weighs them together.
+	if m := ls.machineSteady; ls.steadyN > 0 && m[0][1] > 0 && m[1][1] > m[0][1] {
+		total := float64(m[1][1] - m[0][1])
+		s.Generator.MachineCPUPercent = math.Round(1000*float64(m[1][0]-m[0][0])/total) / 10
+		s.Generator.StealPercent = math.Round(1000*float64(m[1][2]-m[0][2])/total) / 10
+		s.Generator.CPUPercent = math.Round(10*ls.steadyGenCPU/float64(ls.steadyN)) / 10
+	}
 	if b := ls.busy; b.Workers > 0 && loadSecs > 0 {
 		used := (b.Working + b.Waiting).Seconds()
 		s.Generator.Workers = b.Workers
