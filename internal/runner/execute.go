@@ -80,7 +80,8 @@ type cpuState struct {
 	machineSteal float64       // stolen share of the machine over the load, 0..1
 	// /proc/stat at the last second's end, and at the steady window's
 	// start and its last second's end: the machine over the steady window,
-	// as the nodes' telemetry (a ramp's idle warm-up halved it).
+	// as the nodes' telemetry (counted over the whole load, a ramp's idle
+	// warm-up showed the machine 71% busy where the steady window was 96%).
 	machinePrev   [3]uint64
 	machineSteady [2][3]uint64
 	loadAvg       float64 // the 1-minute load average when the load ended
