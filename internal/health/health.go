@@ -2,9 +2,11 @@
 // each second its height and how far behind the highest it is, whether
 // its signature is in each committed block, restarts (a changed pid), the
 // error lines of its log and its peers; after the load, how long until
-// every node is within a block of the highest. It is a telemetry source
-// (the per-second series, Prometheus, the dashboard) and writes the
-// result's health section (docs/health.md).
+// every node is within a block of the highest. A chain of another kind
+// that says its nodes' heights (Node.Height: factomd) gets the heights and
+// the catch-up without signatures; other nodes, their processes. It is a
+// telemetry source (the per-second series, Prometheus, the dashboard) and
+// writes the result's health section (docs/health.md).
 package health
 
 import (
@@ -27,8 +29,8 @@ type Node struct {
 	Log       string // its log file; "" when not on this machine
 	Validator bool   // its signature is expected in every commit
 	// Height reads the height of a chain other than CometBFT (factomd's
-	// directory blocks): how far behind it is and the catch-up follow it;
-	// nil for a CometBFT node (RPC) or a process only.
+	// directory blocks), for how far behind it is and the catch-up; nil
+	// for a CometBFT node (RPC) or a process only.
 	Height func(context.Context) (int64, error)
 	PID    func() int // its pid now (a restart changes it); nil: not local
 }
