@@ -73,9 +73,16 @@ func TestHealthOfTheNodes(t *testing.T) {
 			failed[o.Expr] = o.Note
 		}
 	}
-	for expr, node := range map[string]string{"node_behind_blocks_max<=2": "node3", "node_restarts==0": "node1", "missed_signatures_percent<=1": ""} {
-		if note, ok := failed[expr]; !ok || !strings.HasPrefix(note, node) {
-			t.Errorf("%s: failed %v, note %q; want it failed naming %q", expr, ok, note, node)
+	// The behind criterion names the worst node: node3 paused 8 s, or node1
+	// catching up after its crash on a loaded machine (CI18: 5 blocks).
+	for expr, nodes := range map[string][]string{"node_behind_blocks_max<=2": {"node3", "node1"}, "node_restarts==0": {"node1"}, "missed_signatures_percent<=1": {""}} {
+		note, ok := failed[expr]
+		named := false
+		for _, node := range nodes {
+			named = named || strings.HasPrefix(note, node)
+		}
+		if !ok || !named {
+			t.Errorf("%s: failed %v, note %q; want it failed naming one of %q", expr, ok, note, nodes)
 		}
 	}
 	t.Run("abort_on_fail", func(t *testing.T) { abortOnFail(t, n) })
