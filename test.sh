@@ -208,7 +208,10 @@ for rel in $beside; do
 done
 
 wait_cache() {
-  wait "$bg_pid" 2>/dev/null
+  # The step runs in a pipeline's subshell, whose `wait` knows no child
+  # of this shell: wait for the file the build writes when it ends (or for
+  # the build to be gone without writing it).
+  while [ ! -s "$bg_rc" ] && kill -0 "$bg_pid" 2>/dev/null; do sleep 1; done
   bg_pid=""
   cat "$bg_log"
   local rc secs
