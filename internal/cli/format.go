@@ -105,6 +105,7 @@ func printRunSummary(res *report.Result, format string, notes bool) {
 // summaryCmd prints a finished run's summary again.
 func summaryCmd() *cobra.Command {
 	var format string
+	var rejudge bool
 	c := &cobra.Command{
 		Use:   "summary RUN_DIR",
 		Short: "Print a finished run's summary (one screen; --summary full for every figure)",
@@ -120,6 +121,17 @@ func summaryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if rejudge {
+				// Judged again with this version's thresholds, said as such:
+				// the stored judgement is what the run printed at its end.
+				old := r.Verdict()
+				was := "none stored"
+				if r.Judgement != nil {
+					was = fmt.Sprintf("tpslab %s, thresholds v%d", r.Judgement.By, r.Judgement.Limits)
+				}
+				r.Seal(Version)
+				fmt.Printf("rejudged with tpslab %s (thresholds v%d); the run's own judgement (%s) was:\n  %s\n", Version, report.T.Version, was, old)
+			}
 			printRunSummary(r, format, true)
 			fmt.Printf("\nresult: %s\n", args[0])
 			return nil
@@ -127,5 +139,6 @@ func summaryCmd() *cobra.Command {
 	}
 	addFormatFlag(c, &format)
 	output.register(c)
+	c.Flags().BoolVar(&rejudge, "rejudge", false, "judge the run again with this version's thresholds (the summary otherwise prints the judgement its end stored)")
 	return c
 }

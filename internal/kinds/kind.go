@@ -270,3 +270,13 @@ func Connect(ctx context.Context, k Kind, sys *System, sc *scenario.Scenario) (*
 	}
 	return &Conn{Target: tgt, Workload: wl}, nil
 }
+
+// Resourced is a kind that declares the resources of the system it starts
+// or reads, each with its capacity from the network's configuration or the
+// system's own answers (block bytes and gas, a pool of connections, the
+// block interval): the judgement weighs each one's use against it
+// (report.Capacity). Called once, before the load; what cannot be read is
+// left out.
+type Resourced interface {
+	Capacities(ctx context.Context, sys *System, sc *scenario.Scenario) []report.Capacity
+}

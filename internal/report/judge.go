@@ -24,6 +24,7 @@ const (
 	CauseRefusals  Cause = "refusals"       // the system refused valid payments
 	CauseDatabase  Cause = "database"       // lock waits, deadlocks, retries
 	CauseBlocks    Cause = "block_space"    // blocks cannot hold the offered rate
+	CauseCPULimit  Cause = "cpu_limit"      // a process at its CPU limit (a cgroup quota, a pod's limit)
 	CauseSystemCPU Cause = "system_cpu"     // the system's processes took the machine's CPU
 	CauseTarget    Cause = "target_answers" // the target answered slower than payments were due
 	CauseLinks     Cause = "links"          // emulated links between the nodes
@@ -39,48 +40,73 @@ const (
 // comes before the machine, which explains a shortfall only when nothing
 // in the system does.
 var order = []Cause{CauseDied, CauseHalt, CauseFault, CauseGenerator, CauseLate, CauseRefusals, CauseDatabase,
-	CauseBlocks, CauseSystemCPU, CauseTarget, CauseLinks, CauseMachine}
+	CauseBlocks, CauseCPULimit, CauseSystemCPU, CauseTarget, CauseLinks, CauseMachine}
 
-// Evidence is one candidate limit and the figures that decide it.
+// Evidence is one row of the run's resource table (the USE method: each
+// resource's capacity, utilisation and saturation) as a candidate limit,
+// and the figures that decide it.
 type Evidence struct {
-	Cause   Cause  `json:"cause"`
-	Holds   bool   `json:"holds"`
-	Figures string `json:"figures"` // what supports it, or why it was set aside
+	Cause Cause `json:"cause"` // the class of resource it is
+	// Resource names it within its class (block_bytes, node0.cpu_limit,
+	// db_connections); "" for a class of one.
+	Resource string `json:"resource,omitempty"`
+	Holds    bool   `json:"holds"`   // saturated, or the class's evidence held
+	Figures  string `json:"figures"` // what supports it, or why it was set aside
+	// Capacity, in Unit, where it has one; Utilisation is the share of it
+	// used over the steady window, Saturation what waited for it (a queue's
+	// mean, a throttled share).
+	Capacity    float64 `json:"capacity,omitempty"`
+	Unit        string  `json:"unit,omitempty"`
+	Utilisation float64 `json:"utilisation,omitempty"`
+	Saturation  float64 `json:"saturation,omitempty"`
 	// Absent: the run had nothing of the kind (no fault, no database, no
 	// links): not shown among the candidates set aside.
 	Absent bool `json:"absent,omitempty"`
 }
 
 // Judgement is the run's outcome and what limited it, from the evidence.
+// A run's end writes it into result.json (Seal); readers print it as
+// stored.
 type Judgement struct {
-	Outcome Outcome
+	Outcome Outcome `json:"outcome"`
 	// Limit is the first candidate, in order, that holds; Cause is "" when
 	// the run kept up.
-	Limit Evidence
-	// Considered is every candidate, in order.
-	Considered []Evidence
+	Limit Evidence `json:"limit"`
+	// Considered is every candidate, in order: the resource table.
+	Considered []Evidence `json:"resources"`
+	// Headline is the run in one sentence, as its end printed it.
+	Headline string `json:"headline,omitempty"`
+	// Limits is the version of the thresholds' table (T) it was judged
+	// with, By the tpslab version that judged.
+	Limits int    `json:"thresholds_version,omitempty"`
+	By     string `json:"judged_by,omitempty"`
 }
 
-// Thresholds of the evidence (docs/metrics.md, "What limited it").
-const (
-	keptUpFloor    = 0.97 // of the valid offered load, committed
-	lagLate        = 1000 // ms of schedule lag p99: sent late
-	lagStopped     = 5000 // ms of schedule lag p99: more than CPU contention makes
-	refusedShare   = 0.05 // of valid payments sent, refused
-	lockWaitShare  = 0.25 // of the database's connections waiting for a lock
-	deadlocksRate  = 0.1  // a second
-	retriesPer     = 0.1  // serialization retries a committed payment
-	systemCPUBusy  = 0.80 // of the machine's cores, the system's processes
-	machineBusyPct = 90.0 // % of the machine busy
-	steal          = 10.0 // % of the CPU taken by a hypervisor
-	othersShare    = 0.25 // of the machine's cores, other processes
-	generatorCore  = 0.5  // of one core: under it, a late generator was not short of CPU
-	shareCap       = 1.03 // a committed share above it is a backlog, not a rate
-)
-
-// Judge decides what the system did with the valid load offered, and what
-// limited it, from the figures the run measured.
+// Judge is the run's judgement: the one its end wrote into the result, or,
+// for a result without one (a run still going, or written before
+// judgements were stored), judged now.
 func (r *Result) Judge() Judgement {
+	if r.Judgement != nil {
+		return *r.Judgement
+	}
+	return r.judge()
+}
+
+// Seal judges the run with this version's thresholds and writes the
+// judgement and its headline into the result: what every reader prints.
+// By is the version that judges.
+func (r *Result) Seal(by string) Judgement {
+	r.Judgement = nil
+	j := r.judge()
+	r.Judgement = &j
+	j.Headline, j.Limits, j.By = r.Verdict(), T.Version, by
+	r.Judgement = &j
+	return j
+}
+
+// judge decides what the system did with the valid load offered, and what
+// limited it, from the figures the run measured.
+func (r *Result) judge() Judgement {
 	s := &r.Summary
 	ev := r.evidence()
 	j := Judgement{Considered: ev}
@@ -131,24 +157,39 @@ func (s *Summary) ValidOfferedTPS() float64 {
 }
 
 // CommittedShare is the share of the valid offered load that committed:
-// the steady window's rate, or the whole run's count when that is higher
-// (block-aligned rates over a short window wobble by a block).
+// the steady window's rate, lifted by the whole run's count by at most
+// countLift (block-aligned rates over a short window wobble by a block;
+// a drain that committed what the window did not is no rate: "kept up:
+// committed 0.0 of 200 offered").
 func (s *Summary) CommittedShare() float64 {
-	share := 0.0
-	if off := s.ValidOfferedTPS(); off > 0 {
-		share = s.CommittedTPS / off
-	}
+	share := s.RateShare()
 	if valid := s.Offered - measure.Sum(s.InvalidSent); valid > 0 {
-		share = math.Max(share, float64(s.Committed)/float64(valid))
+		lift := countLift
+		if s.ValidOfferedTPS() <= 0 { // no rate offered over a window: the count is all there is
+			lift = 1
+		}
+		share = math.Max(share, math.Min(share+lift, float64(s.Committed)/float64(valid)))
 	}
 	return share
 }
 
-// keptUp: at least keptUpFloor of the valid offered load committed, few
+// countLift bounds what the whole run's count adds to the window's share.
+const countLift = 0.1
+
+// RateShare is the steady window's committed rate over the valid offered
+// rate: the share the headline prints.
+func (s *Summary) RateShare() float64 {
+	if off := s.ValidOfferedTPS(); off > 0 {
+		return s.CommittedTPS / off
+	}
+	return 0
+}
+
+// keptUp: at least T.KeptUp of the valid offered load committed, few
 // expired, and commit latency that did not grow.
 func (r *Result) keptUp() bool {
 	s := &r.Summary
-	return s.CommittedShare() >= keptUpFloor && float64(s.Expired) <= 0.01*float64(s.Sent) && r.latencyGrew() == "" && r.backlogGrew() == ""
+	return s.CommittedShare() >= T.KeptUp && float64(s.Expired) <= T.ExpiredShare*float64(s.Sent) && r.latencyGrew() == "" && r.backlogGrew() == ""
 }
 
 // evidence gathers every candidate limit, in order.
@@ -162,26 +203,9 @@ func (r *Result) evidence() []Evidence {
 	// A component that died.
 	died, how := r.died()
 	add(CauseDied, died, "%s", how)
-	// A halt: no block over a quarter of the window, or the run ended so.
-	switch {
-	case s.Halted != "":
-		add(CauseHalt, true, "%s", s.Halted)
-	case strings.HasPrefix(r.EndedBecause, "chain_halted"):
-		add(CauseHalt, true, "the run ended %s; longest gap %.1f s", r.EndedBecause, s.LongestGapS)
-	case s.Steady.DurationS > 0 && s.LongestGapS > 0.25*s.Steady.DurationS && s.LongestGapS >= 5:
-		add(CauseHalt, true, "no block for %.1f s (%.0f%% of the %.0f s steady window)%s", s.LongestGapS, 100*s.LongestGapS/s.Steady.DurationS, s.Steady.DurationS, r.faultDuring())
-	case s.Steady.DurationS > 0 && s.Steady.StallS > 0.25*s.Steady.DurationS && s.Steady.StallS >= 5:
-		// A gap under the stall floor (10 s) that the window begins or ends
-		// in: a partition of 3 s left 7.4 s of an 11 s window without a
-		// block, and the drain committed the rest ("kept up: 27 of 100").
-		add(CauseHalt, true, "no block for %.1f s at the steady window's edge (%.0f%% of its %.0f s)%s", s.Steady.StallS, 100*s.Steady.StallS/s.Steady.DurationS, s.Steady.DurationS, r.faultDuring())
-	case s.LongestGapS > 0:
-		add(CauseHalt, false, "longest gap between blocks %.1f s", s.LongestGapS)
-	case s.BlocksSummary.Count == 0:
-		out = append(out, Evidence{Cause: CauseHalt, Figures: "no blocks", Absent: true})
-	default:
-		add(CauseHalt, false, "no stretch without blocks")
-	}
+	// A halt: no block over a quarter of the window, against the chain's
+	// own block interval, or the run ended so.
+	out = append(out, r.haltEvidence())
 	// Scheduled faults.
 	if len(s.Faults) > 0 {
 		names := make([]string, len(s.Faults))
@@ -201,7 +225,7 @@ func (r *Result) evidence() []Evidence {
 	genShort := g.Limited || (s.Shortfall != nil && (s.Shortfall.By == "generator_cpu" || s.Shortfall.By == "generator_workers"))
 	lag := s.LatencyMs.ScheduleLag.P99
 	switch {
-	case genShort && g.CPUPercent < generatorCore*100 && machine.Holds:
+	case genShort && g.CPUPercent < T.GeneratorCore*100 && machine.Holds:
 		add(CauseGenerator, false, "it sent short at %.0f%% of one core while the rest of the machine was busy: not its own capacity", g.CPUPercent)
 	case genShort:
 		add(CauseGenerator, true, "tpslab used %.0f%% CPU of %.0f core(s), its senders busy %.0f%% (%.0f%% of that waiting for answers)", g.CPUPercent, usable, g.BusyPercent, g.WaitingPercent)
@@ -211,8 +235,8 @@ func (r *Result) evidence() []Evidence {
 	starved := s.Shortfall != nil && s.Shortfall.By == "machine_cpu"
 	// Sent late without using its CPU: it did not run. On a busy machine
 	// that is the machine's doing, unless the delay is longer than
-	// contention makes (lagStopped): then it was stopped.
-	late := (lag >= lagLate || starved) && g.CPUPercent < generatorCore*100*usable && !r.waitedForTarget() && (!machine.Holds || lag >= lagStopped)
+	// contention makes (T.LagStoppedMs): then it was stopped.
+	late := (lag >= T.LagLateMs || starved) && g.CPUPercent < T.GeneratorCore*100*usable && !r.waitedForTarget() && (!machine.Holds || lag >= T.LagStoppedMs)
 	switch {
 	case late && machine.Holds:
 		add(CauseLate, true, "schedule lag p99 %s while tpslab used %.0f%% of one core: longer than a busy machine delays a process, it was stopped; every latency includes the delay", fmtMs(lag), g.CPUPercent)
@@ -222,19 +246,25 @@ func (r *Result) evidence() []Evidence {
 		add(CauseLate, false, "schedule lag p99 %s", fmtMs(lag))
 	}
 	// The system's refusals, valid payments only.
-	if s.RejectRate >= refusedShare {
+	if s.RejectRate >= T.Refused {
 		add(CauseRefusals, true, "%.1f%% of valid payments refused, %s", 100*s.RejectRate, rootReason(s.Rejected))
 	} else {
 		add(CauseRefusals, false, "%.1f%% of valid payments refused", 100*s.RejectRate)
 	}
+	out = append(out, r.declaredEvidence(CauseDatabase)...)
 	out = append(out, r.databaseEvidence())
-	out = append(out, r.blockSpaceEvidence())
+	if blocks := r.declaredEvidence(CauseBlocks); len(blocks) > 0 {
+		out = append(out, blocks...)
+	} else {
+		out = append(out, r.blockSpaceEvidence())
+	}
+	out = append(out, r.cpuLimitEvidence()...)
 	out = append(out, r.systemCPUEvidence(machine.Holds))
 	// A machine others kept busy while the system's processes needed CPU
 	// starved the system: it comes before the target's answers, which it
 	// slowed. Otherwise the target was slow for its own reasons.
 	nodes, _ := s.telemetryMean(".cpu_percent")
-	starvedSystem := machine.Holds && g.MachineCPUPercent >= machineBusyPct && nodes >= othersShare*100*float64(max(1, g.Cores))
+	starvedSystem := machine.Holds && g.MachineCPUPercent >= T.MachineBusyPct && nodes >= T.Others*100*float64(max(1, g.Cores))
 	if starvedSystem {
 		machine.Figures += fmt.Sprintf(", while the system's processes used %.0f%% and needed more", nodes)
 		out = append(out, machine)
@@ -255,13 +285,6 @@ func (r *Result) evidence() []Evidence {
 	}
 	return out
 }
-
-// Thresholds of the links' evidence.
-const (
-	linkBusy     = 0.70    // of a link's rate each way, carried in its busiest second
-	linksCPUBusy = 90.0    // % of one core, the process that emulates the links
-	linkRTTShare = 1.0 / 6 // of the block interval, the slowest round trip
-)
 
 // linksEvidence: the emulated links limit a run only with figures that
 // show it — a link near its bandwidth, links resetting connections, the
@@ -297,11 +320,11 @@ func (r *Result) linksEvidence() Evidence {
 	interval := s.BlocksSummary.IntervalMsMean
 	switch {
 	case e.Holds:
-	case use >= linkBusy:
+	case use >= T.LinkBusy:
 		e.Holds, e.Figures = true, fmt.Sprintf("link %s carried %s/s in its busiest second, %.0f%% of its %s each way", busiest.Name, bytesIEC(busiest.MaxBytesPerS), 100*use, rateText(busiest.RateKbit))
-	case measured && cpu.Mean >= linksCPUBusy:
+	case measured && cpu.Mean >= T.LinksCPUPct:
 		e.Holds, e.Figures = true, fmt.Sprintf("the process that emulates the links used %.0f%% of one core", cpu.Mean)
-	case interval > 0 && slowest.RTTMs >= linkRTTShare*interval:
+	case interval > 0 && slowest.RTTMs >= T.LinkRTTShare*interval:
 		e.Holds, e.Figures = true, fmt.Sprintf("the slowest link, %s, has a %.0f ms round trip: %.0f%% of the block interval (%.0f ms), which waits on several", slowest.Name, slowest.RTTMs, 100*slowest.RTTMs/interval, interval)
 	default:
 		figs := fmt.Sprintf("%d emulated link(s)", len(s.Links))
@@ -399,7 +422,7 @@ func (r *Result) died() (bool, string) {
 		if before, after := r.commitsAround(e.T); after >= 0.5*before && before > 0 {
 			return false, fmt.Sprintf("%s went down at t=%.1f s, and the system carried on without it (%.0f tx/s committed after, %.0f before)", t, e.T, after, before)
 		}
-		if len(r.Series) == 0 && s.CommittedShare() >= keptUpFloor { // a result without its series: the whole run's share
+		if len(r.Series) == 0 && s.CommittedShare() >= T.KeptUp { // a result without its series: the whole run's share
 			return false, fmt.Sprintf("%s went down at t=%.1f s, and the system carried on without it (%.0f%% of the offered load committed)", t, e.T, 100*s.CommittedShare())
 		}
 		return true, fmt.Sprintf("%s went down at t=%.1f s and did not come back (%s)", t, e.T, e.Detail)
@@ -467,9 +490,9 @@ func (r *Result) machineEvidence() Evidence {
 	g := &r.Summary.Generator
 	capacity := 100 * float64(max(1, g.Cores))
 	switch {
-	case g.StealPercent >= steal:
+	case g.StealPercent >= T.StealPct:
 		return Evidence{Cause: CauseMachine, Holds: true, Figures: fmt.Sprintf("a hypervisor took %.0f%% of the CPU (steal)", g.StealPercent)}
-	case g.MachineCPUPercent >= machineBusyPct && g.OthersCPUPercent >= othersShare*capacity:
+	case g.MachineCPUPercent >= T.MachineBusyPct && g.OthersCPUPercent >= T.Others*capacity:
 		return Evidence{Cause: CauseMachine, Holds: true, Figures: fmt.Sprintf("the machine was %.0f%% busy on %d cores; other processes used %.0f%% of one core, tpslab %.0f%%", g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.CPUPercent)}
 	}
 	return Evidence{Cause: CauseMachine, Figures: fmt.Sprintf("the machine was %.0f%% busy on %d cores, others %.0f%% of one core, steal %.0f%%", g.MachineCPUPercent, g.Cores, g.OthersCPUPercent, g.StealPercent)}
@@ -499,15 +522,15 @@ func (r *Result) databaseEvidence() Evidence {
 	var figs []string
 	if okW {
 		figs = append(figs, fmt.Sprintf("%.1f of %.0f connections waiting for locks", waits, conns))
-		e.Holds = e.Holds || (waits >= 1 && waits >= lockWaitShare*conns)
+		e.Holds = e.Holds || (waits >= 1 && waits >= T.LockWaits*conns)
 	}
 	if okD {
 		figs = append(figs, fmt.Sprintf("%.2f deadlocks/s", dl))
-		e.Holds = e.Holds || dl >= deadlocksRate
+		e.Holds = e.Holds || dl >= T.Deadlocks
 	}
 	if okR && s.CommittedTPS > 0 {
 		figs = append(figs, fmt.Sprintf("%.2f retries a payment", retries/s.CommittedTPS))
-		e.Holds = e.Holds || retries/s.CommittedTPS >= retriesPer
+		e.Holds = e.Holds || retries/s.CommittedTPS >= T.Retries
 	}
 	e.Figures = strings.Join(figs, ", ")
 	if e.Holds {
@@ -561,7 +584,7 @@ func (r *Result) systemCPUEvidence(machineBusy bool) Evidence {
 	e := Evidence{Cause: CauseSystemCPU, Figures: fmt.Sprintf("the system's processes used %.0f%% of one core (of %.0f)", nodes, capacity)}
 	// The system took the CPU itself: most of the machine, or a busy
 	// machine that others did not keep busy.
-	if nodes >= systemCPUBusy*capacity || (g.MachineCPUPercent >= machineBusyPct && !machineBusy && nodes >= 0.5*g.MachineCPUPercent/100*capacity) {
+	if nodes >= T.SystemCPU*capacity || (g.MachineCPUPercent >= T.MachineBusyPct && !machineBusy && nodes >= 0.5*g.MachineCPUPercent/100*capacity) {
 		e.Holds = true
 		e.Figures = fmt.Sprintf("the system's processes used %.0f%% of one core of %.0f on a machine %.0f%% busy; %s", nodes, capacity, g.MachineCPUPercent, busiest(s.Telemetry))
 	}
@@ -604,12 +627,26 @@ func rootReason(m map[string]int64) string {
 	return fmt.Sprintf("mostly %s (%d)", strings.ReplaceAll(top, "_", " "), m[top])
 }
 
+// resourceWords name the resources of a class of several in words.
+var resourceWords = map[string]string{BlockBytes: "block bytes", BlockGas: "block gas", "db_connections": "the database's connections"}
+
 // Phrase is the limit in words, with its figures.
 func (e Evidence) Phrase() string {
+	if e.Resource != "" && e.Cause != CauseHalt {
+		what := resourceWords[e.Resource]
+		switch {
+		case what != "":
+		case e.Cause == CauseCPULimit:
+			what = strings.TrimSuffix(e.Resource, ".cpu_limit") + "'s CPU limit"
+		default:
+			what = strings.ReplaceAll(e.Resource, "_", " ")
+		}
+		return what + " (" + e.Figures + ")"
+	}
 	what := map[Cause]string{
 		CauseDied: "a component died", CauseHalt: "the chain halted", CauseFault: "the scheduled fault",
 		CauseGenerator: "the load generator", CauseLate: "the load generator sent late",
-		CauseRefusals: "the system's refusals", CauseDatabase: "the database", CauseBlocks: "block space",
+		CauseRefusals: "the system's refusals", CauseDatabase: "the database", CauseBlocks: "block space", CauseCPULimit: "a CPU limit",
 		CauseSystemCPU: "the system's CPU", CauseTarget: "the target's answers", CauseLinks: "the emulated links",
 		CauseMachine: "the machine", CauseSystem: "the system under test",
 	}[e.Cause]
@@ -624,7 +661,11 @@ func (j Judgement) SetAside() []string {
 	var out []string
 	for _, e := range j.Considered {
 		if !e.Holds && !e.Absent {
-			out = append(out, fmt.Sprintf("not %s: %s", strings.ReplaceAll(string(e.Cause), "_", " "), e.Figures))
+			name := string(e.Cause)
+			if e.Resource != "" && e.Cause != CauseHalt {
+				name = e.Resource
+			}
+			out = append(out, fmt.Sprintf("not %s: %s", strings.ReplaceAll(name, "_", " "), e.Figures))
 		}
 	}
 	return out
@@ -634,7 +675,7 @@ func (j Judgement) SetAside() []string {
 func (j Judgement) Also() []string {
 	var out []string
 	for _, e := range j.Considered {
-		if e.Holds && e.Cause != j.Limit.Cause {
+		if e.Holds && (e.Cause != j.Limit.Cause || e.Resource != j.Limit.Resource) {
 			out = append(out, e.Phrase())
 		}
 	}

@@ -44,7 +44,14 @@ type Result struct {
 	Events        []Event            `json:"events,omitempty"`
 	Endpoints     []sut.EndpointStat `json:"endpoints,omitempty"`
 	Notes         []string           `json:"notes,omitempty"`
-	Thresholds    []ThresholdOutcome `json:"thresholds,omitempty"`
+	// Capacities are the system's resources its kind declared before the
+	// load (block bytes and gas, a pool of connections, the block
+	// interval): the judgement weighs each one's use against them.
+	Capacities []Capacity `json:"capacities,omitempty"`
+	// Judgement is what the run's end judged (Seal): every reader prints it
+	// as stored; `tpslab summary --rejudge` judges again.
+	Judgement  *Judgement         `json:"judgement,omitempty"`
+	Thresholds []ThresholdOutcome `json:"thresholds,omitempty"`
 	// Telemetry defines the metrics read from inside the system (the
 	// series' and the summary's telemetry), with their units.
 	Telemetry []telemetry.Metric `json:"telemetry_metrics,omitempty"`
@@ -383,6 +390,23 @@ func (w *Writer) FlushLocked() error {
 		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, "result.json"), err))
 	}
 	return err
+}
+
+// Seal judges the finished run as every reader will see it, its series
+// and blocks read back from their files, and keeps the judgement in the
+// result (Result.Seal). Called under no lock, after the last second.
+func (w *Writer) Seal(by string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	series, _ := readLines[Second](filepath.Join(w.dir, "series.jsonl"))
+	blocks, _ := readLines[measure.BlockStat](filepath.Join(w.dir, "blocks.jsonl"))
+	keep, keepB := w.R.Series, w.R.Blocks
+	w.R.Series, w.R.Blocks = series, blocks
+	if by == "" {
+		by = w.R.Environment.TpslabVersion
+	}
+	w.R.Seal(by)
+	w.R.Series, w.R.Blocks = keep, keepB
 }
 
 // Close writes the final result.json, with the reserved space given back

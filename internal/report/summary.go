@@ -370,11 +370,23 @@ type Blocks struct {
 	// GasPerPayment is the mean gas our committed payments used, from the
 	// blocks' results (chains that report gas: Cosmos SDK).
 	GasPerPayment float64 `json:"gas_per_payment,omitempty"`
+	// IntervalMsMedian is the median interval between blocks as tpslab saw
+	// them: the chain's own pace, which a gap is measured against.
+	IntervalMsMedian float64 `json:"interval_ms_median,omitempty"`
+	// The steady window's blocks: how many, their mean bytes and the mean
+	// gas our payments in them used (a block's fill against its capacity).
+	Steady         int     `json:"steady_count,omitempty"`
+	SteadyBytes    float64 `json:"steady_bytes_mean,omitempty"`
+	SteadyBytesMax int     `json:"steady_bytes_max,omitempty"`
+	SteadyGas      float64 `json:"steady_gas_mean,omitempty"`
 }
 
 // Verdict is the run in one sentence: what the system did with the valid
 // load offered, and what limited it, with its figures (Judge).
 func (r *Result) Verdict() string {
+	if r.Judgement != nil && r.Judgement.Headline != "" {
+		return r.Judgement.Headline
+	}
 	var b strings.Builder
 	if r.Status == "partial" {
 		// Counts of the segments that finished, led by what is missing.
@@ -453,7 +465,7 @@ func committedOf(s *Summary, offered float64) string {
 	switch {
 	case offered <= 0:
 		return fmt.Sprintf("committed %s tx/s for %.0f s", thousands(s.CommittedTPS), s.Steady.DurationS)
-	case s.CommittedTPS > shareCap*offered:
+	case s.CommittedTPS > T.ShareCap*offered:
 		return fmt.Sprintf("committed %s tx/s for %.0f s, more than the %s offered (payments sent before the window committed in it)", thousands(s.CommittedTPS), s.Steady.DurationS, thousands(offered))
 	}
 	return fmt.Sprintf("committed %s of %s offered tx/s for %.0f s", thousands(s.CommittedTPS), thousands(offered), s.Steady.DurationS)
@@ -486,8 +498,9 @@ func (r *Result) Outcome() Outcome { return r.Judge().Outcome }
 func (r *Result) behind() string {
 	s := &r.Summary
 	var why []string
-	if sh := s.CommittedShare(); s.ValidOfferedTPS() > 0 && sh < keptUpFloor {
-		why = append(why, fmt.Sprintf("%.0f%% of offered", 100*sh))
+	if sh := s.CommittedShare(); s.ValidOfferedTPS() > 0 && sh < T.KeptUp {
+		// The share of the rates the headline prints beside it.
+		why = append(why, fmt.Sprintf("%.0f%% of offered", 100*s.RateShare()))
 	}
 	if g := r.latencyGrew(); g != "" {
 		why = append(why, g)
@@ -523,7 +536,7 @@ func (r *Result) latencyGrew() string {
 // offered then, at their lowest in the steady window's first and last
 // thirds (the troughs right after blocks): "the backlog grew from A to B
 // of load" when it grew by more than a second and by more than the
-// shortfall keptUpFloor forgives over the window. A system that keeps up
+// shortfall T.KeptUp forgives over the window. A system that keeps up
 // holds its troughs level; one whose drain committed what the window did
 // not passes the committed share, and with blocks seconds apart has too
 // few latency samples for latencyGrew (factomd at 2,000/s: 7,400 to 9,000
@@ -540,7 +553,7 @@ func (r *Result) backlogGrew() string {
 	}
 	third := len(secs) / 3
 	first, last := slices.Min(secs[:third]), slices.Min(secs[len(secs)-third:])
-	if last-first > max(1, (1-keptUpFloor)*float64(len(secs))) {
+	if last-first > max(1, (1-T.KeptUp)*float64(len(secs))) {
 		return fmt.Sprintf("the backlog grew from %.1f s to %.1f s of load", first, last)
 	}
 	return ""

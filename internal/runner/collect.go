@@ -95,6 +95,9 @@ func (r collector) tick(final bool) {
 		}
 		ls.steadyH[1], ls.steadyB[1] = b.Height, b.Seen
 		ls.steadyBlocks++
+		ls.steadyBytes += int64(b.Bytes)
+		ls.steadyGas += b.OursGas
+		ls.steadyBytesMax = max(ls.steadyBytesMax, b.Bytes)
 	}
 	machine := [3]uint64{}
 	machine[0], machine[1], machine[2] = machineCPU()

@@ -46,6 +46,7 @@ type blockState struct {
 	firstH    int64
 	lastH     int64
 	lastSeen  time.Duration // when the last block was seen; 0 before the first
+	lastTime  time.Time     // the last block's own time (its header), zero when it has none
 	gaps      []gap         // block-less gaps of 3 s or more
 	intervals *hdrhistogram.Histogram
 }
@@ -60,12 +61,17 @@ type steadyState struct {
 	steadyB0     int64      // our committed payments in the steady window's first block
 	steadyBlocks int
 	steadyIv     *hdrhistogram.Histogram // seen-intervals between steady blocks, ms
-	steadyN      int
-	steadyGenCPU float64 // sum of the generator's CPU % over steady seconds
-	lastCPU      time.Duration
-	nodeUp       []bool
-	telWin       telemetry.Window // steady seconds of telemetry
-	downSince    time.Duration    // all endpoints down since (0: not all down)
+	// steadyBytes and steadyGas sum the steady blocks' bytes and our
+	// payments' gas in them; steadyBytesMax is the fullest block's bytes.
+	steadyBytes    int64
+	steadyGas      uint64
+	steadyBytesMax int
+	steadyN        int
+	steadyGenCPU   float64 // sum of the generator's CPU % over steady seconds
+	lastCPU        time.Duration
+	nodeUp         []bool
+	telWin         telemetry.Window // steady seconds of telemetry
+	downSince      time.Duration    // all endpoints down since (0: not all down)
 }
 
 // cpuState is what the load cost the generator and the machine, taken by
@@ -95,6 +101,11 @@ type gap struct{ from, to time.Duration }
 // timeout_propose plus a little, 3 s by default), so slower consensus is not
 // mistaken for a stopped chain.
 const minGap = 10 * time.Second
+
+// gapFloor is the shortest block-less stretch recorded: the judgement's
+// least halt (report.T.HaltFloorS), which it weighs against the chain's
+// own block interval.
+var gapFloor = time.Duration(report.T.HaltFloorS * float64(time.Second))
 
 func (r loop) execute(ctx context.Context) (*report.Result, error) {
 	sc := r.sc
@@ -385,10 +396,18 @@ func (r loop) onBlock(st measure.BlockStat) {
 		d := seen - ls.lastSeen
 		_ = ls.intervals.RecordValue(max(1, d.Milliseconds()))
 	}
-	if g := seen - ls.lastSeen; g >= minGap {
-		ls.gaps = append(ls.gaps, gap{from: ls.lastSeen, to: seen})
+	// The chain's own times, where its blocks carry them, measure a gap:
+	// tpslab reading blocks late (a busy node's RPC) is no gap of the chain.
+	g := seen - ls.lastSeen
+	if !st.Time.IsZero() && !ls.lastTime.IsZero() {
+		if h := st.Time.Sub(ls.lastTime); h >= 0 && h < g {
+			g = h
+		}
 	}
-	ls.lastSeen = seen
+	if g >= gapFloor && (ls.lastSeen > 0 || ls.lastH > 0) {
+		ls.gaps = append(ls.gaps, gap{from: seen - g, to: seen})
+	}
+	ls.lastSeen, ls.lastTime = seen, st.Time
 	ls.lastH = st.Height
 }
 
@@ -493,13 +512,18 @@ func (r ending) finish(ended End) (*report.Result, error) {
 			res.Summary.Halted = ended.Detail
 		}
 		sum = res.Summary
-		if j := res.Judge(); j.Outcome == report.OutcomeDied {
-			died = j.Limit.Figures
-		}
 		for _, o := range res.Thresholds {
 			if !o.OK {
 				failed = append(failed, fmt.Sprintf("%s (%s)", o.Expr, o.Actually()))
 			}
+		}
+	})
+	// Judged once, here, from the files every reader reads: every reader
+	// prints this judgement.
+	r.w.Seal("")
+	r.w.Update(func(res *report.Result) {
+		if j := res.Judge(); j.Outcome == report.OutcomeDied {
+			died = j.Limit.Figures
 		}
 	})
 	if r.releaseLock != nil {

@@ -324,6 +324,10 @@ func (r *run) prepare(ctx context.Context) error {
 		return err
 	}
 	r.conn = conn
+	if rk, ok := kind.(kinds.Resourced); ok {
+		caps := rk.Capacities(ctx, sys, sc)
+		r.w.Update(func(res *report.Result) { res.Capacities = caps })
+	}
 	r.startTelemetry(ctx, kind)
 	if r.tel != nil {
 		r.w.Update(func(res *report.Result) { res.Telemetry = r.tel.Metrics() })
@@ -465,6 +469,7 @@ func (r *run) finishEarly(why End) {
 	r.w.Update(func(res *report.Result) {
 		res.Status, res.EndedBecause, res.EndedAt = "complete", why.String(), &end
 		res.Notes = r.notes
+		res.Seal(res.Environment.TpslabVersion)
 	})
 	if r.releaseLock != nil {
 		r.releaseLock()

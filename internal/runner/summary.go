@@ -139,6 +139,17 @@ func (r *summarizer) summary() report.Summary {
 		if a.OursOK > 0 && a.OursGas > 0 {
 			s.BlocksSummary.GasPerPayment = math.Round(float64(a.OursGas) / float64(a.OursOK))
 		}
+		ls.mu.Lock()
+		if ls.intervals.TotalCount() > 0 {
+			s.BlocksSummary.IntervalMsMedian = float64(ls.intervals.ValueAtQuantile(50))
+		}
+		ls.mu.Unlock()
+	}
+	if n := ls.steadyBlocks; n > 0 {
+		b := &s.BlocksSummary
+		b.Steady, b.SteadyBytesMax = n, ls.steadyBytesMax
+		b.SteadyBytes = math.Round(float64(ls.steadyBytes) / float64(n))
+		b.SteadyGas = math.Round(float64(ls.steadyGas) / float64(n))
 	}
 	r.stalls(&s)
 	s.Samples = ls.eng.Samples()
@@ -308,7 +319,7 @@ func (r *summarizer) stallsUntil(s *report.Summary, end time.Duration) {
 	last := ls.lastSeen
 	median := time.Duration(ls.intervals.ValueAtQuantile(50)) * time.Millisecond
 	ls.mu.Unlock()
-	if end-last >= minGap {
+	if end-last >= gapFloor {
 		gaps = append(gaps, gap{from: last, to: end})
 	}
 	// Slow blocks raise the bar (an overloaded chain executing huge blocks

@@ -194,6 +194,8 @@ func Merge(out string, dirs []string, sc any, thresholds []string, infos []repor
 	for _, th := range ths {
 		res.Thresholds = append(res.Thresholds, th.Check(&res.Summary))
 	}
+	res.Capacities = parts[0].res.Capacities
+	res.Seal(res.Environment.TpslabVersion)
 	if err := write(out, res); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	cmt "github.com/tpslab/tpslab/internal/targets/cometbft"
@@ -129,4 +130,12 @@ func fundWallets(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, 
 			n, w.FundAmount, st.Roots, took, st.Batches, FundFanout, st.Rounds, st.Skipped, kinds.GoMemoryMB()))
 	}
 	return wallets, nil
+}
+
+// Capacities are the chain's block limits (its consensus parameters).
+func (Kind) Capacities(ctx context.Context, sys *kinds.System, _ *scenario.Scenario) []report.Capacity {
+	if len(sys.Endpoints) == 0 {
+		return nil
+	}
+	return kinds.ConsensusCapacities(ctx, sys.Endpoints[0])
 }

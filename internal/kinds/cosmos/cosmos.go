@@ -16,6 +16,7 @@ import (
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	sdk "github.com/tpslab/tpslab/internal/targets/cosmos"
@@ -487,4 +488,12 @@ func fund(ctx context.Context, sc *scenario.Scenario, tgt *sdk.Target, codec *sd
 func (Kind) DecodePayment(tx []byte) (kinds.DecodedPayment, bool) {
 	kind, from, to, amount, ok := sdk.DecodePayment(tx)
 	return kinds.DecodedPayment{Kind: kind, Sender: from, Recipient: to, Amount: amount}, ok
+}
+
+// Capacities are the chain's block limits (its consensus parameters).
+func (Kind) Capacities(ctx context.Context, sys *kinds.System, _ *scenario.Scenario) []report.Capacity {
+	if len(sys.Endpoints) == 0 {
+		return nil
+	}
+	return kinds.ConsensusCapacities(ctx, sys.Endpoints[0])
 }
