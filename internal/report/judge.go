@@ -501,7 +501,7 @@ func (r *Result) machineEvidence() Evidence {
 // telemetryMean sums the steady means of every metric ending in suffix.
 func (s *Summary) telemetryMean(suffix string) (float64, bool) {
 	sum, ok := SystemSum(s.Telemetry, suffix, func(st telemetry.Stat) float64 { return st.Mean })
-	if st, bare := s.Telemetry[strings.TrimPrefix(suffix, ".")]; bare { // a process named by the metric's own prefix ("db.lock_waits")
+	if st, bare := s.Telemetry[strings.TrimPrefix(suffix, ".")]; bare && strings.HasPrefix(suffix, ".") { // a process named by the metric's own prefix ("db.lock_waits")
 		sum, ok = sum+st.Mean, true
 	}
 	return sum, ok

@@ -22,6 +22,11 @@ type Process struct {
 	PIDOf func() int
 	fs    procfs.FS
 	ok    bool
+	// limited: the process ran under a CPU limit when it was first read
+	// (a cgroup quota): its limit and throttled time are read too.
+	limited bool
+	group   cpuGroup
+	groupOf int // the pid group was found for
 }
 
 // NewProcess reads pid (and its children when children is set) as name.
@@ -29,6 +34,8 @@ func NewProcess(name, role string, pid int, children bool) *Process {
 	p := &Process{Name: name, Role: role, PID: pid, Children: children}
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		p.fs, p.ok = fs, true
+		p.group, p.groupOf = cpuGroupOf(fs, pid), pid
+		p.limited = p.group.limit() > 0
 	}
 	return p
 }
@@ -43,6 +50,12 @@ func (p *Process) Metrics() []Metric {
 		{Name: n + "fds", Unit: "1", Help: "open file descriptors"},
 		{Name: n + "read_bytes", Unit: "bytes/s", Rate: true, Help: "bytes read from storage"},
 		{Name: n + "write_bytes", Unit: "bytes/s", Rate: true, PerPayment: true, Help: "bytes written to storage"},
+	}
+	if p.limited {
+		ms = append(ms,
+			Metric{Name: n + "cpu_limit_cores", Unit: "cores", Help: "the CPU limit of the process's cgroup (its quota over its period; the tightest of its ancestors')"},
+			Metric{Name: n + "cpu_throttled_percent", Unit: "%", Rate: true, Better: "lower", Help: "time the CPU limit held the process back (the cgroup's throttled time), in percent of one second"},
+			Metric{Name: n + "cpu_throttled_s_total", Unit: "s", Help: "the cgroup's throttled time in all"})
 	}
 	for i := range ms {
 		ms[i].Role = p.Role
@@ -100,6 +113,15 @@ func (p *Process) Sample(_ context.Context, dst []float64) error {
 	dst[0], dst[1], dst[2], dst[3] = cpu*100, rss, threads, fds
 	if ioOK {
 		dst[4], dst[5] = rd, wr
+	}
+	if p.limited {
+		if p.groupOf != p.PID { // restarted: it may run in another group
+			p.group, p.groupOf = cpuGroupOf(p.fs, p.PID), p.PID
+		}
+		dst[6] = p.group.limit()
+		if sec, _, ok := p.group.throttled(); ok {
+			dst[7], dst[8] = sec*100, sec
+		}
 	}
 	return nil
 }

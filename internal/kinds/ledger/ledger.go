@@ -18,6 +18,7 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
 	httpkind "github.com/tpslab/tpslab/internal/kinds/http"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/telemetry"
@@ -290,4 +291,22 @@ func (Kind) Telemetry(ctx context.Context, sys *kinds.System) ([]telemetry.Sourc
 		srcs = append(srcs, pg)
 	}
 	return srcs, nil
+}
+
+// Capacities: the services' database connections (processes × the pool
+// of each), against those they held in a transaction and the payments
+// waiting for one.
+func (Kind) Capacities(_ context.Context, sys *kinds.System, sc *scenario.Scenario) []report.Capacity {
+	procs, conns := 0, 0
+	if sys.Net != nil {
+		if o := pgnet.Of(sys.Net); o != nil {
+			procs, conns = o.Processes, o.Connections
+		}
+	}
+	if procs == 0 {
+		return nil // endpoints tpslab did not start: their pool is not known
+	}
+	return []report.Capacity{{Name: "db_connections", Class: report.CauseDatabase, Capacity: float64(procs * conns), Unit: "connections",
+		From: fmt.Sprintf("%d process(es) × --db-connections %d", procs, conns), Use: ".connections_in_use", Saturation: ".queue",
+		About: "the services' database connections"}}
 }
