@@ -51,6 +51,7 @@ func PrintFullSummary(out io.Writer, r *Result) {
 		}
 	}
 	tw.Flush()
+	printResources(out, r)
 	printSteps(out, r)
 	if len(s.SlowestStatements) > 0 {
 		fmt.Fprintln(out, "\nslowest statements (total time in the run):")
@@ -373,5 +374,27 @@ func printEndpointsAndSegments(out io.Writer, r *Result) {
 				g.Offered, g.Committed, g.CommitP50Ms, g.CommitP99Ms, g.OffsetBeforeMs, g.OffsetAfterMs, g.RTTMs, g.EndedBecause)
 		}
 		tw.Flush()
+	}
+}
+
+// printResources writes the judgement's resource table: the limit, what
+// else held, and every candidate set aside, each with its figures
+// (docs/metrics.md, "What limited it").
+func printResources(out io.Writer, r *Result) {
+	j := r.Judge()
+	fmt.Fprintln(out, "\nRESOURCES (the judgement: each candidate limit, its capacity, use and figures)")
+	if j.Limit.Cause != "" {
+		fmt.Fprintf(out, "  limit: %s\n", j.Limit.Phrase())
+	} else {
+		fmt.Fprintln(out, "  limit: none reached")
+	}
+	for _, a := range j.Also() {
+		fmt.Fprintf(out, "  also held: %s\n", a)
+	}
+	for _, a := range j.SetAside() {
+		fmt.Fprintf(out, "  %s\n", a)
+	}
+	if j.By != "" {
+		fmt.Fprintf(out, "  (judged by tpslab %s at the run's end, thresholds v%d; tpslab summary --rejudge judges again)\n", j.By, j.Limits)
 	}
 }
