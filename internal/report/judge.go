@@ -510,7 +510,7 @@ func (s *Summary) telemetryMean(suffix string) (float64, bool) {
 // databaseEvidence: connections waiting for locks, deadlocks, retries.
 func (r *Result) databaseEvidence() Evidence {
 	s := &r.Summary
-	e := Evidence{Cause: CauseDatabase}
+	e := Evidence{Cause: CauseDatabase, Resource: "db_locks"}
 	waits, okW := s.telemetryMean(".db.lock_waits")
 	conns, _ := s.telemetryMean(".db.backends")
 	dl, okD := s.telemetryMean(".db.deadlocks")
@@ -628,7 +628,7 @@ func rootReason(m map[string]int64) string {
 }
 
 // resourceWords name the resources of a class of several in words.
-var resourceWords = map[string]string{BlockBytes: "block bytes", BlockGas: "block gas", "db_connections": "the database's connections"}
+var resourceWords = map[string]string{BlockBytes: "block bytes", BlockGas: "block gas", "db_connections": "the database's connections", "db_locks": "the database"}
 
 // Phrase is the limit in words, with its figures.
 func (e Evidence) Phrase() string {

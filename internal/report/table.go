@@ -382,6 +382,9 @@ func printEndpointsAndSegments(out io.Writer, r *Result) {
 // (docs/metrics.md, "What limited it").
 func printResources(out io.Writer, r *Result) {
 	j := r.Judge()
+	if j.Outcome == OutcomeNoLoad {
+		return // nothing offered: no resource was asked for anything
+	}
 	fmt.Fprintln(out, "\nRESOURCES (the judgement: each candidate limit, its capacity, use and figures)")
 	if j.Limit.Cause != "" {
 		fmt.Fprintf(out, "  limit: %s\n", j.Limit.Phrase())

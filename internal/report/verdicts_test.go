@@ -25,12 +25,25 @@ func TestVerdictCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j := r.Judge()
+		// This version's judgement, not the one the run stored.
+		j := r.Seal("test")
 		v := r.Verdict()
 		t.Logf("%s: %s", filepath.Base(dir), v)
 		if string(j.Outcome) != want["outcome"] || string(j.Limit.Cause) != want["cause"] {
 			t.Errorf("%s (%s): outcome %s, cause %q; want %s, %q\n  headline: %s\n  limit: %s",
 				filepath.Base(dir), want["situation"], j.Outcome, j.Limit.Cause, want["outcome"], want["cause"], v, j.Limit.Figures)
+		}
+		if res := want["resource"]; res != "" && j.Limit.Resource != res {
+			t.Errorf("%s: the limit's resource %q, want %q (%s)", filepath.Base(dir), j.Limit.Resource, res, j.Limit.Phrase())
+		}
+		// No candidate set aside is the true cause: each "not ..." line
+		// must name another resource than the limit.
+		for _, a := range j.SetAside() {
+			for _, c := range []string{want["cause"], want["resource"]} {
+				if c != "" && strings.HasPrefix(a, "not "+strings.ReplaceAll(c, "_", " ")+":") {
+					t.Errorf("%s: the true cause set aside: %s", filepath.Base(dir), a)
+				}
+			}
 		}
 		if h := want["headline contains"]; h != "" && !strings.Contains(v, h) {
 			t.Errorf("%s: headline %q does not contain %q", filepath.Base(dir), v, h)
