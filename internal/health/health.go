@@ -58,6 +58,7 @@ type nodeState struct {
 	height, behindMax    int64
 	behindAt             float64 // seconds into the run of behindMax
 	missed, signable     int64
+	missedRun, runMax    int64 // blocks in a row without its signature: now, and the most
 	pid, restarts, exits int
 	gone                 bool // its process was found gone
 	peers, peersMin      int
@@ -274,10 +275,15 @@ func (m *Monitor) readCommits(ctx context.Context, cl *cometbft.Client) {
 			}
 		}
 		for _, i := range m.addrOf {
-			m.st[i].signable++
-			if !signed[i] {
-				m.st[i].missed++
+			s := &m.st[i]
+			s.signable++
+			if signed[i] {
+				s.missedRun = 0
+				continue
 			}
+			s.missed++
+			s.missedRun++
+			s.runMax = max(s.runMax, s.missedRun)
 		}
 		m.checked = h
 	}
@@ -339,9 +345,9 @@ func (m *Monitor) Report() *report.Health {
 	for i, n := range m.nodes {
 		s := &m.st[i]
 		nh := report.NodeHealth{Name: n.Name, BehindMax: s.behindMax, BehindMaxAt: s.behindAt, Restarts: s.restarts, Exits: s.exits,
-			LogErrors: m.logs[i].count, LogQuotes: m.logs[i].quotes, PeersMin: s.peersMin}
+			LogErrors: m.logs[i].count, LogBenign: m.logs[i].benign, LogQuotes: m.logs[i].quotes, PeersMin: s.peersMin}
 		if n.Validator {
-			nh.Missed, nh.Signable = s.missed, s.signable
+			nh.Missed, nh.Signable, nh.MissedInARow = s.missed, s.signable, s.runMax
 		}
 		h.Nodes = append(h.Nodes, nh)
 	}

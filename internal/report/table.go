@@ -51,6 +51,12 @@ func PrintFullSummary(out io.Writer, r *Result) {
 		}
 	}
 	tw.Flush()
+	if h := s.Health; h != nil {
+		fmt.Fprintf(out, "\nhealth: %s\n", h.Line())
+		if h.LogBenign > 0 {
+			fmt.Fprintf(out, "  %d log lines at error level that every healthy network writes (start-up, peers leaving, a websocket closing): not counted as errors (docs/health.md)\n", h.LogBenign)
+		}
+	}
 	printResources(out, r)
 	printSteps(out, r)
 	if len(s.SlowestStatements) > 0 {
