@@ -12,6 +12,7 @@ import (
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/findmax"
 	"github.com/tpslab/tpslab/internal/kinds"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/threshold"
@@ -84,9 +85,9 @@ that run committed and is confirmed again (twice at most).`,
 	so.register(c.Flags(), reg)
 	f := c.Flags()
 	f.StringArrayVar(&slos, "slo", []string{"p99_commit<=2s"}, "objective a step must meet, repeatable (threshold syntax)")
-	f.Float64Var(&minRatio, "min-ratio", 0.99, "committed/offered a step must reach")
+	f.Float64Var(&minRatio, "min-ratio", report.T.KeptUp, "committed/offered a step must reach (the judgement's share of the offered load; its default is what \"kept up\" means in a run's headline)")
 	f.Float64Var(&maxGrowth, "max-growth", 1, "largest mempool growth over a step, in seconds of offered load")
-	f.DurationVar(&maxLag, "max-lag", 100*time.Millisecond, "largest schedule lag p99 of a step the generator kept up with: later, payments waited for the system's answers (0: no bound)")
+	f.DurationVar(&maxLag, "max-lag", time.Duration(report.T.StepLagMs)*time.Millisecond, "largest schedule lag p99 of a step the generator kept up with: later, payments waited for the system's answers (0: no bound)")
 	f.Float64Var(&opt.Start, "start", 500, "first offered rate; not given, a probe ramp (live payments, doubling every 2 s from this rate until the system falls behind) estimates the capacity and the steps start at 110% of it, moving by --tolerance")
 	f.Float64Var(&opt.Factor, "factor", 2, "coarse ramp: multiply the rate by this until a step fails")
 	f.Float64Var(&opt.Tolerance, "tolerance", 0.1, "stop when the bracket is this narrow (relative)")

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/threshold"
@@ -56,8 +57,17 @@ func (o Objective) Judge(rate float64, r *report.Result) Step {
 			st.Why = append(st.Why, fmt.Sprintf("%s (%s)", out.Expr, out.Actually()))
 		}
 	}
-	if ratio := s.CommittedTPS / rate; ratio < o.MinRatio {
+	// The run's own judgement decides the step, as it decides its
+	// headline: "kept up" is one thing in a step and in a run.
+	if ratio := s.CommittedShare(); ratio < o.MinRatio {
 		st.Why = append(st.Why, fmt.Sprintf("committed/offered %.3f < %.2f", ratio, o.MinRatio))
+	}
+	if j := r.Judge(); j.Outcome != report.OutcomeKeptUp && j.Outcome != report.OutcomeNoSteady && j.Outcome != report.OutcomeNoLoad {
+		why := string(j.Outcome)
+		if j.Limit.Cause != "" {
+			why += ", limit: " + j.Limit.Phrase()
+		}
+		st.Why = append(st.Why, "the step's judgement: "+strings.ReplaceAll(why, "_", " "))
 	}
 	st.Growth = mempoolGrowth(r) / rate
 	if st.Growth > o.MaxGrowth {

@@ -238,7 +238,7 @@ func TestHintsNameBlockSpace(t *testing.T) {
 	h := Hints(nil, fail)
 	found := false
 	for _, x := range h {
-		found = found || strings.HasPrefix(x, "block space: blocks can hold at most 10 payments")
+		found = found || strings.Contains(x, "block space (blocks can hold at most 10 payments")
 	}
 	if !found {
 		t.Errorf("hints %v", h)

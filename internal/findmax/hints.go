@@ -20,17 +20,15 @@ func Hints(pass, fail *Step) []string {
 	// The failing step's judgement first: the same evidence and order as a
 	// run's headline (report.Judge); the hints below add what the steps
 	// around the knee show.
-	if j := fail.Result.Judge(); j.Limit.Cause != "" && j.Limit.Cause != report.CauseSystem {
+	j := fail.Result.Judge()
+	if j.Limit.Cause != "" && j.Limit.Cause != report.CauseSystem {
 		h = append(h, fmt.Sprintf("limit at %.0f tx/s: %s", fail.Rate, j.Limit.Phrase()))
+		for _, a := range j.Also() {
+			h = append(h, fmt.Sprintf("also held at %.0f tx/s: %s", fail.Rate, a))
+		}
 	}
 	if f.Generator.Limited {
 		h = append(h, "generator: "+f.Generator.Warning)
-	}
-	// A chain whose blocks cannot hold the offered rate said so before the load.
-	for _, n := range fail.Result.Notes {
-		if b, ok := strings.CutPrefix(n, "warning: block space: "); ok {
-			h = append(h, "block space: "+b)
-		}
 	}
 	h = append(h, nodeHints(pass, fail)...)
 	for _, x := range insideHints(fail) {
