@@ -137,9 +137,9 @@ func (r *Result) cpuLimitEvidence() []Evidence {
 		thr := tel[p+".cpu_throttled_percent"].Mean / 100
 		e := Evidence{Cause: CauseCPULimit, Resource: p + ".cpu_limit", Capacity: limit, Unit: "cores",
 			Utilisation: math.Round(1000*used/limit) / 1000, Saturation: math.Round(1000*thr) / 1000}
-		e.Figures = fmt.Sprintf("%s used %.2f of its %.2f-core limit (%.0f%%), throttled %.0f%% of the time", p, used, limit, 100*used/limit, 100*thr)
-		if w := r.Summary.Steady.DurationS; w > 0 && thr > 0 {
-			e.Figures += fmt.Sprintf(" (%.1f s of the %.0f s steady window)", thr*w, w)
+		e.Figures = fmt.Sprintf("%s used %.2f of its %.2f-core limit (%.0f%%), throttled in %.0f%% of its scheduling periods", p, used, limit, 100*used/limit, 100*thr)
+		if t, ok := tel[p+".cpu_throttled_s"]; ok && t.Mean > 0 {
+			e.Figures += fmt.Sprintf(" (%.2f s a second held back, over its CPUs)", t.Mean)
 		}
 		e.Holds = thr >= T.Throttled || used >= T.Full*limit
 		out = append(out, e)

@@ -84,11 +84,12 @@ func (g cpuGroup) limit() float64 {
 	return tight
 }
 
-// throttled is the time the group's limit held it back, in seconds, and
-// how many of its periods were throttled.
-func (g cpuGroup) throttled() (seconds, periods float64, ok bool) {
+// throttled is the time the group's limit held it back, in seconds
+// summed over its CPUs, how many of its periods were throttled, and how
+// many periods it ran in.
+func (g cpuGroup) throttled() (seconds, throttled, periods float64, ok bool) {
 	if g.dir == "" {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	sc := bufio.NewScanner(bytes.NewReader([]byte(readSmall(filepath.Join(g.dir, "cpu.stat")))))
 	for sc.Scan() {
@@ -106,10 +107,12 @@ func (g cpuGroup) throttled() (seconds, periods float64, ok bool) {
 		case "throttled_usec": // v2
 			seconds, ok = n/1e6, true
 		case "nr_throttled":
+			throttled = n
+		case "nr_periods":
 			periods = n
 		}
 	}
-	return seconds, periods, ok
+	return seconds, throttled, periods, ok
 }
 
 // readSmall reads a cgroup file ("" when it cannot).

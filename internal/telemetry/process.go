@@ -27,6 +27,8 @@ type Process struct {
 	limited bool
 	group   cpuGroup
 	groupOf int // the pid group was found for
+	// periods and throttled are the group's counts at the last sample.
+	periods, throttled float64
 }
 
 // NewProcess reads pid (and its children when children is set) as name.
@@ -54,8 +56,8 @@ func (p *Process) Metrics() []Metric {
 	if p.limited {
 		ms = append(ms,
 			Metric{Name: n + "cpu_limit_cores", Unit: "cores", Help: "the CPU limit of the process's cgroup (its quota over its period; the tightest of its ancestors')"},
-			Metric{Name: n + "cpu_throttled_percent", Unit: "%", Rate: true, Better: "lower", Help: "time the CPU limit held the process back (the cgroup's throttled time), in percent of one second"},
-			Metric{Name: n + "cpu_throttled_s_total", Unit: "s", Help: "the cgroup's throttled time in all"})
+			Metric{Name: n + "cpu_throttled_percent", Unit: "%", Better: "lower", Help: "the share of the cgroup's scheduling periods in which its CPU limit held it back (nr_throttled over nr_periods, each second)"},
+			Metric{Name: n + "cpu_throttled_s", Unit: "s/s", Rate: true, Better: "lower", Help: "the cgroup's throttled time a second, summed over its CPUs"})
 	}
 	for i := range ms {
 		ms[i].Role = p.Role
@@ -119,8 +121,12 @@ func (p *Process) Sample(_ context.Context, dst []float64) error {
 			p.group, p.groupOf = cpuGroupOf(p.fs, p.PID), p.PID
 		}
 		dst[6] = p.group.limit()
-		if sec, _, ok := p.group.throttled(); ok {
-			dst[7], dst[8] = sec*100, sec
+		if sec, thr, per, ok := p.group.throttled(); ok {
+			dst[7] = 0
+			if d := per - p.periods; d > 0 && p.periods > 0 {
+				dst[7] = 100 * (thr - p.throttled) / d
+			}
+			p.periods, p.throttled, dst[8] = per, thr, sec
 		}
 	}
 	return nil
