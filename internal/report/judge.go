@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -164,7 +165,16 @@ func (s *Summary) ValidOfferedTPS() float64 {
 func (s *Summary) CommittedShare() float64 {
 	share := s.RateShare()
 	if valid := s.Offered - measure.Sum(s.InvalidSent); valid > 0 {
+		// A block's worth of the window at least: a window of a few long
+		// blocks (factomd's 10 s) quantises its rate by that much.
 		lift := countLift
+		iv := s.BlocksSummary.IntervalMsMedian
+		if iv == 0 {
+			iv = s.BlocksSummary.IntervalMsMean
+		}
+		if w := s.Steady.DurationS; w > 0 {
+			lift = math.Max(lift, iv/1000/w)
+		}
 		if s.ValidOfferedTPS() <= 0 { // no rate offered over a window: the count is all there is
 			lift = 1
 		}
@@ -272,8 +282,19 @@ func (r *Result) evidence() []Evidence {
 	// The target's answers.
 	switch {
 	case s.Shortfall != nil && s.Shortfall.By == "senders_windows":
-		add(CauseTarget, true, "senders' in-flight windows (workload.window) were full for %s payments: each waited for its sender's earlier payments to commit (commit p50 %s, p99 %s)",
-			thousands(float64(s.WindowWaits)), fmtMs(s.LatencyMs.Commit.P50), fmtMs(s.LatencyMs.Commit.P99))
+		e := Evidence{Cause: CauseTarget, Resource: "senders_windows", Holds: true, Figures: fmt.Sprintf("senders' in-flight windows (workload.window) were full for %s payments: each waited for its sender's earlier payments to commit (commit p50 %s, p99 %s)",
+			thousands(float64(s.WindowWaits)), fmtMs(s.LatencyMs.Commit.P50), fmtMs(s.LatencyMs.Commit.P99))}
+		// Little's law: so many in flight, each for a commit's time.
+		// Little's law: so many in flight, each for a commit's time from
+		// its actual send (the window's wait left out).
+		held := s.LatencyMs.CommitUncorrected.P50
+		if senders, window := r.windows(); senders > 0 && window > 0 && held > 0 {
+			most := float64(senders*window) / (held / 1000)
+			e.Capacity, e.Unit = float64(senders*window), "payments in flight"
+			e.Figures += fmt.Sprintf("; %d senders × window %d = %s payments in flight at most, which at a commit p50 from send of %s carry about %s a second against %s offered (more senders or a larger window carry more)",
+				senders, window, count(int64(senders*window)), fmtMs(held), thousands(most), thousands(s.ValidOfferedTPS()))
+		}
+		out = append(out, e)
 	case r.waitedForTarget():
 		add(CauseTarget, true, "tpslab's %d sender(s) were busy %.0f%% of the load, %.0f%% of that waiting for the target's answers (ack p50 %s, p99 %s)", g.Workers, g.BusyPercent, g.WaitingPercent, fmtMs(s.LatencyMs.Ack.P50), fmtMs(s.LatencyMs.Ack.P99))
 	default:
@@ -482,6 +503,13 @@ func (r *Result) waitedForTarget() bool {
 	if s.Shortfall != nil && (s.Shortfall.By == "target" || s.Shortfall.By == "senders_windows") {
 		return true
 	}
+	// Payments that waited for room in their sender's window waited for
+	// the system's commits: they left late for its sake, not tpslab's
+	// (a stopped generator fills no window: nothing commits meanwhile
+	// that it waits for).
+	if off := float64(s.Offered); off > 0 && float64(s.WindowWaits) > 0.01*off {
+		return true
+	}
 	return g.BusyPercent >= 90 && g.WaitingPercent >= 50
 }
 
@@ -628,7 +656,7 @@ func rootReason(m map[string]int64) string {
 }
 
 // resourceWords name the resources of a class of several in words.
-var resourceWords = map[string]string{BlockBytes: "block bytes", BlockGas: "block gas", "db_connections": "the database's connections", "db_locks": "the database"}
+var resourceWords = map[string]string{"senders_windows": "the senders' windows", BlockBytes: "block bytes", BlockGas: "block gas", "db_connections": "the database's connections", "db_locks": "the database"}
 
 // Phrase is the limit in words, with its figures.
 func (e Evidence) Phrase() string {
@@ -680,4 +708,22 @@ func (j Judgement) Also() []string {
 		}
 	}
 	return out
+}
+
+// windows is the scenario's senders and their in-flight window.
+func (r *Result) windows() (senders, window int) {
+	b, err := json.Marshal(r.Scenario)
+	if err != nil {
+		return 0, 0
+	}
+	var sc struct {
+		Workload struct {
+			Senders int `json:"senders"`
+			Window  int `json:"window"`
+		} `json:"workload"`
+	}
+	if json.Unmarshal(b, &sc) != nil {
+		return 0, 0
+	}
+	return sc.Workload.Senders, sc.Workload.Window
 }
