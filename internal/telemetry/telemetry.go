@@ -313,7 +313,8 @@ func (w *Window) Add(s Snapshot) {
 
 // Stats is the window's mean and maximum of each metric, and for the
 // metrics that ask for it, the mean per committed payment
-// (<name>_per_payment: the mean rate over committedTPS).
+// (<name>_per_payment: the mean rate over committedTPS, or over its own
+// source's committed counter where it has one).
 func (w *Window) Stats(metrics []Metric, committedTPS float64) map[string]Stat {
 	if len(w.n) == 0 {
 		return nil
@@ -332,8 +333,23 @@ func (w *Window) Stats(metrics []Metric, committedTPS float64) map[string]Stat {
 		out[k] = st
 	}
 	for _, m := range metrics {
-		if st, ok := out[m.Name]; ok && m.PerPayment && committedTPS > 0 {
-			out[m.Name+"_per_payment"] = Stat{Mean: math.Round(st.Mean/committedTPS*1000) / 1000, Seconds: st.Seconds}
+		st, ok := out[m.Name]
+		if !ok || !m.PerPayment {
+			continue
+		}
+		// Over the payments its own source counted committed, sampled at
+		// the same instants (a service's ledger.committed), where it has
+		// such a counter: a ratio of two counters read at different
+		// instants drifts (0.885 database transactions a payment where each
+		// payment is one).
+		per := committedTPS
+		if i := strings.LastIndexByte(m.Name, '.'); i > 0 {
+			if c, ok := out[m.Name[:i]+".committed"]; ok && c.Mean > 0 && m.Name[:i]+".committed" != m.Name {
+				per = c.Mean
+			}
+		}
+		if per > 0 {
+			out[m.Name+"_per_payment"] = Stat{Mean: math.Round(st.Mean/per*1000) / 1000, Seconds: st.Seconds}
 		}
 	}
 	return out
