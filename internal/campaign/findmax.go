@@ -71,8 +71,14 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	n := 0
 	var committedAt time.Time // the last step's end, when it committed
 	carry := workload.NewCarry()
+	interval := 0.0 // the chain's block interval as the last step saw it, s
 	measure := func(ctx context.Context, rate float64, length time.Duration, what string) (findmax.Step, error) {
 		n++
+		// A step holds minSteadyBlocks of the chain's own blocks: steps of
+		// 8 s on factomd's 10 s blocks measured one block, or none.
+		if need := f.Warm + time.Duration((minStepBlocks*interval+1)*float64(time.Second)); interval > 0 && length < need {
+			length = need.Round(time.Second)
+		}
 		waitForEmptyMempool(ctx, probe)
 		rc := sc
 		rc.Load.Rate, rc.Load.Stages, rc.Load.Steps = rate, nil, nil
@@ -106,6 +112,9 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 			res = onDisk
 		}
 		st := f.Objective.Judge(rate, res)
+		if b := res.Summary.BlocksSummary; b.IntervalMsMedian > 0 {
+			interval = b.IntervalMsMedian / 1000
+		}
 		if st.Committed > 0 {
 			committedAt = time.Now()
 		}
@@ -229,19 +238,54 @@ type earlyMiss struct {
 	end               context.CancelCauseFunc
 	over              int
 	why               string
+	pace              pace
+}
+
+// minStepBlocks is how many of the chain's blocks a step's steady window
+// holds at least, once find-max has seen its pace.
+const minStepBlocks = 5
+
+// pace follows the blocks a run's seconds report: the chain's interval as
+// seen so far. A payment waits about one interval for its block: pending
+// load is measured against that, not against seconds alone.
+type pace struct {
+	first, last float64
+	blocks      int
+}
+
+func (p *pace) add(s *report.Second) {
+	if s.Blocks == 0 {
+		return
+	}
+	if p.blocks == 0 {
+		p.first = s.T
+	}
+	p.last, p.blocks = s.T, p.blocks+s.Blocks
+}
+
+// interval is the seconds between blocks so far; before two, at least the
+// time since the run began (no block for that long is a slow chain).
+func (p *pace) interval(now float64) float64 {
+	if p.blocks < 2 {
+		return now
+	}
+	return math.Max((p.last-p.first)/float64(p.blocks-1), now-p.last)
 }
 
 func (m *earlyMiss) Second(s *report.Second, _ *measure.Interval, _ bool) {
+	m.pace.add(s)
 	if m.after <= 0 || m.why != "" || s.T <= m.warm {
 		return
 	}
-	if float64(s.InFlight) > m.after*m.rate {
+	// Two of the chain's own blocks' worth of load pending, at least.
+	after := math.Max(m.after, 2*m.pace.interval(s.T))
+	if float64(s.InFlight) > after*m.rate {
 		m.over++
 	} else {
 		m.over = 0
 	}
 	if m.over >= 2 {
-		m.why = fmt.Sprintf("ended early at %.0f s: %d payments accepted and not committed, more than %.0f s of the offered load", s.T, s.InFlight, m.after)
+		m.why = fmt.Sprintf("ended early at %.0f s: %d payments accepted and not committed, more than %.0f s of the offered load", s.T, s.InFlight, after)
 		m.end(errors.New(m.why))
 	}
 }
@@ -297,6 +341,7 @@ type capacityWatch struct {
 	over       int
 	heldAt     float64
 	why        string
+	pace       pace
 }
 
 const heldFor = 3
@@ -308,7 +353,9 @@ func (w *capacityWatch) Second(s *report.Second, _ *measure.Interval, final bool
 	c := float64(s.Committed)
 	w.best = math.Max(w.best, (c+w.prev)/2)
 	w.prev = c
-	if offered := float64(s.Offered); s.T > 2 && float64(s.InFlight) > math.Max(offered, 100) {
+	w.pace.add(s)
+	// More pending than a second of load and two of the chain's blocks.
+	if offered := float64(s.Offered); s.T > 2 && float64(s.InFlight) > math.Max(offered*math.Max(1, 2*w.pace.interval(s.T)), 100) {
 		w.over++
 	} else {
 		w.over = 0
