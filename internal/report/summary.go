@@ -436,7 +436,9 @@ func (r *Result) Verdict() string {
 				fmt.Fprintf(&b, " (%s)", why)
 			}
 		}
-		fmt.Fprintf(&b, "; p99 commit %s", fmtMs(s.LatencyMs.Commit.P99))
+		if c := s.LatencyMs.Commit; c.Count > 0 || c.P99 > 0 { // a sink confirms nothing: no commit latency to state
+			fmt.Fprintf(&b, "; p99 commit %s", fmtMs(s.LatencyMs.Commit.P99))
+		}
 	}
 	if j.Outcome != OutcomeKeptUp && j.Limit.Cause != "" && j.Outcome != OutcomeDied && j.Outcome != OutcomeHalted {
 		fmt.Fprintf(&b, "; limit: %s", j.Limit.Phrase())

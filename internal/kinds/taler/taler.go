@@ -254,7 +254,7 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 				per = append(per, fmt.Sprint(st.Accepted))
 			}
 			return []string{fmt.Sprintf("taler: the exchange's signature checked on %d deposit confirmations, %d did not verify", tgt.Checked.Load(), tgt.BadSigs.Load()),
-				fmt.Sprintf("taler: deposits taken per exchange process: %s; each taler-exchange-httpd serves one request at a time (one thread, one database connection), so more processes (taler.processes) scale it until the database or the cores limit (docs/taler.md)", strings.Join(per, ", "))}
+				fmt.Sprintf("taler: requests taken per exchange process (deposits, and withdrawals where the mix has them): %s; each taler-exchange-httpd serves one request at a time (one thread, one database connection), so more processes (taler.processes) scale it until the database or the cores limit (docs/taler.md)", strings.Join(per, ", "))}
 		})
 	}
 	return p, nil
