@@ -72,7 +72,8 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	var committedAt time.Time // the last step's end, when it committed
 	carry := workload.NewCarry()
 	interval := 0.0 // the chain's block interval as the last step saw it, s
-	measure := func(ctx context.Context, rate float64, length time.Duration, what string) (findmax.Step, error) {
+	var measureAt func(ctx context.Context, rate float64, length time.Duration, what string) (findmax.Step, error)
+	measureAt = func(ctx context.Context, rate float64, length time.Duration, what string) (findmax.Step, error) {
 		n++
 		// A step holds minSteadyBlocks of the chain's own blocks: steps of
 		// 8 s on factomd's 10 s blocks measured one block, or none.
@@ -111,10 +112,17 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 			report.WriteHTMLFile(onDisk)
 			res = onDisk
 		}
-		st := f.Objective.Judge(rate, res)
-		if b := res.Summary.BlocksSummary; b.IntervalMsMedian > 0 {
-			interval = b.IntervalMsMedian / 1000
+		was := interval
+		interval = chainPace(res, length, interval)
+		// A step whose window held too few of the chain's blocks measured
+		// nothing yet: once, at the length its pace asks for.
+		b := res.Summary.BlocksSummary
+		if need := f.Warm + time.Duration((minStepBlocks*interval+1)*float64(time.Second)); b.Count > 0 && b.Steady < minStepBlocks && interval > was && length < need && ctx.Err() == nil {
+			fmt.Fprintf(f.Log, "  its steady window held %d of the chain's blocks (one every %.1f s): measured again for %s\n", b.Steady, interval, need.Round(time.Second))
+			n--
+			return measureAt(ctx, rate, need.Round(time.Second), what)
 		}
+		st := f.Objective.Judge(rate, res)
 		if st.Committed > 0 {
 			committedAt = time.Now()
 		}
@@ -133,11 +141,11 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	}
 	opts := f.Search
 	step := func(ctx context.Context, rate float64) (findmax.Step, error) {
-		return measure(ctx, rate, f.Step, "step")
+		return measureAt(ctx, rate, f.Step, "step")
 	}
 	if f.Confirm > 0 {
 		opts.Confirm = func(ctx context.Context, rate float64) (findmax.Step, error) {
-			return measure(ctx, rate, f.Confirm, "confirmation, step")
+			return measureAt(ctx, rate, f.Confirm, "confirmation, step")
 		}
 	}
 	if f.Probe {
@@ -244,6 +252,25 @@ type earlyMiss struct {
 // minStepBlocks is how many of the chain's blocks a step's steady window
 // holds at least, once find-max has seen its pace.
 const minStepBlocks = 5
+
+// chainPace is the chain's block interval in seconds as a step's result
+// tells it: the interval its kind declared, the median it saw, or, with
+// fewer than two blocks, at least the step's length; else what was known.
+func chainPace(res *report.Result, length time.Duration, known float64) float64 {
+	for _, c := range res.Capacities {
+		if c.Name == report.BlockInterval && c.Capacity > 0 {
+			return c.Capacity
+		}
+	}
+	b := res.Summary.BlocksSummary
+	switch {
+	case b.IntervalMsMedian > 0 && b.Count >= 3:
+		return b.IntervalMsMedian / 1000
+	case b.Count > 0 && b.Count < 3:
+		return math.Max(known, math.Min(length.Seconds(), 60))
+	}
+	return known
+}
 
 // pace follows the blocks a run's seconds report: the chain's interval as
 // seen so far. A payment waits about one interval for its block: pending

@@ -301,3 +301,17 @@ func num(v float64) string {
 	}
 	return fmt.Sprintf("%.1f", v)
 }
+
+// Capacities: the directory block interval the network was started with
+// (factomd -blktime): gaps and halts are weighed against it.
+func (Kind) Capacities(_ context.Context, sys *kinds.System, _ *scenario.Scenario) []report.Capacity {
+	if sys.Net == nil {
+		return nil
+	}
+	f := factomnet.Of(sys.Net)
+	if f == nil || f.BlockTime <= 0 {
+		return nil
+	}
+	return []report.Capacity{{Name: report.BlockInterval, Class: report.CauseHalt, Capacity: float64(f.BlockTime), Unit: "s",
+		From: fmt.Sprintf("factomd -blktime=%d", f.BlockTime), About: "the directory block interval"}}
+}
