@@ -23,14 +23,16 @@ func reproduceCmd(reg *kinds.Registry) *cobra.Command {
 	var repeat int
 	var out string
 	var allowDifferent bool
+	var binary string
 	c := &cobra.Command{
 		Use:   "reproduce RUN_DIR [--repeat N]",
 		Short: "Run a finished run again, on the same node program, and say whether its figures hold",
 		Long: `Reads the run's scenario and seed from its result.json and runs it again
 --repeat times, each on a fresh network tpslab starts (with the validators
-the original had), on the same node program: the one its provenance names,
-refused in one line when that file's SHA-256 is not the recorded one
-(--allow-different runs it anyway). Then it compares the new runs with the
+the original had), on the same node program: the one given with --binary,
+or the one its provenance names when that is this tpslab or a build in its
+cache (a result file never chooses what runs), refused in one line when
+its SHA-256 is not the recorded one (--allow-different runs it anyway). Then it compares the new runs with the
 original with compare's statistics and says "reproduced" when no primary
 figure (committed TPS, p50/p99 commit, reject and expired rate) moved
 beyond the noise by 5% or more, or which moved, and what differs in the
@@ -53,7 +55,7 @@ Exit 0 when reproduced, 1 when not, 2 for a run it cannot read.`,
 			if err != nil {
 				return err
 			}
-			node, err := nodeProgram(orig, allowDifferent)
+			node, err := nodeProgram(orig, binary, allowDifferent)
 			if err != nil {
 				return err
 			}
@@ -94,6 +96,7 @@ Exit 0 when reproduced, 1 when not, 2 for a run it cannot read.`,
 	c.Flags().IntVar(&repeat, "repeat", 3, "runs of the scenario again")
 	c.Flags().StringVar(&out, "out", "", "where the new runs go (OUT/rep-1 ..; default runs/<timestamp>)")
 	c.Flags().BoolVar(&allowDifferent, "allow-different", false, "run a node program whose SHA-256 is not the one the run recorded")
+	c.Flags().StringVar(&binary, "binary", "", "the node program to run (checked against the run's recorded SHA-256); without it, only this tpslab or a build in its cache runs, never a path the result names")
 	return c
 }
 
@@ -112,6 +115,9 @@ func scenarioOf(reg *kinds.Registry, r *report.Result) (sc scenario.Scenario, wh
 	if err := scenario.Apply(&sc, b); err != nil {
 		return sc, "", exitcode.BadInputf("%s: its scenario does not read back: %v", r.Dir, err)
 	}
+	// A program path in the result's scenario is the result's choice, not
+	// the user's: the node program is nodeProgram's.
+	sc.Network.Binary = ""
 	if sc.Target.NetHome != "" || len(sc.Target.Endpoints) > 0 {
 		if r.Network == nil || !r.Network.Started && sc.Target.NetHome == "" {
 			return sc, "", exitcode.BadInputf("%s: it ran on endpoints tpslab did not start; reproduce starts the network it runs on", r.Dir)
@@ -151,21 +157,57 @@ func withoutNulls(v any) any {
 	return v
 }
 
-// nodeProgram is the node program the run's provenance names, when it ran
-// one: refused when its SHA-256 is not the recorded one, unless allowed.
-func nodeProgram(r *report.Result, allowDifferent bool) (string, error) {
+// nodeProgram is the node program the run is made again on. A result is
+// data someone sent: it never chooses what runs here. The program is the
+// one given with --binary, or the one the provenance names only when it is
+// this tpslab itself or a build in tpslab's own cache; either is refused
+// when its SHA-256 is not the recorded one, unless allowed.
+func nodeProgram(r *report.Result, given string, allowDifferent bool) (string, error) {
 	if r.Network == nil || r.Network.Provenance == nil || len(r.Network.Provenance.Programs) != 1 {
-		return "", nil // the kind's own programs (a database and a service: several)
+		if given != "" {
+			return "", exitcode.BadInputf("--binary: %s, but the run records no single node program to compare it with", given)
+		}
+		return "", nil // the kind's own programs (a database and a service: several), from this tpslab
 	}
 	p := r.Network.Provenance.Programs[0]
-	sum, err := buildcache.SHA256(p.Path)
+	path := p.Path
+	if given != "" {
+		path = given
+	} else if !ours(p.Path) {
+		return "", exitcode.BadInputf("%s: its node program %s is neither this tpslab nor a build in tpslab's cache; a result file does not choose what runs here: give the program yourself with --binary PATH", r.Dir, p.Path)
+	}
+	sum, err := buildcache.SHA256(path)
 	if err != nil {
-		return "", exitcode.BadInputf("%s: the node program %s is not there (%v); give the same build at that path", r.Dir, p.Path, err)
+		return "", exitcode.BadInputf("%s: the node program %s is not there (%v); give the same build with --binary PATH", r.Dir, path, err)
 	}
 	if sum != p.SHA256 && !allowDifferent {
-		return "", exitcode.BadInputf("%s: the node program %s has SHA-256 %.12s, the run's had %.12s: another build (--allow-different runs it anyway)", r.Dir, p.Path, sum, p.SHA256)
+		return "", exitcode.BadInputf("%s: the node program %s has SHA-256 %.12s, the run's had %.12s: another build (--allow-different runs it anyway)", r.Dir, path, sum, p.SHA256)
 	}
-	return p.Path, nil
+	return path, nil
+}
+
+// ours says path is this tpslab's own program or a file in its build
+// cache: the programs tpslab runs without being told to.
+func ours(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	if self, err := os.Executable(); err == nil {
+		if s, err := filepath.EvalSymlinks(self); err == nil {
+			if p, err := filepath.EvalSymlinks(abs); err == nil && p == s {
+				return true
+			}
+		}
+	}
+	if dir, err := buildcache.Dir(); err == nil {
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			if p, err := filepath.EvalSymlinks(abs); err == nil && strings.HasPrefix(p, d+string(filepath.Separator)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reproduceTolerancePct is how far a primary figure may move, beyond the

@@ -1,6 +1,9 @@
 package verify_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +31,30 @@ func TestReproduceARun(t *testing.T) {
 	t.Logf("%s", out)
 	if err != nil || !strings.Contains(string(out), "reproduced: committed TPS ") || strings.Contains(string(out), "not reproduced") {
 		t.Errorf("reproduce: %v", err)
+	}
+	// A result that names another program (with that program's true
+	// hash) chooses nothing: refused in one line, and it never ran.
+	forged := filepath.Join(dir, "forged")
+	if err := os.CopyFS(forged, os.DirFS(orig)); err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(dir, "mark")
+	script := filepath.Join(dir, "node.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\ntouch "+mark+"\n"), 0o755)
+	sum := sha256.Sum256([]byte("#!/bin/sh\ntouch " + mark + "\n"))
+	b, _ := os.ReadFile(filepath.Join(forged, "result.json"))
+	var res map[string]any
+	json.Unmarshal(b, &res)
+	prog := res["network"].(map[string]any)["provenance"].(map[string]any)["programs"].([]any)[0].(map[string]any)
+	prog["path"], prog["sha256"] = script, hex.EncodeToString(sum[:])
+	b, _ = json.Marshal(res)
+	os.WriteFile(filepath.Join(forged, "result.json"), b, 0o644)
+	out, err = exec.Command(own, "reproduce", forged, "--repeat", "1", "--out", filepath.Join(dir, "forged-again")).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "a result file does not choose what runs here") || strings.Count(strings.TrimSpace(string(out)), "\n") > 0 {
+		t.Errorf("a result naming a script: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the program the result named ran")
 	}
 	copyFile(t, testbin.SlowVerify(t), own)
 	out, err = exec.Command(own, "reproduce", orig, "--repeat", "1", "--out", filepath.Join(dir, "other")).CombinedOutput()
