@@ -119,7 +119,6 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 		b := res.Summary.BlocksSummary
 		if need := f.Warm + time.Duration((minStepBlocks*interval+1)*float64(time.Second)); b.Count > 0 && b.Steady < minStepBlocks && interval > was && length < need && ctx.Err() == nil {
 			fmt.Fprintf(f.Log, "  its steady window held %d of the chain's blocks (one every %.1f s): measured again for %s\n", b.Steady, interval, need.Round(time.Second))
-			n--
 			return measureAt(ctx, rate, need.Round(time.Second), what)
 		}
 		st := f.Objective.Judge(rate, res)

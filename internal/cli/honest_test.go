@@ -432,7 +432,10 @@ func TestRunsAndServeListTheSameCampaigns(t *testing.T) {
 	if err := report.WriteJSON(filepath.Join(dir, "search", "find-max.json"), map[string]any{"schema_version": 1, "objective": "p99_commit<=2s", "took_s": 60, "outcome": out}); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "search", "find-max.html"), []byte("<html>knee</html>"), 0o644)
+	// Pages planted in run folders: serve renders its own, never these.
+	planted := "<html><script>fetch('/run/single/api/live').then(r=>r.text()).then(t=>document.title=t)</script>planted</html>"
+	os.WriteFile(filepath.Join(dir, "search", "find-max.html"), []byte(planted), 0o644)
+	os.WriteFile(filepath.Join(dir, "abrun", "compare.html"), []byte(planted), 0o644)
 
 	listed, _, code := tpslabIn(t, "runs", "--dir", dir)
 	srv := httptest.NewServer(cli.BrowserMux(dir, filepath.Join(dir, "history.jsonl")))
@@ -457,8 +460,11 @@ func TestRunsAndServeListTheSameCampaigns(t *testing.T) {
 	if strings.Contains(listed, "step-1") || strings.Contains(page, "step-1") || strings.Contains(listed, "rep-1 ") {
 		t.Errorf("a campaign's own runs listed apart:\n%s\n%s", listed, page)
 	}
-	if code, body := get("/run/search/find-max.html"); code != 200 || !strings.Contains(body, "knee") {
-		t.Errorf("find-max's page under serve: %d %q", code, body)
+	if code, body := get("/run/search/find-max.html"); code != 200 || !strings.Contains(body, "Sustainable: 1850 tx/s") || strings.Contains(body, "planted") {
+		t.Errorf("find-max's page under serve, rendered from find-max.json: %d %.300q", code, body)
+	}
+	if code, body := get("/run/abrun/compare.html"); code != 200 || strings.Contains(body, "planted") || !strings.Contains(body, "committed") {
+		t.Errorf("an A/B folder's page under serve, rendered from its runs: %d %.300q", code, body)
 	}
 	// record points at one repetition, in one line.
 	_, stderr, code := tpslabIn(t, "record", filepath.Join(dir, "set"))

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"github.com/tpslab/tpslab/internal/compare"
 	"github.com/tpslab/tpslab/internal/dashboard"
 	"github.com/tpslab/tpslab/internal/exitcode"
+	"github.com/tpslab/tpslab/internal/findmax"
 	"github.com/tpslab/tpslab/internal/history"
 	"github.com/tpslab/tpslab/internal/report"
 )
@@ -250,14 +253,20 @@ func (b browser) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if leaf == "find-max.html" || leaf == "compare.html" {
-		// A campaign's own page, written by tpslab and self-contained.
-		p := filepath.Join(dir, leaf)
-		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() || st.Size() > serveMaxResult {
-			http.NotFound(w, r)
-			return
-		}
+		// A campaign's page, rendered here from its data with tpslab's own
+		// templates: an HTML file inside a run folder is never passed
+		// through (a script placed there would run on serve's origin).
+		var err error
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		http.ServeFile(w, r, p)
+		if leaf == "find-max.html" {
+			err = renderFindMax(w, dir)
+		} else {
+			err = renderAB(w, dir)
+		}
+		if err != nil {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			http.Error(w, b.shown(err), http.StatusNotFound)
+		}
 		return
 	}
 	res, err := b.readRun(r.Context(), dir)
@@ -356,4 +365,46 @@ func (b browser) history(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	a.WriteHTML(w)
+}
+
+// renderFindMax renders a find-max folder's page from its find-max.json.
+func renderFindMax(w io.Writer, dir string) error {
+	raw, err := readBounded(filepath.Join(dir, "find-max.json"), serveMaxResult)
+	if err != nil {
+		return err
+	}
+	var f struct {
+		Objective string          `json:"objective"`
+		TookS     float64         `json:"took_s"`
+		Outcome   findmax.Outcome `json:"outcome"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return fmt.Errorf("find-max.json: %v", err)
+	}
+	return findmax.WriteHTML(w, f.Outcome, f.Objective, (time.Duration(f.TookS * float64(time.Second))).Round(time.Second).String())
+}
+
+// renderAB renders an A/B folder's comparison from its a/ and b/ runs.
+func renderAB(w io.Writer, dir string) error {
+	var sets []compare.Set
+	for _, side := range []string{"a", "b"} {
+		s, err := compare.LoadWith(filepath.Join(dir, side), true)
+		if err != nil {
+			return fmt.Errorf("no comparison here: %v", err)
+		}
+		sets = append(sets, s)
+	}
+	return compare.RunWith(sets, compare.Options{}).WriteHTML(w)
+}
+
+// readBounded reads a regular file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > limit {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", filepath.Base(path), limit)
+	}
+	return os.ReadFile(path)
 }
