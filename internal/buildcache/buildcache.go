@@ -7,15 +7,18 @@
 package buildcache
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -436,6 +439,20 @@ var sourceSums = map[string]string{
 	"factomd-v6.17.1-2.tar.gz":    "91aa4559c181281085cc7ebdb2c4fc5f31efeb3ae6439429bf3acc6bb30f1fab",
 }
 
+// sourceSizes are the archives' sizes: a fetch reads no byte more.
+var sourceSizes = map[string]int64{
+	"taler-exchange-0.9.2.tar.gz": 6327935,
+	"evmd-v0.6.x.tar.gz":          318840,
+	"factomd-v6.17.1-2.tar.gz":    2823980,
+}
+
+// Bounds of a fetch from the mirror: to connect and for its first answer,
+// and the longest it may go without sending a byte.
+var (
+	fetchConnect = 10 * time.Second
+	fetchIdle    = 30 * time.Second
+)
+
 // SourcesURLEnv names the mirror that serves the source archives (a folder
 // of them over HTTP: ARCHIVE is fetched from $TPSLAB_SOURCES_URL/ARCHIVE).
 const SourcesURLEnv = "TPSLAB_SOURCES_URL"
@@ -464,7 +481,24 @@ func fetchSource(archive, sum, env string) (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	resp, err := http.Get(url)
+	// Ctrl-C and SIGTERM end the fetch; a mirror that does not answer, stops
+	// sending, or sends more than the archive's size is refused.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: fetchConnect}).DialContext,
+		TLSHandshakeTimeout:   fetchConnect,
+		ResponseHeaderTimeout: fetchConnect,
+		Proxy:                 http.ProxyFromEnvironment,
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("%s: %s=%s: %v", archive, SourcesURLEnv, base, err)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		tmp.Close()
 		return "", fmt.Errorf("%s: fetching %s: %v (offline? set %s to a local copy)", archive, url, err, env)
@@ -474,13 +508,24 @@ func fetchSource(archive, sum, env string) (string, error) {
 		tmp.Close()
 		return "", fmt.Errorf("%s: fetching %s: %s (set %s to a local copy)", archive, url, resp.Status, env)
 	}
+	size, sized := sourceSizes[archive]
+	if !sized {
+		size = 64 << 20
+	}
+	idle := time.AfterFunc(fetchIdle, cancel)
+	defer idle.Stop()
 	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(tmp, h), resp.Body)
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(&idleReader{r: resp.Body, t: idle}, size+1))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
+	switch {
+	case ctx.Err() != nil && err != nil:
+		return "", fmt.Errorf("%s: fetching %s: stopped (interrupted, or nothing came for %s)", archive, url, fetchIdle)
+	case err != nil:
 		return "", fmt.Errorf("%s: fetching %s: %v", archive, url, err)
+	case n > size:
+		return "", fmt.Errorf("%s: %s sent more than the archive's %d bytes: refused", archive, url, size)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
 		return "", fmt.Errorf("%s: %s served an archive with sha256 %s, expected %s: refused", archive, url, got, sum)
@@ -522,4 +567,19 @@ func lockBuild(name string) (dir string, unlock func(), err error) {
 		return "", nil, err
 	}
 	return dir, func() { lock.Close(); mu.Unlock() }, nil
+}
+
+// idleReader pushes its timer back on every read that brings bytes: the
+// fetch ends only when the mirror goes quiet.
+type idleReader struct {
+	r io.Reader
+	t *time.Timer
+}
+
+func (i *idleReader) Read(p []byte) (int, error) {
+	n, err := i.r.Read(p)
+	if n > 0 {
+		i.t.Reset(fetchIdle)
+	}
+	return n, err
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A cached program that was truncated or lost its execute bit is never
@@ -97,6 +98,11 @@ func TestSourceFetchedFromAMirror(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("TPSLAB_CACHE", t.TempDir())
 	t.Setenv("TPSLAB_ROOT", t.TempDir()) // a tree with no shared/sources above it
+	// The user's own settings, as docs/evm.md and docs/taler.md tell them
+	// to set, must not answer for the mirror.
+	for _, env := range []string{"TPSLAB_EVMD_SOURCE", "TPSLAB_TALER_SOURCE", "TPSLAB_FACTOMD_SOURCE", SourcesURLEnv} {
+		t.Setenv(env, "")
+	}
 	if _, err := SharedSource("evmd-v0.6.x.tar.gz", "TPSLAB_EVMD_SOURCE"); err == nil || !strings.Contains(err.Error(), SourcesURLEnv) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("no mirror: %v, want one line naming %s", err, SourcesURLEnv)
 	}
@@ -139,5 +145,48 @@ func TestInstalledBeforeNeedsNoArchive(t *testing.T) {
 	}
 	if _, ok := InstalledBefore("tree", "tree 2.0"); ok {
 		t.Error("another release's build was taken")
+	}
+}
+
+// A mirror that stops sending, or sends without end, is refused within
+// its bounds: the idle time, and the archive's pinned size.
+func TestSourceFetchBounded(t *testing.T) {
+	t.Setenv("TPSLAB_CACHE", t.TempDir())
+	t.Setenv("TPSLAB_ROOT", t.TempDir())
+	t.Setenv("TPSLAB_EVMD_SOURCE", "")
+	defer func(d time.Duration) { fetchIdle = d }(fetchIdle)
+	fetchIdle = 300 * time.Millisecond
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("some"))
+		w.(http.Flusher).Flush()
+		select { // then nothing, until the client gives up
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	t.Setenv(SourcesURLEnv, hang.URL)
+	if _, err := SharedSource("evmd-v0.6.x.tar.gz", "TPSLAB_EVMD_SOURCE"); err == nil || !strings.Contains(err.Error(), "nothing came for") {
+		t.Errorf("a mirror gone quiet: %v", err)
+	}
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 64<<10)
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer endless.Close()
+	t.Setenv(SourcesURLEnv, endless.URL)
+	_, err := SharedSource("evmd-v0.6.x.tar.gz", "TPSLAB_EVMD_SOURCE")
+	if err == nil || !strings.Contains(err.Error(), "sent more than the archive's 318840 bytes") {
+		t.Errorf("a mirror without end: %v", err)
+	}
+	left, _ := filepath.Glob(filepath.Join(os.Getenv("TPSLAB_CACHE"), "sources", "*"))
+	if len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
