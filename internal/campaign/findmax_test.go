@@ -13,7 +13,9 @@ func TestEarlyMiss(t *testing.T) {
 	var cause error
 	m := &earlyMiss{rate: 100, after: 3, warm: 3, end: func(err error) { cause = err }}
 	// A block each second: the bound is its own 3 s of load.
-	second := func(t float64, inFlight int) { m.Second(&report.Second{T: t, InFlight: inFlight, Blocks: 1}, nil, false) }
+	second := func(t float64, inFlight int) {
+		m.Second(&report.Second{T: t, InFlight: inFlight, Blocks: 1}, nil, false)
+	}
 	second(2, 1000) // in the warm-up
 	second(4, 400)  // over, once
 	second(5, 100)  // back under

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,8 +52,8 @@ system, 2 for a run it cannot read.`,
 			if o.Windows > 0 {
 				where = fmt.Sprintf("the database of chain %s, over %d seconds of answers (recounted from %s", o.ChainID, o.Windows, o.Store)
 			}
-			fmt.Printf("verified: %s of %s committed payments found in %s; %s's digests hold)\n",
-				report.Count(o.Found), report.Count(o.Committed), where, report.EvidenceFile)
+			fmt.Printf("verified: %s of %s committed payments found in %s; %s's digests hold); checked: %s; not checked: %s\n",
+				report.Count(o.Found), report.Count(o.Committed), where, report.EvidenceFile, strings.Join(o.Checked, ", "), strings.Join(o.NotChecked, ", "))
 			return nil
 		},
 	}

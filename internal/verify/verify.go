@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -34,6 +35,9 @@ type Outcome struct {
 	Store            string // the store read, without a password
 	ChainID          string
 	Differences      []string // the first ones, when some payment was not found
+	// Checked are the figures re-derived from the evidence and found to
+	// hold; NotChecked those it could not re-derive, and why.
+	Checked, NotChecked []string
 }
 
 // maxShown bounds the differences listed; catchUp is how long a node
@@ -91,6 +95,9 @@ func Run(ctx context.Context, dir string, src Source) (Outcome, error) {
 	}
 	if o.Found != o.Committed {
 		return o, exitcode.Wrap(exitcode.ThresholdsFailed, fmt.Errorf("result.json says %d committed, %s names %d: one of them was edited", o.Committed, report.EvidenceFile, o.Found))
+	}
+	if err := o.checkFigures(r, lines); err != nil {
+		return o, exitcode.Wrap(exitcode.ThresholdsFailed, err)
 	}
 	if len(blocks) > 0 && !slices.Contains(src.Recountable, kind) && src.Block == nil {
 		return o, exitcode.BadInputf("%s: a %q run; verify re-counts blocks of CometBFT transactions (%s)", dir, kind, strings.Join(src.Recountable, ", "))
@@ -283,4 +290,100 @@ func readFile(path string) ([]report.EvidenceLine, error) {
 		return nil, exitcode.Wrap(exitcode.BadInput, fmt.Errorf("%s: %v", path, err))
 	}
 	return out, nil
+}
+
+// rateTolerance is how far committed_tps may lie from the rate the
+// evidence and the blocks' own times give (the run times blocks as it saw
+// them, the chain as it made them: a few percent apart over a window).
+const rateTolerance = 0.15
+
+// checkFigures re-derives what the run's own files can say about its
+// figures, before any node is asked: each id counted once (an id listed
+// twice is a forgery: a digest anyone can recompute binds nothing), every
+// line inside the run's blocks or seconds, the counts' identities, the
+// series adding up to the summary, and committed_tps from the evidence
+// and the blocks' own times.
+func (o *Outcome) checkFigures(r *report.Result, lines []report.EvidenceLine) error {
+	s := &r.Summary
+	seen := make(map[[32]byte]int64, s.Committed)
+	for _, l := range lines {
+		for _, id := range l.OK {
+			var k [32]byte
+			if b, err := hex.DecodeString(id); err != nil || len(b) != 32 {
+				return fmt.Errorf("%s: %q at %s is not a payment id", report.EvidenceFile, id, l.Where())
+			} else {
+				copy(k[:], b)
+			}
+			if at, dup := seen[k]; dup {
+				return fmt.Errorf("%s lists payment %s twice (at %d and at %s): forged, a payment counts once", report.EvidenceFile, id, at, l.Where())
+			}
+			seen[k] = l.Height
+		}
+		if l.Height > 0 && (l.Height < r.Chain.FirstHeight || l.Height > r.Chain.LastHeight) {
+			return fmt.Errorf("%s names block %d, outside the blocks the run read (%d..%d): another run's evidence", report.EvidenceFile, l.Height, r.Chain.FirstHeight, r.Chain.LastHeight)
+		}
+	}
+	o.Checked = append(o.Checked, "each id once", "every block within the run's")
+	if err := s.Counts.Check(); err != nil {
+		return fmt.Errorf("result.json's counts do not add up: %v", err)
+	}
+	o.Checked = append(o.Checked, "the counts' identities")
+	if len(r.Series) > 0 {
+		var sum int64
+		for _, x := range r.Series {
+			sum += x.Committed
+		}
+		if sum != s.Committed {
+			return fmt.Errorf("series.jsonl's seconds committed %d in all, result.json says %d: one of them was edited", sum, s.Committed)
+		}
+		o.Checked = append(o.Checked, "the series' sum")
+	}
+	want, ok := evidenceRate(r, lines)
+	switch {
+	case !ok:
+		o.NotChecked = append(o.NotChecked, "committed_tps (its steady window holds too few blocks of payments to re-derive it)")
+	case math.Abs(s.CommittedTPS-want) > rateTolerance*want+1:
+		return fmt.Errorf("result.json says committed_tps %.1f; the evidence's payments over the steady window's blocks, by their own times, give %.1f", s.CommittedTPS, want)
+	default:
+		o.Checked = append(o.Checked, fmt.Sprintf("committed_tps (%.1f by the blocks' own times)", want))
+	}
+	o.NotChecked = append(o.NotChecked, "latencies (tpslab's own clock)")
+	return nil
+}
+
+// evidenceRate is committed_tps as the evidence gives it: the payments in
+// the steady window's blocks after its first, over the time between the
+// first and the last by the blocks' own clocks and the window's stall; or,
+// for payments settled by answers, those of the steady seconds over them.
+func evidenceRate(r *report.Result, lines []report.EvidenceLine) (float64, bool) {
+	c, s := r.Chain, r.Summary.Steady
+	var n int64
+	var first, last time.Time
+	windows := false
+	for _, l := range lines {
+		switch {
+		case l.Window > 0:
+			windows = true
+			if float64(l.Window) > s.StartS && float64(l.Window) <= s.EndS {
+				n += int64(len(l.OK))
+			}
+		case l.Height >= c.SteadyFirstHeight && l.Height <= c.SteadyLastHeight && c.SteadyLastHeight > c.SteadyFirstHeight:
+			if first.IsZero() { // the window's first block of ours opens the span
+				first = l.Time
+				continue
+			}
+			n += int64(len(l.OK))
+			last = l.Time
+		}
+	}
+	if windows {
+		return float64(n) / s.DurationS, s.DurationS > 0
+	}
+	// Blocks without our payments have no line: the span runs from the
+	// first steady block with ours; a window too short to say is skipped.
+	span := last.Sub(first).Seconds() + s.StallS
+	if first.IsZero() || last.IsZero() || span < 1 || n < 20 {
+		return 0, false
+	}
+	return float64(n) / span, true
 }

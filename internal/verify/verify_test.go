@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/sink"
 	"github.com/tpslab/tpslab/internal/testbin"
 	"github.com/tpslab/tpslab/internal/testnet"
@@ -31,7 +33,7 @@ func TestVerifyRecountsFromTheChain(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command(bin, "net", "down", "--home", home).Run() })
 	run := filepath.Join(dir, "run")
-	if out, err := exec.Command(bin, "run", "--net-home", home, "--rate", "200", "--duration", "3s", "--warmup", "1s", "--out", run).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "run", "--net-home", home, "--rate", "200", "--duration", "6s", "--warmup", "2s", "--out", run).CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
 	n, err := testnet.Load(home)
@@ -84,6 +86,33 @@ func TestVerifyRecountsFromTheChain(t *testing.T) {
 		{"committed edited", "result.json says", func(d string) {
 			rewrite(d, "result.json", func(b []byte) []byte { return bytes.Replace(b, []byte(`"committed": `), []byte(`"committed": 1`), 1) })
 		}},
+		// Forgeries that recompute the running digest as docs/results.md
+		// describes it: every id listed twice and the count doubled; the
+		// committed rate multiplied.
+		{"ids twice", "twice", func(d string) {
+			lines := readLines(t, filepath.Join(d, "evidence.jsonl"))
+			var total int
+			for i := range lines {
+				lines[i].OK = append(lines[i].OK, lines[i].OK...)
+				total += len(lines[i].OK)
+			}
+			writeLines(t, filepath.Join(d, "evidence.jsonl"), lines)
+			var res map[string]any
+			b, _ := os.ReadFile(filepath.Join(d, "result.json"))
+			json.Unmarshal(b, &res)
+			res["summary"].(map[string]any)["committed"] = total
+			b, _ = json.Marshal(res)
+			os.WriteFile(filepath.Join(d, "result.json"), b, 0o644)
+		}},
+		{"committed_tps edited", "committed_tps", func(d string) {
+			var res map[string]any
+			b, _ := os.ReadFile(filepath.Join(d, "result.json"))
+			json.Unmarshal(b, &res)
+			s := res["summary"].(map[string]any)
+			s["committed_tps"] = 10 * s["committed_tps"].(float64)
+			b, _ = json.Marshal(res)
+			os.WriteFile(filepath.Join(d, "result.json"), b, 0o644)
+		}},
 	} {
 		out, code := verify(tampered(strings.ReplaceAll(c.name, " ", "-"), c.edit), "--rpc", n.Nodes[1].RPC)
 		if code != 1 || !strings.Contains(out, c.want) || strings.Count(out, "\n") > 0 {
@@ -101,5 +130,38 @@ func TestVerifyRecountsFromTheChain(t *testing.T) {
 	defer srv.Close()
 	if out, code := verify(run, "--rpc", "http://"+l.Addr().String()); code != 3 || strings.Count(out, "\n") > 0 {
 		t.Errorf("another chain: exit %d, %q; want exit 3 in one line", code, out)
+	}
+}
+
+func readLines(t *testing.T, path string) []report.EvidenceLine {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []report.EvidenceLine
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var e report.EvidenceLine
+		if err := json.Unmarshal(l, &e); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// writeLines writes evidence lines with their running digest recomputed.
+func writeLines(t *testing.T, path string, lines []report.EvidenceLine) {
+	t.Helper()
+	var buf bytes.Buffer
+	digest := ""
+	for _, l := range lines {
+		digest = report.EvidenceDigest(digest, l.Where(), l.Hash, l.OK)
+		l.Digest = digest
+		b, _ := json.Marshal(l)
+		buf.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
