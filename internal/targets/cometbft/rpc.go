@@ -36,6 +36,9 @@ func (e *rpcError) Error() string {
 	return e.Message
 }
 
+// MaxAnswer bounds one answer's size.
+const MaxAnswer = 256 << 20
+
 // Call runs method with params (a JSON object) and decodes the result into out.
 func (c *Client) Call(ctx context.Context, method string, params map[string]string, out any) error {
 	var b bytes.Buffer
@@ -58,9 +61,14 @@ func (c *Client) Call(ctx context.Context, method string, params map[string]stri
 		return err
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
+	// Bounded: a node that answers without end must not fill the memory
+	// (the largest block CometBFT takes, 100 MiB, in base64 JSON, fits).
+	body, err := io.ReadAll(io.LimitReader(res.Body, MaxAnswer+1))
 	if err != nil {
 		return err
+	}
+	if len(body) > MaxAnswer {
+		return fmt.Errorf("%s: %s answered more than %d MiB: not a node's answer", method, c.URL, MaxAnswer>>20)
 	}
 	var env struct {
 		Result json.RawMessage `json:"result"`
