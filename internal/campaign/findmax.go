@@ -75,11 +75,7 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	var measureAt func(ctx context.Context, rate float64, length time.Duration, what string) (findmax.Step, error)
 	measureAt = func(ctx context.Context, rate float64, length time.Duration, what string) (findmax.Step, error) {
 		n++
-		// A step holds minSteadyBlocks of the chain's own blocks: steps of
-		// 8 s on factomd's 10 s blocks measured one block, or none.
-		if need := f.Warm + time.Duration((minStepBlocks*interval+1)*float64(time.Second)); interval > 0 && length < need {
-			length = need.Round(time.Second)
-		}
+		length = max(length, f.paced(interval))
 		waitForEmptyMempool(ctx, probe)
 		rc := sc
 		rc.Load.Rate, rc.Load.Stages, rc.Load.Steps = rate, nil, nil
@@ -112,14 +108,11 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 			report.WriteHTMLFile(onDisk)
 			res = onDisk
 		}
-		was := interval
-		interval = chainPace(res, length, interval)
 		// A step whose window held too few of the chain's blocks measured
 		// nothing yet: once, at the length its pace asks for.
-		b := res.Summary.BlocksSummary
-		if need := f.Warm + time.Duration((minStepBlocks*interval+1)*float64(time.Second)); b.Count > 0 && b.Steady < minStepBlocks && interval > was && length < need && ctx.Err() == nil {
-			fmt.Fprintf(f.Log, "  its steady window held %d of the chain's blocks (one every %.1f s): measured again for %s\n", b.Steady, interval, need.Round(time.Second))
-			return measureAt(ctx, rate, need.Round(time.Second), what)
+		was := interval
+		if interval = chainPace(res, length, interval); interval > was && f.tooFewBlocks(res, length, interval) && ctx.Err() == nil {
+			return measureAt(ctx, rate, f.paced(interval), what)
 		}
 		st := f.Objective.Judge(rate, res)
 		if st.Committed > 0 {
@@ -251,6 +244,27 @@ type earlyMiss struct {
 // minStepBlocks is how many of the chain's blocks a step's steady window
 // holds at least, once find-max has seen its pace.
 const minStepBlocks = 5
+
+// paced is the length of a step that holds minStepBlocks of a chain's
+// blocks of interval seconds, after the warm-up (0: the pace is not known).
+// Steps of 8 s on factomd's 10 s blocks measured one block, or none.
+func (f FindMax) paced(interval float64) time.Duration {
+	if interval <= 0 {
+		return 0
+	}
+	return (f.Warm + time.Duration((minStepBlocks*interval+1)*float64(time.Second))).Round(time.Second)
+}
+
+// tooFewBlocks says, and logs, that a step of length held fewer than
+// minStepBlocks of the chain's blocks of interval seconds.
+func (f FindMax) tooFewBlocks(res *report.Result, length time.Duration, interval float64) bool {
+	b := res.Summary.BlocksSummary
+	if b.Count == 0 || b.Steady >= minStepBlocks || length >= f.paced(interval) {
+		return false
+	}
+	fmt.Fprintf(f.Log, "  its steady window held %d of the chain's blocks (one every %.1f s): measured again for %s\n", b.Steady, interval, f.paced(interval))
+	return true
+}
 
 // chainPace is the chain's block interval in seconds as a step's result
 // tells it: the interval its kind declared, the median it saw, or, with
