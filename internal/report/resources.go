@@ -45,9 +45,9 @@ func (r *Result) capacity(name string) (Capacity, bool) {
 	return Capacity{}, false
 }
 
-// blockInterval is the chain's own pace, in seconds: the interval its
+// BlockInterval is the chain's own pace, in seconds: the interval its
 // configuration declares, else the median tpslab saw, else the mean.
-func (r *Result) blockInterval() (float64, string) {
+func (r *Result) BlockInterval() (float64, string) {
 	if c, ok := r.capacity(BlockInterval); ok && c.Capacity > 0 {
 		return c.Capacity, "configured"
 	}
@@ -160,7 +160,7 @@ func (r *Result) cpuLimitEvidence() []Evidence {
 // window.
 func (r *Result) haltEvidence() Evidence {
 	s := &r.Summary
-	iv, how := r.blockInterval()
+	iv, how := r.BlockInterval()
 	need := math.Max(T.HaltFloorS, T.HaltIntervals*iv)
 	win := s.Steady.DurationS
 	w0 := s.Steady.StartS

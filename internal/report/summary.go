@@ -425,7 +425,7 @@ func (r *Result) Verdict() string {
 			// Kept up on the whole run's count, the window's rate quantised
 			// by its few long blocks: the counts say so, not the rate.
 			valid := s.Offered - measure.Sum(s.InvalidSent)
-			iv, _ := r.blockInterval()
+			iv, _ := r.BlockInterval()
 			fmt.Fprintf(&b, "committed %s of %s valid payments offered (the %.0f s steady window of %.1f s blocks counts %s of %s offered tx/s)",
 				count(s.Committed), count(valid), s.Steady.DurationS, iv, thousands(s.CommittedTPS), thousands(offered))
 		} else {
@@ -565,7 +565,7 @@ func (r *Result) backlogGrew() string {
 	third := len(secs) / 3
 	// Each third must hold a trough: a block at least (factomd's 10 s
 	// blocks over a 25 s window hold none in some thirds).
-	if iv, _ := r.blockInterval(); float64(third) < iv {
+	if iv, _ := r.BlockInterval(); float64(third) < iv {
 		return ""
 	}
 	first, last := slices.Min(secs[:third]), slices.Min(secs[len(secs)-third:])
