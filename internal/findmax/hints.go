@@ -245,13 +245,15 @@ func insideHints(fail *Step) []string {
 	// machine is full and others did not fill it (issue 51: postgres at 17%
 	// of a core named on a machine others kept 100% busy).
 	othersIdle := g.OthersCPUPercent < 25*float64(max(1, g.Cores))
-	if len(cpu) > 0 && cpu[0].role == "database" && (cpu[0].pct > 80 || (g.MachineCPUPercent > 90 && othersIdle)) {
+	if len(cpu) > 0 && cpu[0].role == "database" && (cpu[0].pct > 80 || (g.MachineCPUPercent > report.T.MachineBusyPct && othersIdle)) {
 		db = append(db, fmt.Sprintf("it is the busiest process (%s at %.0f%% of a core)", cpu[0].name, cpu[0].pct))
 	}
-	if st, ok := tel["ledger.retries_per_payment"]; ok && st.Mean > 0.05 {
+	// The judgement's own thresholds (report.T): a hint names what the
+	// run's judgement would.
+	if st, ok := tel["ledger.retries_per_payment"]; ok && st.Mean >= report.T.Retries {
 		db = append(db, fmt.Sprintf("%.2f serialization retries per committed payment (%.0f/s): transactions on the same hot accounts conflict", st.Mean, tel["ledger.retries"].Mean))
 	}
-	if st, ok := tel["ledger.queue"]; ok && st.Mean > 1 && st.Mean > 0.01*fail.Rate {
+	if st, ok := tel["ledger.queue"]; ok && st.Mean >= report.T.Queue && st.Mean > 0.01*fail.Rate {
 		db = append(db, fmt.Sprintf("%.0f payments waited for a database connection on average (max %.0f)", st.Mean, st.Max))
 	}
 	if st, ok := tel["db.lock_waits"]; ok && st.Mean >= 1 {
