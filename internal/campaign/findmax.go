@@ -361,6 +361,12 @@ func (f FindMax) probe(ctx context.Context, sc scenario.Scenario, base string, t
 	if ctx.Err() != nil {
 		return 0, err
 	}
+	if w.best == 0 && w.why != "" {
+		// Ended by its own watch before a block committed anything (a
+		// chain of blocks far apart): the steps ramp without an estimate.
+		fmt.Fprintf(f.Log, "  the probe learnt nothing: it %s before a block committed its payments, so the steps ramp from %.0f tx/s\n", w.why, f.Search.Start)
+		return 0, nil
+	}
 	if err != nil && w.best == 0 {
 		// The steps then ramp from the search's start, without an estimate.
 		fmt.Fprintf(f.Log, "  the probe failed, so the steps ramp from %.0f tx/s: %v\n", f.Search.Start, err)
