@@ -546,8 +546,14 @@ func TestMempoolLeftByAnEarlierRun(t *testing.T) {
 	}
 	// 200/s into 40/s of blocks, and no drain: the first run leaves its
 	// payments behind.
-	run("first", "--rate", "200", "--senders", "100")
-	r := run("second", "--rate", "10", "--senders", "100", "--senders-offset", "100")
+	// 300 senders with windows of 8 leave up to 2,400, 85 blocks' worth:
+	// far more than drains while the next run starts on a loaded machine
+	// (100 senders' 800 at most were gone by then under load 20).
+	first := run("first", "--rate", "600", "--senders", "300")
+	if first.Summary.InFlightEnd == 0 {
+		t.Fatalf("the first run left nothing in flight: %s", first.Verdict())
+	}
+	r := run("second", "--rate", "10", "--senders", "100", "--senders-offset", "300")
 	named := false
 	for _, n := range r.Notes {
 		named = named || strings.Contains(n, "the mempool held") && strings.Contains(n, "--mempool-wait")
@@ -555,7 +561,7 @@ func TestMempoolLeftByAnEarlierRun(t *testing.T) {
 	if r.Summary.MempoolBefore <= 0 || !named {
 		t.Errorf("after a run that left payments: mempool_before %d, notes %q", r.Summary.MempoolBefore, r.Notes)
 	}
-	r = run("third", "--rate", "10", "--senders", "100", "--senders-offset", "200", "--mempool-wait", "60s")
+	r = run("third", "--rate", "10", "--senders", "100", "--senders-offset", "400", "--mempool-wait", "120s")
 	if r.Summary.MempoolBefore != 0 {
 		t.Errorf("with --mempool-wait: mempool_before %d, want 0 (it waited for the block)", r.Summary.MempoolBefore)
 	}
