@@ -115,7 +115,7 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 			return measureAt(ctx, rate, f.paced(interval), what)
 		}
 		st := f.Objective.Judge(rate, res)
-		if st.Committed > 0 {
+		if st.LengthS = length.Seconds(); st.Committed > 0 {
 			committedAt = time.Now()
 		}
 		if miss.why != "" && ctx.Err() == nil {
@@ -184,7 +184,13 @@ func (f FindMax) write(base string, out findmax.Outcome, took time.Duration) err
 	held := ""
 	switch {
 	case out.Confirmed:
-		held = fmt.Sprintf(", held for %s", f.Confirm)
+		d := f.Confirm
+		for _, s := range out.Steps { // the confirmation as it ran (paced to a slow chain's blocks)
+			if s.Confirm && s.OK && s.Rate == out.Sustainable && s.LengthS > 0 {
+				d = time.Duration(s.LengthS * float64(time.Second))
+			}
+		}
+		held = fmt.Sprintf(", held for %s", d)
 	case f.Confirm > 0 && out.Sustainable > 0:
 		held = ", not confirmed"
 	}
