@@ -261,8 +261,9 @@ func (r *Result) evidence() []Evidence {
 	} else {
 		add(CauseRefusals, false, "%.1f%% of valid payments refused", 100*s.RejectRate)
 	}
-	out = append(out, r.declaredEvidence(CauseDatabase)...)
+	// Locks before the pool: connections held waiting for locks fill it.
 	out = append(out, r.databaseEvidence())
+	out = append(out, r.declaredEvidence(CauseDatabase)...)
 	if blocks := r.declaredEvidence(CauseBlocks); len(blocks) > 0 {
 		out = append(out, blocks...)
 	} else {

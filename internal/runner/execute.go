@@ -396,14 +396,10 @@ func (r loop) onBlock(st measure.BlockStat) {
 		d := seen - ls.lastSeen
 		_ = ls.intervals.RecordValue(max(1, d.Milliseconds()))
 	}
-	// The chain's own times, where its blocks carry them, measure a gap:
-	// tpslab reading blocks late (a busy node's RPC) is no gap of the chain.
+	// Seen times, not the blocks' own: CometBFT's BFT time dates the
+	// block after a partition by its last commit's votes, from before it
+	// (a 10 s partition read as no gap at all).
 	g := seen - ls.lastSeen
-	if !st.Time.IsZero() && !ls.lastTime.IsZero() {
-		if h := st.Time.Sub(ls.lastTime); h >= 0 && h < g {
-			g = h
-		}
-	}
 	if g >= gapFloor && (ls.lastSeen > 0 || ls.lastH > 0) {
 		ls.gaps = append(ls.gaps, gap{from: seen - g, to: seen})
 	}

@@ -295,7 +295,10 @@ func readFile(path string) ([]report.EvidenceLine, error) {
 // rateTolerance is how far committed_tps may lie from the rate the
 // evidence and the blocks' own times give (the run times blocks as it saw
 // them, the chain as it made them: a few percent apart over a window).
-const rateTolerance = 0.15
+// EVM headers time blocks in whole seconds, and a short window holds few:
+// 150 against 178, 149.8 against 103.8 on honest geth and Cosmos EVM runs.
+// The bound catches a forged rate (×2 and more), not a wobble.
+const rateTolerance = 0.5
 
 // checkFigures re-derives what the run's own files can say about its
 // figures, before any node is asked: each id counted once (an id listed
