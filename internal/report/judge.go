@@ -508,7 +508,9 @@ func (r *Result) waitedForTarget() bool {
 	// the system's commits: they left late for its sake, not tpslab's
 	// (a stopped generator fills no window: nothing commits meanwhile
 	// that it waits for).
-	if off := float64(s.Offered); off > 0 && float64(s.WindowWaits) > 0.01*off {
+	// A window's wait lasts a commit at most: a lag far past the commit
+	// latency from send is the generator's own (a frozen segment).
+	if off := float64(s.Offered); off > 0 && float64(s.WindowWaits) > 0.01*off && s.LatencyMs.ScheduleLag.P99 <= 1.5*s.LatencyMs.CommitUncorrected.P99 {
 		return true
 	}
 	return g.BusyPercent >= 90 && g.WaitingPercent >= 50
