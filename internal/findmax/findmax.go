@@ -40,7 +40,7 @@ type Step struct {
 	Growth     float64                   `json:"mempool_growth_s"` // mempool growth over the step, in seconds of load
 	Lag        float64                   `json:"schedule_lag_p99_ms"`
 	Generator  bool                      `json:"generator_limited"`
-	Confirm    bool                      `json:"confirm,omitempty"` // a longer run at the rate the steps named
+	Confirm    bool                      `json:"confirm,omitempty"`  // a longer run at the rate the steps named
 	LengthS    float64                   `json:"length_s,omitempty"` // how long the step offered its load, warm-up included
 	Thresholds []report.ThresholdOutcome `json:"thresholds,omitempty"`
 	Result     *report.Result            `json:"-"`
