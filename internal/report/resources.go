@@ -105,13 +105,7 @@ func (r *Result) declaredEvidence(class Cause) []Evidence {
 		}
 		out = append(out, e)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Holds != out[j].Holds {
-			return out[i].Holds
-		}
-		return out[i].Utilisation > out[j].Utilisation
-	})
-	return out
+	return holdingFirst(out, func(e Evidence) float64 { return e.Utilisation })
 }
 
 // cpuLimitEvidence: each process that ran under a CPU limit (a cgroup
@@ -144,13 +138,7 @@ func (r *Result) cpuLimitEvidence() []Evidence {
 		e.Holds = thr >= T.Throttled || used >= T.Full*limit
 		out = append(out, e)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Holds != out[j].Holds {
-			return out[i].Holds
-		}
-		return out[i].Saturation > out[j].Saturation
-	})
-	return out
+	return holdingFirst(out, func(e Evidence) float64 { return e.Saturation })
 }
 
 // haltEvidence: a stretch without blocks is a halt when it covers over
@@ -212,4 +200,16 @@ func (r *Result) haltEvidence() Evidence {
 		e.Figures = "no stretch without blocks" + pace
 	}
 	return e
+}
+
+// holdingFirst orders a class's rows: those that hold first, then by key,
+// largest first, so the class's candidate is its most saturated row.
+func holdingFirst(out []Evidence, key func(Evidence) float64) []Evidence {
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Holds != out[j].Holds {
+			return out[i].Holds
+		}
+		return key(out[i]) > key(out[j])
+	})
+	return out
 }
