@@ -46,7 +46,6 @@ type blockState struct {
 	firstH    int64
 	lastH     int64
 	lastSeen  time.Duration // when the last block was seen; 0 before the first
-	lastTime  time.Time     // the last block's own time (its header), zero when it has none
 	gaps      []gap         // block-less gaps of 3 s or more
 	intervals *hdrhistogram.Histogram
 }
@@ -403,7 +402,7 @@ func (r loop) onBlock(st measure.BlockStat) {
 	if g >= gapFloor && (ls.lastSeen > 0 || ls.lastH > 0) {
 		ls.gaps = append(ls.gaps, gap{from: seen - g, to: seen})
 	}
-	ls.lastSeen, ls.lastTime = seen, st.Time
+	ls.lastSeen = seen
 	ls.lastH = st.Height
 }
 
