@@ -319,6 +319,11 @@ func TestFrozenSegmentIsNamed(t *testing.T) {
 	if j.Limit.Cause != report.CauseLate {
 		t.Errorf("a frozen segment: limit %s (%s), want %s; verdict %q", j.Limit.Cause, j.Limit.Figures, report.CauseLate, r.Verdict())
 	}
+	// The segment was stopped for the 10 s between the signals at least:
+	// its own clock says so, less one of its ticks.
+	if g := r.Summary.Generator; g.LongestPauseMs < 9900 || g.PausedS < g.LongestPauseMs/1000-0.1 {
+		t.Errorf("paused %.1f s, longest %.0f ms: the segment was stopped for 10 s", g.PausedS, g.LongestPauseMs)
+	}
 	for _, w := range r.Summary.Warnings {
 		if strings.Contains(w, "no block for") {
 			t.Errorf("a segment's view taken for the chain's: %q (longest gap %.1f s)", w, r.Summary.LongestGapS)

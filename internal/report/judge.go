@@ -247,7 +247,13 @@ func (r *Result) evidence() []Evidence {
 	// that is the machine's doing, unless the delay is longer than
 	// contention makes (T.LagStoppedMs): then it was stopped.
 	late := (lag >= T.LagLateMs || starved) && g.CPUPercent < T.GeneratorCore*100*usable && !r.waitedForTarget() && (!machine.Holds || lag >= T.LagStoppedMs)
+	// Its own clock stopped: it did not run, whatever else its payments
+	// waited for (a window fills behind a stopped sender too).
+	paused := g.LongestPauseMs >= T.PauseMs && lag >= T.LagLateMs
 	switch {
+	case paused:
+		add(CauseLate, true, "tpslab itself did not run for %s over the load (the longest stretch %s: its own 100 ms clock stopped, as a stopped process or a paused machine's does); schedule lag p99 %s, and every latency includes the delay",
+			fmtMs(g.PausedS*1000), fmtMs(g.LongestPauseMs), fmtMs(lag))
 	case late && machine.Holds:
 		add(CauseLate, true, "schedule lag p99 %s while tpslab used %.0f%% of one core: longer than a busy machine delays a process, it was stopped; every latency includes the delay", fmtMs(lag), g.CPUPercent)
 	case late:

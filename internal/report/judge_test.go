@@ -55,3 +55,26 @@ func TestDiedOnlyWhenTheSystemStopped(t *testing.T) {
 		t.Errorf("commits stopped when postgres died: %s", r.Verdict())
 	}
 }
+
+// A generator whose own clock stopped sent late for its own sake, though
+// its payments then also waited in full windows and the rest caught up
+// (a frozen segment: "kept up … p99 commit 10.50 s" before).
+func TestPausedGeneratorIsNamed(t *testing.T) {
+	r := outcomeRun(600, 600, 600)
+	s := &r.Summary
+	s.LatencyMs.ScheduleLag.P99, s.LatencyMs.CommitUncorrected.P99 = 9700, 10000
+	s.WindowWaits = s.Offered / 10
+	s.Generator = Generator{Cores: 2, CPUPercent: 3, MachineCPUPercent: 100, OthersCPUPercent: 180}
+	if j := r.Judge(); j.Limit.Cause == CauseLate {
+		t.Fatalf("without a measured pause the window waits explain the lag; got %s", r.Verdict())
+	}
+	s.Generator.PausedS, s.Generator.LongestPauseMs = 8.2, 8100
+	j := r.Judge()
+	if j.Limit.Cause != CauseLate || j.Outcome != OutcomeGenerator {
+		t.Errorf("a paused generator: limit %s, outcome %s: %s", j.Limit.Cause, j.Outcome, r.Verdict())
+	}
+	s.LatencyMs.ScheduleLag.P99 = 40 // a pause that delayed nothing
+	if j := r.Judge(); j.Limit.Cause == CauseLate {
+		t.Errorf("a pause with no lag named: %s", r.Verdict())
+	}
+}

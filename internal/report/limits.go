@@ -16,6 +16,10 @@ type Limits struct {
 	// LagStoppedMs: longer than CPU contention makes: it was stopped.
 	LagLateMs    float64 `json:"lag_late_ms"`
 	LagStoppedMs float64 `json:"lag_stopped_ms"`
+	// PauseMs: tpslab's own 100 ms clock stopping this long says the
+	// process did not run at all (stopped, a paused machine, swapped out):
+	// contention delays a runnable process by milliseconds.
+	PauseMs float64 `json:"pause_ms"`
 	// StepLagMs is find-max's default bound on a step's schedule lag p99:
 	// payments that left late while the generator kept up waited for the
 	// system's answers to earlier ones.
@@ -70,11 +74,12 @@ type Limits struct {
 
 // T is the table this version of tpslab judges with.
 var T = Limits{
-	Version:        2,
+	Version:        3,
 	KeptUp:         0.97,
 	ExpiredShare:   0.01,
 	LagLateMs:      1000,
 	LagStoppedMs:   5000,
+	PauseMs:        1000,
 	StepLagMs:      100,
 	Refused:        0.05,
 	LockWaits:      0.25,

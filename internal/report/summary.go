@@ -324,6 +324,12 @@ type Generator struct {
 	Workers        int     `json:"workers,omitempty"`
 	BusyPercent    float64 `json:"busy_percent"`
 	WaitingPercent float64 `json:"waiting_percent"`
+	// PausedS is how long tpslab did not run at all while it offered the
+	// load, in stretches of T.PauseMs or more of its own 100 ms clock
+	// (a stopped process, a paused machine); LongestPauseMs the longest.
+	// Merged: the most paused segment's.
+	PausedS        float64 `json:"paused_s,omitempty"`
+	LongestPauseMs float64 `json:"longest_pause_ms,omitempty"`
 	Warning        string  `json:"warning,omitempty"`
 }
 

@@ -146,10 +146,10 @@ func (r collector) watch(now time.Duration, final bool) (liveNodes, liveEndpoint
 			n.Nodes = fresh.Nodes // pids change when nodes are restarted
 			r.pidMu.Lock()
 			if r.pids == nil {
-				r.pids = map[string]int{}
+				r.pids, r.podUIDs = map[string]int{}, map[string]string{}
 			}
 			for _, nd := range fresh.Nodes {
-				r.pids[nd.Name] = nd.PID
+				r.pids[nd.Name], r.podUIDs[nd.Name] = nd.PID, nd.PodUID
 			}
 			r.pidMu.Unlock()
 		}

@@ -90,6 +90,7 @@ type cpuState struct {
 	machinePrev   [3]uint64
 	machineSteady [2][3]uint64
 	loadAvg       float64 // the 1-minute load average when the load ended
+	pauses        pauseWatch
 }
 
 // gap is a stretch without blocks.
@@ -266,6 +267,8 @@ func (r loop) begin(ctx, observe context.Context, info sut.Info, stopOffer conte
 func (r loop) offerLoad(offer, hard context.Context, loadDone chan struct{}) {
 	sc, ls, eng := r.sc, r.ls, r.ls.eng
 	fmt.Fprintf(r.o.Log, "load: %s for %s; results in %s\n", describeLoad(sc), r.loadDur, r.o.Out)
+	watching, stopWatching := context.WithCancel(hard)
+	go ls.pauses.run(watching)
 	if sc.Load.Model == scenario.Open {
 		// Grace 0: nothing new is sent after the load's last arrival; what
 		// is still due then is unsent, and load.drain only waits for what
@@ -285,6 +288,7 @@ func (r loop) offerLoad(offer, hard context.Context, loadDone chan struct{}) {
 			Pacing: l.Pacing.D(), Think: l.Think.D(), WaitForCommit: l.WaitFor == "commit"})
 	}
 	ls.loadEnd.Store(int64(eng.Since()))
+	stopWatching()
 	ls.busy = eng.Busy()
 	if r.sched != nil {
 		r.sched.Stop() // undo what is still active: the drain sees a whole network

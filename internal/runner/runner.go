@@ -138,7 +138,8 @@ type run struct {
 	netCheck    *report.NetCheck   // the audit after a run with faults
 	kind        kinds.Kind
 	pidMu       sync.Mutex
-	pids        map[string]int // local nodes' pids as net.json says (watch)
+	pids        map[string]int    // local nodes' pids as net.json says (watch)
+	podUIDs     map[string]string // pods' UIDs likewise (a crash makes a new pod)
 }
 
 // faulted says a scheduled fault acts on the node named: its going down

@@ -25,10 +25,17 @@ func (r *run) startTelemetry(ctx context.Context, k kinds.Kind) {
 			if role == "" {
 				role = "validator"
 			}
-			if nd.Pod == "" { // a pod's process is not on this machine: its metrics say the rest
+			name := nd.Name
+			if nd.Pod == "" {
 				proc := telemetry.NewProcess(nd.Name, role, nd.PID, true)
-				name := nd.Name
 				proc.PIDOf = func() int { return collector{r}.pidOf(name, proc.PID) }
+				srcs = append(srcs, proc)
+			} else if pp, uid := new(telemetry.PodPID), nd.PodUID; pp.Get(uid) > 0 {
+				// A local cluster's pod runs here: its process, and the
+				// CPU limit --node-cpu gave its cgroup, are read like a
+				// local node's. A remote cluster's metrics say the rest.
+				proc := telemetry.NewProcess(nd.Name, role, pp.Get(uid), true)
+				proc.PIDOf = func() int { return pp.Get(collector{r}.podUIDOf(name, uid)) }
 				srcs = append(srcs, proc)
 			}
 			if k.Info().CometBFTMetrics && nd.Metrics != "" {
@@ -98,6 +105,17 @@ func (r collector) pidOf(name string, old int) int {
 	defer r.pidMu.Unlock()
 	if pid, ok := r.pids[name]; ok {
 		return pid
+	}
+	return old
+}
+
+// podUIDOf is a pod's UID as the last watch read it from net.json, or
+// old when it has not been read.
+func (r collector) podUIDOf(name, old string) string {
+	r.pidMu.Lock()
+	defer r.pidMu.Unlock()
+	if uid, ok := r.podUIDs[name]; ok && uid != "" {
+		return uid
 	}
 	return old
 }

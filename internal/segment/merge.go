@@ -365,6 +365,9 @@ func mergeSummary(parts []*part, blocks []measure.BlockStat) report.Summary {
 		g.CPUPercent += pg.CPUPercent
 		g.MachineCPUPercent = math.Max(g.MachineCPUPercent, pg.MachineCPUPercent)
 		g.Limited = g.Limited || pg.Limited
+		if pg.PausedS > g.PausedS {
+			g.PausedS, g.LongestPauseMs = pg.PausedS, pg.LongestPauseMs
+		}
 		g.Starved = g.Starved || pg.Starved
 		g.Lanes += pg.Lanes
 		g.Workers += pg.Workers

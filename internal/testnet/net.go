@@ -66,6 +66,9 @@ type Node struct {
 	// Pod is the Kubernetes pod the node runs in (a network on Kubernetes:
 	// Net.Kubernetes); PID is then 0.
 	Pod string `json:"pod,omitempty"`
+	// PodUID finds the pod's processes on this machine (a local cluster):
+	// their cgroup is named for it.
+	PodUID string `json:"pod_uid,omitempty"`
 	// Stopped says `net stop` stopped it on purpose: not running, not crashed.
 	Stopped bool `json:"stopped,omitempty"`
 }

@@ -268,7 +268,7 @@ func startPod(ctx context.Context, cs *kubernetes.Clientset, n *testnet.Net, i i
 		if err == nil && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
 			nd := &n.Nodes[i]
 			ip := p.Status.PodIP
-			nd.Pod, nd.PID, nd.Stopped = pod.Name, 0, false
+			nd.Pod, nd.PodUID, nd.PID, nd.Stopped = pod.Name, string(p.UID), 0, false
 			nd.RPC = fmt.Sprintf("http://%s:%d", ip, testnet.PodRPC)
 			nd.P2P = fmt.Sprintf("tcp://%s:%d", ip, testnet.PodP2P)
 			nd.Metrics = fmt.Sprintf("http://%s:%d/metrics", ip, testnet.PodMetrics)
