@@ -169,7 +169,7 @@ func TestLoadAndNetworkOnKubernetes(t *testing.T) {
 	// statically into an image), a load from this machine counted against
 	// a validator pod's blocks, and its audit.
 	sdkHome, sdkOut := filepath.Join(dir, "sdk"), filepath.Join(dir, "sdk-run")
-	tpslab(15*time.Minute, "net", "up", "--kind", "cosmos", "--home", sdkHome, "--kubeconfig", kubeconfig, "--validators", "2", "--accounts", "2000")
+	tpslab(15*time.Minute, "net", "up", "--kind", "cosmos", "--home", sdkHome, "--kubeconfig", kubeconfig, "--validators", "2", "--accounts", "2000", "--node-cpu", "500m")
 	sn, err := testnet.Load(sdkHome)
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +184,20 @@ func TestLoadAndNetworkOnKubernetes(t *testing.T) {
 	}
 	if sr.EndedBecause != "completed" || sr.Summary.Committed < 400 {
 		t.Errorf("tpsd on Kubernetes: ended %q, committed %d", sr.EndedBecause, sr.Summary.Committed)
+	}
+	// The pods run on this machine: their processes, and the CPU limit
+	// --node-cpu gave them, are read like local nodes' (issue 63).
+	for _, nd := range sn.Nodes {
+		if lim := sr.Summary.Telemetry[nd.Name+".cpu_limit_cores"]; lim.Mean != 0.5 || sr.Summary.Telemetry[nd.Name+".cpu_percent"].Mean <= 0 {
+			t.Errorf("%s's pod under --node-cpu 500m: cpu_limit_cores %+v, cpu_percent %+v", nd.Name, lim, sr.Summary.Telemetry[nd.Name+".cpu_percent"])
+		}
+	}
+	row := false
+	for _, e := range sr.Judge().Considered {
+		row = row || e.Resource == "node0.cpu_limit" && e.Capacity == 0.5
+	}
+	if !row {
+		t.Errorf("the judgement weighs no node0.cpu_limit of 0.5 cores: %+v", sr.Judge().Considered)
 	}
 	if got := codeZeroTxs(t, sn.Nodes[1].RPC, sr.Chain.FirstHeight, sr.Chain.LastHeight); got != sr.Summary.Committed {
 		t.Errorf("tpsd: committed %d; validator pod node1 holds %d in blocks %d..%d", sr.Summary.Committed, got, sr.Chain.FirstHeight, sr.Chain.LastHeight)

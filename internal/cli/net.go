@@ -216,12 +216,21 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 			if err := reg.NetDefaults(&o, changed); err != nil {
 				return err
 			}
+			var envs map[string]testnet.Envelope
 			if kube.Kubeconfig != "" {
 				k := kube
 				if err := k.Check(); err != nil {
 					return exitcode.Wrap(exitcode.BadInput, err)
 				}
 				o.Kube = &k
+			} else if kube.CPU != "" || kube.Memory != "" {
+				// Local nodes: a cgroup of their own each (issue 68).
+				if envs, err = testnet.ParseEnvelopes(kube.CPU, kube.Memory); err != nil {
+					return exitcode.Wrap(exitcode.BadInput, err)
+				}
+				if err := testnet.EnvelopesOffered(); err != nil {
+					return exitcode.BadInputf("--node-cpu/--node-memory: %v", err)
+				}
 			}
 			start := time.Now()
 			fresh := reset || emptyDir(home)
@@ -236,6 +245,14 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 					err = fmt.Errorf("%w; %s", err, removeHalfMade(home))
 				}
 				return exitcode.Wrap(exitcode.TargetFailed, err)
+			}
+			if err := n.ApplyEnvelopes(envs); err != nil {
+				return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%w; the network runs without it: `tpslab net down --home %s`", err, home))
+			}
+			for _, nd := range n.Nodes {
+				if e := nd.Envelope; e != nil {
+					fmt.Fprintf(os.Stderr, "%s runs in %s: %s\n", nd.Name, strings.Join(e.Groups, ", "), e)
+				}
 			}
 			what := "committing blocks"
 			if nk, _ := reg.Lookup(n.Kind); isService(nk) {
@@ -261,8 +278,8 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 	up.Flags().StringVar(&kube.Kubeconfig, "kubeconfig", "", "start the nodes as pods on the Kubernetes cluster this kubeconfig names (tpslab cluster up writes one); --home keeps net.json and the keys")
 	up.Flags().StringVar(&kube.Namespace, "namespace", "default", "with --kubeconfig: the namespace of the pods")
 	up.Flags().StringVar(&kube.Image, "image", "", "with --kubeconfig: tpslab's image (default: the local cluster's)")
-	up.Flags().StringVar(&kube.CPU, "node-cpu", "", "with --kubeconfig: CPU per node, request and limit (e.g. 500m)")
-	up.Flags().StringVar(&kube.Memory, "node-memory", "", "with --kubeconfig: memory per node, request and limit (e.g. 512Mi)")
+	up.Flags().StringVar(&kube.CPU, "node-cpu", "", "CPU per node: a pod's request and limit with --kubeconfig, else a cgroup of its own (root); 0.5, 500m, or node3=0.25 for one")
+	up.Flags().StringVar(&kube.Memory, "node-memory", "", "memory per node, as --node-cpu (e.g. 512Mi, node0=1Gi)")
 	up.Flags().StringVar(&home, "home", "", "network home directory (holds net.json)")
 	up.Example = `  # 4 validators of the built-in ledger on loopback, in a home of their own
   tpslab net up --home /tmp/net --validators 4

@@ -159,6 +159,16 @@ type Network struct {
 	// Reported is what an endpoint tpslab did not start says of itself
 	// (CometBFT's node_info version, web3_clientVersion).
 	Reported string `json:"reported_version,omitempty"`
+	// Envelopes are the CPU and memory limits each node ran under (net up
+	// --node-cpu, --node-memory: a local cgroup or a pod's limits).
+	Envelopes map[string]Envelope `json:"envelopes,omitempty"`
+}
+
+// Envelope is a node's limits: cores of CPU, bytes of memory (0: none).
+type Envelope struct {
+	CPU    float64 `json:"cpu_cores,omitempty"`
+	Memory int64   `json:"memory_bytes,omitempty"`
+	Where  string  `json:"where"` // "cgroup" or "pod"
 }
 
 // Provenance is what a network tpslab started ran (docs/results.md).

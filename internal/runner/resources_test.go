@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
+		"strings"
 	"testing"
 	"time"
 
@@ -24,9 +24,9 @@ import (
 // capacities and the processes' own limits, each against an independent
 // reading: one validator whose blocks hold 1 MiB, offered twice what they
 // carry in 4 KB payments, names block bytes with the blocks' fill as the
-// node's RPC gives it; the same validator under a cgroup CPU quota of a
-// tenth of a core names its CPU limit, with the throttled time its cgroup
-// counted.
+// node's RPC gives it; the same validator restarted in an envelope of a
+// tenth of a core (net up --node-cpu's cgroup) names its CPU limit, with
+// the throttled time its cgroup counted.
 func TestResourcesNoCandidateKnew(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a validator")
@@ -70,8 +70,35 @@ func TestResourcesNoCandidateKnew(t *testing.T) {
 	})
 
 	t.Run("cpu limit", func(t *testing.T) {
-		group, undo := cpuQuota(t, n.Nodes[0].PID, 0.1)
-		defer undo()
+		// net up --node-cpu node0=0.1's path: the node's own cgroup,
+		// which a restart goes back into.
+		if err := testnet.EnvelopesOffered(); err != nil {
+			t.Skip(err)
+		}
+		envs, err := testnet.ParseEnvelopes("node0=100m", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.ApplyEnvelopes(envs); err != nil {
+			t.Fatal(err)
+		}
+		h, err := testnet.Height(context.Background(), n.Nodes[0].RPC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Kill(0); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Restart(0, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.WaitForBlocks(context.Background(), h+2, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		group := n.Nodes[0].Envelope.Groups[0]
+		if b, _ := os.ReadFile(filepath.Join(group, "cgroup.procs")); !strings.Contains("\n"+string(b), fmt.Sprintf("\n%d\n", n.Nodes[0].PID)) {
+			t.Fatalf("restarted node0 (pid %d) is not in its envelope %s: %q", n.Nodes[0].PID, group, b)
+		}
 		per0, thr0 := throttled(t, group)
 		sc := loadScenario(filepath.Join(t.TempDir(), "cpu"), 3000, 8*time.Second, 1000)
 		sc.Target.NetHome = n.Home
@@ -119,39 +146,6 @@ func steadyBytes(t *testing.T, rpc string, from, to int64) float64 {
 	return sum / math.Max(1, blocks)
 }
 
-// cpuQuota puts pid in a cgroup v1 cpu group (or a v2 group) limited to
-// cores, and returns the group's folder and how to undo it; it skips the
-// test where the machine lets no one write a CPU quota.
-func cpuQuota(t *testing.T, pid int, cores float64) (string, func()) {
-	t.Helper()
-	name := fmt.Sprintf("tpslab-test-%d", os.Getpid())
-	period := 100000
-	if v1 := "/sys/fs/cgroup/cpu"; writable(v1) {
-		dir := filepath.Join(v1, name)
-		if err := os.Mkdir(dir, 0o755); err == nil {
-			write(t, filepath.Join(dir, "cpu.cfs_quota_us"), strconv.Itoa(int(cores*float64(period))))
-			write(t, filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid))
-			return dir, func() {
-				_ = os.WriteFile(filepath.Join(v1, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
-				_ = os.Remove(dir)
-			}
-		}
-	}
-	if root := "/sys/fs/cgroup"; fileExists(filepath.Join(root, "cgroup.controllers")) && writable(root) {
-		dir := filepath.Join(root, name)
-		if err := os.Mkdir(dir, 0o755); err == nil {
-			write(t, filepath.Join(dir, "cpu.max"), fmt.Sprintf("%d %d", int(cores*float64(period)), period))
-			write(t, filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid))
-			return dir, func() {
-				_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
-				_ = os.Remove(dir)
-			}
-		}
-	}
-	t.Skip("no cgroup CPU controller this test may write (needs root and cgroup v1 or v2)")
-	return "", nil
-}
-
 // throttled is a group's periods and throttled periods, from its cpu.stat.
 func throttled(t *testing.T, dir string) (periods, throttled float64) {
 	t.Helper()
@@ -170,23 +164,4 @@ func throttled(t *testing.T, dir string) (periods, throttled float64) {
 		}
 	}
 	return periods, throttled
-}
-
-func writable(dir string) bool {
-	f, err := os.CreateTemp(dir, ".probe")
-	if err != nil {
-		return fileExists(dir) && os.Getuid() == 0 // cgroupfs takes no regular files
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return true
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-func write(t *testing.T, path, v string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }

@@ -51,10 +51,10 @@ func networkInfo(s *kinds.System, k kinds.Kind) *report.Network {
 	// asked its version once.
 	prov := provenance.Of(context.Background(), n)
 	if sv, ok := k.(kinds.Service); ok {
-		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: sv.ServiceSettings(n), Provenance: prov}
+		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: sv.ServiceSettings(n), Provenance: prov, Envelopes: envelopes(n)}
 	}
 	nw := &report.Network{Kind: s.Kind, Started: s.Started, Validators: n.Validators(), ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Settings,
-		RPCNodes: len(n.Nodes) - n.Validators(), Provenance: prov}
+		RPCNodes: len(n.Nodes) - n.Validators(), Provenance: prov, Envelopes: envelopes(n)}
 	if n.Links != nil {
 		nw.Topology = n.Links.Topology
 	}
@@ -123,4 +123,23 @@ func SharedNetwork(ctx context.Context, sc *scenario.Scenario, o Options) (stop 
 	}
 	sc.Target.NetHome = s.Net.Home
 	return func() { stopSystem(s, o.Log, false) }, nil
+}
+
+// envelopes are the limits each node ran under: its cgroup's, or its
+// pod's (nil when none).
+func envelopes(n *testnet.Net) map[string]report.Envelope {
+	out := map[string]report.Envelope{}
+	for _, nd := range n.Nodes {
+		switch {
+		case nd.Envelope != nil:
+			out[nd.Name] = report.Envelope{CPU: nd.Envelope.CPU, Memory: nd.Envelope.Memory, Where: "cgroup"}
+		case nd.Pod != "" && n.Kubernetes != nil && (n.Kubernetes.CPU != "" || n.Kubernetes.Memory != ""):
+			e, _ := testnet.ParseEnvelopes(n.Kubernetes.CPU, n.Kubernetes.Memory)
+			out[nd.Name] = report.Envelope{CPU: e[""].CPU, Memory: e[""].Memory, Where: "pod"}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

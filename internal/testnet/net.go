@@ -69,6 +69,9 @@ type Node struct {
 	// PodUID finds the pod's processes on this machine (a local cluster):
 	// their cgroup is named for it.
 	PodUID string `json:"pod_uid,omitempty"`
+	// Envelope is the CPU and memory a local node may use (net up
+	// --node-cpu, --node-memory), nil when unlimited.
+	Envelope *Envelope `json:"envelope,omitempty"`
 	// Stopped says `net stop` stopped it on purpose: not running, not crashed.
 	Stopped bool `json:"stopped,omitempty"`
 }
@@ -417,6 +420,11 @@ func StartProcess(nd Node) (int, error) {
 		return 0, fmt.Errorf("start %s: %w", nd.Name, err)
 	}
 	go cmd.Wait() // reap it if it dies while this process lives
+	// Back into its envelope at once: a restarted node keeps its limits.
+	if err := nd.Envelope.place(cmd.Process.Pid); err != nil {
+		_ = cmd.Process.Kill()
+		return 0, fmt.Errorf("start %s: %w", nd.Name, err)
+	}
 	return cmd.Process.Pid, nil
 }
 
@@ -516,6 +524,9 @@ func (n *Net) Down() error {
 		if err := stopProcess(n.Links.PID, n.Home, 5*time.Second); err != nil && first == nil {
 			first = err
 		}
+	}
+	for _, nd := range n.Nodes { // their processes stopped: the groups are empty
+		nd.Envelope.removeGroups()
 	}
 	for i := len(n.Teardown) - 1; i >= 0; i-- {
 		t := n.Teardown[i]
