@@ -231,6 +231,12 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 				if err := testnet.EnvelopesOffered(); err != nil {
 					return exitcode.BadInputf("--node-cpu/--node-memory: %v", err)
 				}
+				for name := range envs { // before anything starts
+					var i int
+					if _, err := fmt.Sscanf(name, "node%d", &i); name != "" && o.Validators+o.RPCNodes > 0 && (err != nil || fmt.Sprintf("node%d", i) != name || i >= o.Validators+o.RPCNodes) {
+						return exitcode.BadInputf("--node-cpu/--node-memory: node %q, expected node0..node%d", name, o.Validators+o.RPCNodes-1)
+					}
+				}
 			}
 			start := time.Now()
 			fresh := reset || emptyDir(home)
