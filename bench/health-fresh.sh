@@ -18,13 +18,13 @@ work=$(mktemp -d)
 trap '"$bin" net down --home "$work/net" >/dev/null 2>&1 || true' EXIT
 passed=0
 for i in $(seq 1 "$N"); do
-	"$bin" net up --validators 4 --home "$work/net" --reset >/dev/null
+	"$bin" net up --validators 4 --home "$work/net" --reset >/dev/null 2>&1
 	set +e
 	"$bin" run --net-home "$work/net" --rate "$RATE" --duration "$DURATION" --warmup 2s \
 		--health default --out "$work/run$i" >"$work/run$i.log" 2>&1
 	code=$?
 	set -e
-	"$bin" net down --home "$work/net" >/dev/null
+	"$bin" net down --home "$work/net" >/dev/null 2>&1
 	[ "$code" = 0 ] && passed=$((passed + 1))
 	echo "run $i: exit $code; $(grep -m1 '^health:' "$work/run$i.log" || echo 'no health line')"
 	[ "$code" = 0 ] || grep -E 'failed|✗' "$work/run$i.log" | head -5

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-		"strings"
+	"strings"
 	"testing"
 	"time"
 
