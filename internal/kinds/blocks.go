@@ -48,3 +48,25 @@ func ConsensusCapacities(ctx context.Context, rpc string) []report.Capacity {
 	}
 	return out
 }
+
+// MempoolCapacities are the mempool limits of each node of a CometBFT
+// network tpslab started (net.json's settings, written into every node's
+// config.toml), against the fullest node's mempool: a mempool that stays
+// full is a chain that takes payments out more slowly than they come.
+// None for endpoints tpslab did not start: their limits are not known.
+func MempoolCapacities(sys *System) []report.Capacity {
+	if sys.Net == nil {
+		return nil
+	}
+	st := sys.Net.Settings
+	var out []report.Capacity
+	if st.MempoolSize > 0 {
+		out = append(out, report.Capacity{Name: "mempool_txs", Class: report.CauseBlocks, Capacity: float64(st.MempoolSize), Unit: "transactions",
+			From: "mempool.size, each node's", Use: ".mempool_txs", Each: true, About: "the fullest node's mempool"})
+	}
+	if st.MempoolMaxBytes > 0 {
+		out = append(out, report.Capacity{Name: "mempool_bytes", Class: report.CauseBlocks, Capacity: float64(st.MempoolMaxBytes), Unit: "bytes",
+			From: "mempool.max_txs_bytes, each node's", Use: ".mempool_bytes", Each: true, About: "the fullest node's mempool bytes"})
+	}
+	return out
+}

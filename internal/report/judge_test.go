@@ -78,3 +78,23 @@ func TestPausedGeneratorIsNamed(t *testing.T) {
 		t.Errorf("a pause with no lag named: %s", r.Verdict())
 	}
 }
+
+// A capacity every node has of its own (a mempool) is weighed by the
+// fullest node, not the nodes' sum: four mempools a quarter full are not
+// one full mempool, and one full mempool among idle ones is.
+func TestEachNodesCapacityIsItsOwn(t *testing.T) {
+	r := outcomeRun(400, 600, 3000)
+	r.Capacities = []Capacity{{Name: "mempool_txs", Class: CauseBlocks, Capacity: 1000, Unit: "transactions", Use: ".mempool_txs", Each: true}}
+	r.Summary.Telemetry = map[string]telemetry.Stat{}
+	for _, n := range []string{"node0", "node1", "node2", "node3"} {
+		r.Summary.Telemetry[n+".mempool_txs"] = telemetry.Stat{Mean: 250}
+	}
+	if j := r.Judge(); j.Limit.Resource == "mempool_txs" {
+		t.Errorf("four mempools a quarter full named: %s", j.Limit.Figures)
+	}
+	r.Summary.Telemetry["node2.mempool_txs"] = telemetry.Stat{Mean: 990}
+	j := r.Judge()
+	if j.Limit.Cause != CauseBlocks || j.Limit.Resource != "mempool_txs" || j.Limit.Utilisation != 0.99 {
+		t.Errorf("node2's mempool 99%% full: limit %s/%s at %.2f (%s)", j.Limit.Cause, j.Limit.Resource, j.Limit.Utilisation, j.Limit.Figures)
+	}
+}

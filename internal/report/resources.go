@@ -26,6 +26,9 @@ type Capacity struct {
 	Saturation string `json:"saturation,omitempty"`
 	// About is the resource in words, for the judgement's lines.
 	About string `json:"about,omitempty"`
+	// Each: every process has this capacity of its own (a node's
+	// mempool); the use weighed is the fullest process's.
+	Each bool `json:"each,omitempty"`
 }
 
 // Block classes' resource names.
@@ -72,6 +75,18 @@ func (r *Result) useOf(name string) (float64, bool) {
 	return r.Summary.telemetryMean(name)
 }
 
+// telemetryFullest is the largest steady mean among the processes'
+// metrics ending in suffix.
+func (s *Summary) telemetryFullest(suffix string) (float64, bool) {
+	most, ok := 0.0, false
+	for k, st := range s.Telemetry {
+		if strings.HasSuffix(k, suffix) && !strings.HasPrefix(k, "links.") {
+			most, ok = math.Max(most, st.Mean), true
+		}
+	}
+	return most, ok
+}
+
 // declaredEvidence judges each declared resource of class: saturated when
 // its use reaches T.Full of its capacity or its queue T.Queue. The rows of
 // one class come most used first, so the class's candidate is its fullest.
@@ -87,6 +102,9 @@ func (r *Result) declaredEvidence(class Cause) []Evidence {
 			about = strings.ReplaceAll(c.Name, "_", " ")
 		}
 		use, ok := r.useOf(c.Use)
+		if c.Each {
+			use, ok = r.Summary.telemetryFullest(c.Use)
+		}
 		if !ok {
 			e.Figures = fmt.Sprintf("%s: %s %s (%s), its use not measured", about, thousands(c.Capacity), c.Unit, c.From)
 			out = append(out, e)

@@ -490,10 +490,11 @@ func (Kind) DecodePayment(tx []byte) (kinds.DecodedPayment, bool) {
 	return kinds.DecodedPayment{Kind: kind, Sender: from, Recipient: to, Amount: amount}, ok
 }
 
-// Capacities are the chain's block limits (its consensus parameters).
+// Capacities are the chain's block limits (its consensus parameters) and
+// its nodes' mempools (a network tpslab started).
 func (Kind) Capacities(ctx context.Context, sys *kinds.System, _ *scenario.Scenario) []report.Capacity {
 	if len(sys.Endpoints) == 0 {
 		return nil
 	}
-	return kinds.ConsensusCapacities(ctx, sys.Endpoints[0])
+	return append(kinds.ConsensusCapacities(ctx, sys.Endpoints[0]), kinds.MempoolCapacities(sys)...)
 }
