@@ -195,6 +195,9 @@ func generate(home string, o Options) (*testnet.Net, error) {
 	params := types.DefaultConsensusParams()
 	params.Block.MaxBytes = o.Settings.MaxBlockBytes
 	params.Block.MaxGas = o.Settings.MaxBlockGas
+	// Evidence must fit a block (CometBFT refuses a genesis whose 1 MiB
+	// evidence bound passes a smaller block's).
+	params.Evidence.MaxBytes = min(params.Evidence.MaxBytes, params.Block.MaxBytes)
 	gen := &types.GenesisDoc{
 		GenesisTime:     cmttime.Now(),
 		ChainID:         o.ChainID,

@@ -551,6 +551,13 @@ func fundWallets(path string, o Options, c *Cosmos, wallets []string, funder str
 					block["max_bytes"] = strconv.FormatInt(o.Settings.MaxBlockBytes, 10)
 					block["max_gas"] = strconv.FormatInt(maxGas, 10)
 				}
+				// Evidence must fit a block (a genesis whose evidence
+				// bound passes the block's is refused).
+				if ev, ok := params["evidence"].(map[string]any); ok && o.Settings.MaxBlockBytes > 0 {
+					if cur, err := strconv.ParseInt(fmt.Sprint(ev["max_bytes"]), 10, 64); err == nil && cur > o.Settings.MaxBlockBytes {
+						ev["max_bytes"] = strconv.FormatInt(o.Settings.MaxBlockBytes, 10)
+					}
+				}
 			}
 			g["consensus"], _ = json.Marshal(cons)
 		}
