@@ -60,7 +60,7 @@ func TestResourcesNoCandidateKnew(t *testing.T) {
 			t.Errorf("the node's blocks held %.0f bytes on average (%.3f of 512 KiB); the judgement says %.3f", mean, u, j.Limit.Utilisation)
 		}
 		if j.Limit.Capacity != 1<<19 {
-			t.Errorf("capacity %.0f, want the consensus max_bytes %d", j.Limit.Capacity, 1<<20)
+			t.Errorf("capacity %.0f, want the consensus max_bytes %d", j.Limit.Capacity, 1<<19)
 		}
 		// Judged once: the result on disk holds the judgement the run printed.
 		back, err := report.ReadResult(sc.Out)
