@@ -1,15 +1,21 @@
 package all
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testbin"
 )
 
 // hostile are the values every setting is tried with (issue 52, case 1):
@@ -99,5 +105,62 @@ func TestEveryKindSettingChecked(t *testing.T) {
 		if !seen[p] {
 			t.Errorf("%s is named here but is no kind's setting", p)
 		}
+	}
+}
+
+// The same values through `tpslab run` itself (issue 64, case 9: the
+// panics came after Validate, in presigning and withdrawing): every value
+// Validate accepts, and one it refuses per section, against an endpoint
+// that answers nothing. Each ends in one line and exit 2 (bad input,
+// before any work) or 3 (the target did not answer), never a Go panic.
+func TestEveryKindSettingThroughRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tpslab")
+	}
+	bin := testbin.Path(t)
+	reg := Registry()
+	type try struct{ kind, path, v string }
+	var tries []try
+	for _, k := range reg.All() {
+		c, ok := k.(kinds.Configured)
+		if !ok {
+			continue
+		}
+		section, defaults := c.Settings()
+		refused := false // one refusal per section shows run checks first
+		for field := range settingFields(defaults) {
+			path := section + "." + field
+			for _, v := range hostile {
+				if err := tryValue(reg, k.Info().Name, path, v); err == nil || !refused {
+					refused = refused || err != nil
+					tries = append(tries, try{k.Info().Name, path, v})
+				}
+			}
+		}
+	}
+	dir := t.TempDir()
+	for i, c := range tries {
+		t.Run(fmt.Sprintf("%s=%s", c.path, c.v), func(t *testing.T) {
+			t.Parallel()
+			args := []string{"run", "--target", c.kind, "--endpoint", "http://127.0.0.1:9", "--rate", "10", "--duration", "3s", "--warmup", "1s",
+				"--out", filepath.Join(dir, strconv.Itoa(i)), "--set", c.path + "=" + c.v}
+			if c.kind == "http" && c.path != "http.path" {
+				args = append(args, "--set", "http.path=/payments")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+			code := -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			last := strings.TrimSpace(string(out))
+			if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+				last = last[i+1:]
+			}
+			if strings.Contains(string(out), "goroutine ") || strings.Contains(string(out), "panic:") || (code != 2 && code != 3) || !strings.HasPrefix(last, "tpslab: ") {
+				t.Errorf("%s %s=%s: exit %d, last line %q\n%s", c.kind, c.path, c.v, code, last, out)
+			}
+		})
 	}
 }
