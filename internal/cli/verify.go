@@ -6,15 +6,17 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/report"
+	"github.com/tpslab/tpslab/internal/signing"
 	"github.com/tpslab/tpslab/internal/verify"
 )
 
 func verifyCmd(reg *kinds.Registry) *cobra.Command {
-	var rpc, home, database string
+	var rpc, home, database, signer string
 	c := &cobra.Command{
 		Use:   "verify RUN_DIR [--rpc URL | --database URL | --net-home DIR]",
 		Short: "Re-count a run's committed payments from the chain's blocks or the service's database, and check its files' digests",
@@ -33,12 +35,25 @@ ones listed), 3 when the node or database lacks the blocks or is another
 system, 2 for a run it cannot read.`,
 		Example: `  tpslab verify runs/live --net-home /tmp/x
   tpslab verify runs/live --rpc http://127.0.0.1:26657
-  tpslab verify runs/ledger --database postgres://tpslab@127.0.0.1:5432/ledger`,
+  tpslab verify runs/ledger --database postgres://tpslab@127.0.0.1:5432/ledger
+  tpslab verify runs/live --signer ~/.ssh/tpslab-results.pub --net-home /tmp/x`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := readRun(args[0])
 			if err != nil {
 				return err
+			}
+			signedBy := ""
+			if signer != "" { // the files first: a forged file needs no node to be caught
+				pub, err := signing.ParseSigner(signer)
+				if err != nil {
+					return exitcode.Wrap(exitcode.BadInput, err)
+				}
+				n, err := signing.Check(args[0], pub)
+				if err != nil {
+					return exitcode.Wrap(exitcode.ThresholdsFailed, err)
+				}
+				signedBy = fmt.Sprintf("; its %d files are the ones %s signed", n, ssh.FingerprintSHA256(pub))
 			}
 			src, err := verifySource(reg, r, rpc, database, home)
 			if err != nil {
@@ -52,14 +67,15 @@ system, 2 for a run it cannot read.`,
 			if o.Windows > 0 {
 				where = fmt.Sprintf("the database of chain %s, over %d seconds of answers (recounted from %s", o.ChainID, o.Windows, o.Store)
 			}
-			fmt.Printf("verified: %s of %s committed payments found in %s; %s's digests hold); checked: %s; not checked: %s\n",
-				report.Count(o.Found), report.Count(o.Committed), where, report.EvidenceFile, strings.Join(o.Checked, ", "), strings.Join(o.NotChecked, ", "))
+			fmt.Printf("verified: %s of %s committed payments found in %s; %s's digests hold)%s; checked: %s; not checked: %s\n",
+				report.Count(o.Found), report.Count(o.Committed), where, report.EvidenceFile, signedBy, strings.Join(o.Checked, ", "), strings.Join(o.NotChecked, ", "))
 			return nil
 		},
 	}
 	c.Flags().StringVar(&rpc, "rpc", "", "RPC URL of any node of the run's chain: CometBFT's, or an EVM chain's JSON-RPC")
 	c.Flags().StringVar(&database, "database", "", "the service's database URL (the ledger service's PostgreSQL)")
 	c.Flags().StringVar(&home, "net-home", "", "the network tpslab net up started (its last node, or its database, is read)")
+	c.Flags().StringVar(&signer, "signer", "", "a public key (ssh-ed25519 AAAA…, or its .pub file): the run's files must be the ones it signed (tpslab sign)")
 	return c
 }
 

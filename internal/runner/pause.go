@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -47,9 +48,11 @@ func (p *pauseWatch) run(ctx context.Context) {
 	}
 }
 
-// read is the total and longest pause so far.
-func (p *pauseWatch) read() (total, longest time.Duration) {
+// into writes the pauses into the generator's figures.
+func (p *pauseWatch) into(g *report.Generator) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.total, p.longest
+	if p.longest > 0 {
+		g.PausedS, g.LongestPauseMs = math.Round(p.total.Seconds()*100)/100, math.Round(float64(p.longest.Microseconds())/100)/10
+	}
 }

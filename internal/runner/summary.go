@@ -99,11 +99,8 @@ func (r *summarizer) summary() report.Summary {
 	}
 	s.Generator = report.Generator{Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0), MachineCPUPercent: math.Round(1000*ls.machineLoad) / 10, Lanes: ls.eng.Lanes(),
 		StealPercent: math.Round(1000*ls.machineSteal) / 10, LoadAverage: ls.loadAvg}
-	if total, longest := ls.pauses.read(); longest > 0 {
-		s.Generator.PausedS, s.Generator.LongestPauseMs = math.Round(total.Seconds()*100)/100, math.Round(float64(longest.Microseconds())/100)/10
-	}
-	if g := &s.Generator; g.Lanes > ls.lanesStart {
-		g.LanesStart = ls.lanesStart
+	if ls.pauses.into(&s.Generator); s.Generator.Lanes > ls.lanesStart {
+		s.Generator.LanesStart = ls.lanesStart
 	}
 	if loadSecs > 0 {
 		s.Generator.CPUPercent = math.Round(1000*cpu.Seconds()/loadSecs) / 10
