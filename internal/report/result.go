@@ -162,6 +162,10 @@ type Network struct {
 	// Envelopes are the CPU and memory limits each node ran under (net up
 	// --node-cpu, --node-memory: a local cgroup or a pod's limits).
 	Envelopes map[string]Envelope `json:"envelopes,omitempty"`
+	// SetAside are the scenario's network settings a network tpslab did
+	// not start for this run (target.net_home) did not take, each with
+	// what the network has where net.json says.
+	SetAside []string `json:"set_aside,omitempty"`
 }
 
 // Envelope is a node's limits: cores of CPU, bytes of memory (0: none).

@@ -284,7 +284,13 @@ func (r *run) prepare(ctx context.Context) error {
 	sys.Warn = func(msg string) { r.note("warning: %s", msg) }
 	sys.Note = func(msg string) { r.note("%s", msg) }
 	sys.AtEnd = func(f func() []string) { r.atEnd = append(r.atEnd, f) }
-	r.w.Update(func(res *report.Result) { res.Network = networkInfo(sys, kind) })
+	aside := []string(nil)
+	if sc.Target.NetHome != "" && sys.Net != nil {
+		if aside = setAside(sc, sys.Net, r.o.Kinds.Flags(true)); len(aside) > 0 {
+			r.note("the network in %s was made by net up with its own settings; the scenario's %s were set aside", sys.Net.Home, strings.Join(aside, ", "))
+		}
+	}
+	r.w.Update(func(res *report.Result) { res.Network = networkInfo(sys, kind); res.Network.SetAside = aside })
 	if len(sc.Faults) > 0 && !kind.Info().Faults && sys.Net != nil {
 		takers := r.o.Kinds.NamesWhere(func(k kinds.Kind) bool { return k.Info().Faults })
 		return exitcode.BadInputf("faults: for %s networks only, not a %s network", strings.Join(takers, ", "), sys.Kind)

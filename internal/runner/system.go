@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/kinds"
@@ -140,6 +144,54 @@ func envelopes(n *testnet.Net) map[string]report.Envelope {
 	}
 	if len(out) == 0 {
 		return nil
+	}
+	return out
+}
+
+// setAside names each network setting the scenario gives that the network
+// it runs on (target.net_home: made by net up, with its own) did not take,
+// with what the network has where net.json says (issue 64: a 5-node,
+// region-linked, 10 s-block scenario ran on 3 nodes, no links and 2 s
+// blocks without a word).
+func setAside(sc *scenario.Scenario, n *testnet.Net, flags []kinds.Flag) []string {
+	def := scenario.Default()
+	def.Target.Kind = sc.Target.Kind
+	var out []string
+	differs := func(path string) (string, bool) {
+		a, _, err := scenario.Get(sc, path)
+		b, _, err2 := scenario.Get(&def, path)
+		return a, err == nil && err2 == nil && a != b
+	}
+	topology := "none"
+	if n.Links != nil {
+		topology = n.Links.Topology
+	}
+	has := map[string]string{
+		"network.validators": strconv.Itoa(n.Validators()), "network.rpc_nodes": strconv.Itoa(len(n.Nodes) - n.Validators()),
+		"network.topology": topology, "network.timeout_commit": n.Settings.TimeoutCommit.String(),
+		"network.timeout_propose": n.Settings.TimeoutPropose.String(), "network.mempool_size": strconv.Itoa(n.Settings.MempoolSize),
+		"network.mempool_max_bytes": strconv.FormatInt(n.Settings.MempoolMaxBytes, 10), "network.max_block_bytes": strconv.FormatInt(n.Settings.MaxBlockBytes, 10),
+		"network.max_block_gas": strconv.FormatInt(n.Settings.MaxBlockGas, 10), "network.accounts": "", "network.binary": "",
+	}
+	paths := slices.Sorted(maps.Keys(has))
+	for _, f := range flags {
+		if f.NetUp && !strings.HasPrefix(f.Path, "network.") {
+			paths = append(paths, f.Path)
+		}
+	}
+	noSettings := n.Settings == (testnet.Settings{}) // a kind without CometBFT's (factomd)
+	for _, p := range slices.Compact(paths) {
+		v, changed := differs(p)
+		theirs, known := has[p]
+		if !changed || (known && theirs == v) {
+			continue
+		}
+		shape := p == "network.validators" || p == "network.rpc_nodes" || p == "network.topology"
+		if known && theirs != "" && (shape || !noSettings) {
+			out = append(out, fmt.Sprintf("%s %s (the network has %s)", p, v, theirs))
+		} else {
+			out = append(out, fmt.Sprintf("%s %s", p, v))
+		}
 	}
 	return out
 }

@@ -304,13 +304,18 @@ func num(v float64) string {
 
 // Capacities: the directory block interval the network was started with
 // (factomd -blktime): gaps and halts are weighed against it.
-func (Kind) Capacities(_ context.Context, sys *kinds.System, _ *scenario.Scenario) []report.Capacity {
+// A scenario that asked for another interval is told it was set aside
+// (the network was made with its own; issue 64).
+func (Kind) Capacities(_ context.Context, sys *kinds.System, sc *scenario.Scenario) []report.Capacity {
 	if sys.Net == nil {
 		return nil
 	}
 	f := factomnet.Of(sys.Net)
 	if f == nil || f.BlockTime <= 0 {
 		return nil
+	}
+	if sc != nil && sys.Note != nil && settingsOf(sc).BlockTime != f.BlockTime {
+		sys.Note(fmt.Sprintf("factom.block_time %d was set aside: the network in %s makes a directory block every %d s (factomd -blktime=%d)", settingsOf(sc).BlockTime, sys.Net.Home, f.BlockTime, f.BlockTime))
 	}
 	return []report.Capacity{{Name: report.BlockInterval, Class: report.CauseHalt, Capacity: float64(f.BlockTime), Unit: "s",
 		From: fmt.Sprintf("factomd -blktime=%d", f.BlockTime), About: "the directory block interval"}}
