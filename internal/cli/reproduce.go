@@ -17,6 +17,7 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 func reproduceCmd(reg *kinds.Registry) *cobra.Command {
@@ -125,7 +126,25 @@ func scenarioOf(reg *kinds.Registry, r *report.Result) (sc scenario.Scenario, wh
 		if r.Network.Validators > 0 {
 			sc.Network.Validators = r.Network.Validators
 		}
-		why = fmt.Sprintf("the original ran on a network started before it (%s); each run here starts its own, with its %d validator(s) and the scenario's network settings", sc.Target.NetHome, sc.Network.Validators)
+		// The network that ran, not the scenario's defaults: its kind (a
+		// gaiad network's run names the built-in in its scenario), links
+		// and settings as net.json gave them.
+		if _, err := reg.Lookup(r.Network.Kind); err == nil {
+			sc.Target.Kind = r.Network.Kind
+		}
+		sc.Network.Topology, sc.Network.RPCNodes = r.Network.Topology, r.Network.RPCNodes
+		settings := "the scenario's network settings"
+		if b, err := json.Marshal(r.Network.Settings); err == nil {
+			var st testnet.Settings
+			if json.Unmarshal(b, &st) == nil && st.MempoolSize > 0 {
+				nw := &sc.Network
+				nw.TimeoutCommit, nw.TimeoutPropose = scenario.Duration(st.TimeoutCommit), scenario.Duration(st.TimeoutPropose)
+				nw.MempoolSize, nw.MempoolMaxBytes, nw.MempoolCacheSize = st.MempoolSize, st.MempoolMaxBytes, st.MempoolCacheSize
+				nw.MaxBlockBytes, nw.MaxBlockGas, nw.CreateEmptyBlocks = st.MaxBlockBytes, st.MaxBlockGas, st.CreateEmptyBlocks
+				settings = "the network's settings (" + st.String() + ")"
+			}
+		}
+		why = fmt.Sprintf("the original ran on a network started before it (%s); each run here starts its own %s network, with its %d validator(s) and %s", sc.Target.NetHome, sc.Target.Kind, sc.Network.Validators, settings)
 		sc.Target.NetHome, sc.Target.Endpoints = "", nil
 	}
 	if err := reg.Resolve(&sc, true); err != nil {
