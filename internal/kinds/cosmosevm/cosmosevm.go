@@ -11,6 +11,7 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/kinds/cosmos"
 	"github.com/tpslab/tpslab/internal/kinds/evm"
+	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/sut"
 	"github.com/tpslab/tpslab/internal/targets/cometbft"
@@ -70,6 +71,21 @@ func (k Kind) Target(sys *kinds.System, sc *scenario.Scenario) (sut.Target, erro
 		return most, nil
 	})
 	return t, nil
+}
+
+// Capacities: the EVM's block gas limit, CometBFT's block bytes (read
+// from a node's CometBFT RPC) and each node's mempool.
+func (k Kind) Capacities(ctx context.Context, sys *kinds.System, sc *scenario.Scenario) []report.Capacity {
+	out := k.Kind.Capacities(ctx, sys, sc)
+	if sys.Net == nil || len(sys.Net.Nodes) == 0 || sys.Net.Nodes[0].RPC == "" {
+		return out
+	}
+	for _, c := range kinds.ConsensusCapacities(ctx, sys.Net.Nodes[0].RPC) {
+		if c.Name == report.BlockBytes { // the gas limit is the EVM's, above
+			out = append(out, c)
+		}
+	}
+	return append(out, kinds.MempoolCapacities(sys)...)
 }
 
 // Validate: EVM transactions go to eth_sendRawTransaction, with the evm

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -33,6 +34,27 @@ type Kind struct{}
 // url (tpslab verify).
 func (Kind) RecountBlock(ctx context.Context, url, chainID string, l report.EvidenceLine) (int64, []string, error) {
 	return eth.Recount(ctx, url, chainID, l.Height, l.Hash, l.OK)
+}
+
+// Capacities: the block gas limit the latest block states, against the
+// gas tpslab's payments used in each block (their receipts' gasUsed).
+func (Kind) Capacities(ctx context.Context, sys *kinds.System, _ *scenario.Scenario) []report.Capacity {
+	if len(sys.Endpoints) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c := &eth.Client{URL: sys.Endpoints[0], HTTP: http.DefaultClient}
+	n, err := c.BlockNumber(ctx)
+	if err != nil {
+		return nil
+	}
+	h, err := c.Block(ctx, n)
+	if err != nil || h.GasLimit == 0 {
+		return nil
+	}
+	return []report.Capacity{{Name: report.BlockGas, Class: report.CauseBlocks, Capacity: float64(h.GasLimit), Unit: "gas",
+		From: "the latest block's gasLimit", Use: "blocks.gas", About: "blocks' gas (tpslab's payments)"}}
 }
 
 // walletWei is what each test wallet of a network tpslab starts holds: 10^21

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -193,6 +194,12 @@ func (c *confirmer) receipts(ctx context.Context, cl *Client, n int64, hash stri
 				if len(v) > 0 && v[0] == '"' {
 					if e := jsonrpc.StringEnd(v[1:]); e >= 0 {
 						blockHash = v[1 : 1+e]
+					}
+				}
+			case "gasUsed": // "0x8c5b": the block gas it took (block_gas's use)
+				if len(v) > 3 && v[0] == '"' && v[1] == '0' && v[2] == 'x' { // v runs on past the value
+					if e := jsonrpc.StringEnd(v[1:]); e > 2 {
+						tr.Gas, _ = strconv.ParseUint(string(v[3:1+e]), 16, 64)
 					}
 				}
 			case "status": // "0x1" succeeded, "0x0" reverted

@@ -60,7 +60,7 @@ func TestReceiptsWalk(t *testing.T) {
 	for i := range id2 {
 		id2[i] = 0xff
 	}
-	want := []sut.TxResult{{ID: id1, OK: true}, {ID: id2, Reason: "reverted", Detail: "receipt status 0"}}
+	want := []sut.TxResult{{ID: id1, OK: true, Gas: 0x8c5b}, {ID: id2, Reason: "reverted", Detail: "receipt status 0", Gas: 0x8c5b}}
 	if len(c.blk.Txs) != 2 || c.blk.Txs[0] != want[0] || c.blk.Txs[1] != want[1] {
 		t.Errorf("block 1's results %+v, want %+v", c.blk.Txs, want)
 	}

@@ -142,6 +142,7 @@ type Header struct {
 	Timestamp  Quantity `json:"timestamp"`
 	Size       Quantity `json:"size"`
 	GasUsed    Quantity `json:"gasUsed"`
+	GasLimit   Quantity `json:"gasLimit"`
 	BaseFee    *Big     `json:"baseFeePerGas"`
 }
 
