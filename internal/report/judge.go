@@ -271,6 +271,9 @@ func (r *Result) evidence() []Evidence {
 	out = append(out, r.databaseEvidence())
 	out = append(out, r.declaredEvidence(CauseDatabase)...)
 	if blocks := r.declaredEvidence(CauseBlocks); len(blocks) > 0 {
+		if e, ok := r.blocksAtACap(); ok {
+			blocks = holdingFirst(append(blocks, e), func(e Evidence) float64 { return e.Utilisation })
+		}
 		out = append(out, blocks...)
 	} else {
 		out = append(out, r.blockSpaceEvidence())

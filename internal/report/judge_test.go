@@ -98,3 +98,27 @@ func TestEachNodesCapacityIsItsOwn(t *testing.T) {
 		t.Errorf("node2's mempool 99%% full: limit %s/%s at %.2f (%s)", j.Limit.Cause, j.Limit.Resource, j.Limit.Utilisation, j.Limit.Figures)
 	}
 }
+
+// Blocks all at one count while a backlog waits are full at a cap of the
+// chain's own, whatever the declared rows say (evmd's gas wanted: 30
+// transfers a block at half the gas used).
+func TestBlocksAtACap(t *testing.T) {
+	r := outcomeRun(150, 3000, 9000)
+	r.Capacities = []Capacity{{Name: BlockGas, Class: CauseBlocks, Capacity: 3e6, Unit: "gas", Use: "blocks.gas"}}
+	b := &r.Summary.BlocksSummary
+	b.Steady, b.SteadyGas, b.SteadyTxs, b.SteadyTxsMin, b.SteadyTxsMax = 26, 1.5e6, 30, 30, 30
+	r.Summary.Telemetry = map[string]telemetry.Stat{"node0.mempool_txs": {Mean: 2034}}
+	j := r.Judge()
+	if j.Limit.Cause != CauseBlocks || j.Limit.Resource != "block_txs" || j.Limit.Capacity != 30 {
+		t.Fatalf("limit %s/%s (%s), want blocks full at 30 transactions", j.Limit.Cause, j.Limit.Resource, j.Limit.Figures)
+	}
+	b.SteadyTxsMin = 12 // blocks of varying counts: no cap of their own
+	if j := r.Judge(); j.Limit.Resource == "block_txs" {
+		t.Errorf("varying blocks named full: %s", j.Limit.Figures)
+	}
+	b.SteadyTxsMin = 30
+	r.Summary.Telemetry["node0.mempool_txs"] = telemetry.Stat{Mean: 4} // nothing waiting
+	if j := r.Judge(); j.Limit.Resource == "block_txs" {
+		t.Errorf("equal blocks with nothing waiting named full: %s", j.Limit.Figures)
+	}
+}

@@ -385,6 +385,11 @@ type Blocks struct {
 	SteadyBytes    float64 `json:"steady_bytes_mean,omitempty"`
 	SteadyBytesMax int     `json:"steady_bytes_max,omitempty"`
 	SteadyGas      float64 `json:"steady_gas_mean,omitempty"`
+	// SteadyTxs and SteadyTxsMin/Max: the transactions the steady blocks
+	// held, mean, fewest and most (blocks all at one count hit a cap).
+	SteadyTxs    float64 `json:"steady_txs_mean,omitempty"`
+	SteadyTxsMin int     `json:"steady_txs_min,omitempty"`
+	SteadyTxsMax int     `json:"steady_txs_max,omitempty"`
 }
 
 // Verdict is the run in one sentence: what the system did with the valid

@@ -98,6 +98,10 @@ func (r collector) tick(final bool) {
 		ls.steadyBytes += int64(b.Bytes)
 		ls.steadyGas += b.OursGas
 		ls.steadyBytesMax = max(ls.steadyBytesMax, b.Bytes)
+		if ls.steadyTxs += int64(b.Txs); ls.steadyBlocks == 1 || b.Txs < ls.steadyTxsMin {
+			ls.steadyTxsMin = b.Txs
+		}
+		ls.steadyTxsMax = max(ls.steadyTxsMax, b.Txs)
 	}
 	machine := [3]uint64{}
 	machine[0], machine[1], machine[2] = machineCPU()

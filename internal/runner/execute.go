@@ -65,6 +65,9 @@ type steadyState struct {
 	steadyBytes    int64
 	steadyGas      uint64
 	steadyBytesMax int
+	steadyTxs      int64
+	steadyTxsMin   int
+	steadyTxsMax   int
 	steadyN        int
 	steadyGenCPU   float64 // sum of the generator's CPU % over steady seconds
 	lastCPU        time.Duration

@@ -145,12 +145,7 @@ func (r *summarizer) summary() report.Summary {
 		}
 		ls.mu.Unlock()
 	}
-	if n := ls.steadyBlocks; n > 0 {
-		b := &s.BlocksSummary
-		b.Steady, b.SteadyBytesMax = n, ls.steadyBytesMax
-		b.SteadyBytes = math.Round(float64(ls.steadyBytes) / float64(n))
-		b.SteadyGas = math.Round(float64(ls.steadyGas) / float64(n))
-	}
+	ls.steadyBlocksInto(&s.BlocksSummary)
 	r.stalls(&s)
 	s.Samples = ls.eng.Samples()
 	if r.tel != nil {
@@ -531,4 +526,16 @@ func queuesGrew(l scenario.Load, g *report.Generator) string {
 		return fmt.Sprintf("; the connections grew from %d to %d", g.ConnectionsStart, g.Workers)
 	}
 	return ""
+}
+
+// steadyBlocksInto writes the steady window's blocks' aggregates.
+func (ls *loadState) steadyBlocksInto(b *report.Blocks) {
+	n := ls.steadyBlocks
+	if n == 0 {
+		return
+	}
+	b.Steady, b.SteadyBytesMax = n, ls.steadyBytesMax
+	b.SteadyBytes = math.Round(float64(ls.steadyBytes) / float64(n))
+	b.SteadyGas = math.Round(float64(ls.steadyGas) / float64(n))
+	b.SteadyTxs, b.SteadyTxsMin, b.SteadyTxsMax = math.Round(10*float64(ls.steadyTxs)/float64(n))/10, ls.steadyTxsMin, ls.steadyTxsMax
 }
