@@ -272,7 +272,13 @@ func (r *Result) evidence() []Evidence {
 	out = append(out, r.declaredEvidence(CauseDatabase)...)
 	if blocks := r.declaredEvidence(CauseBlocks); len(blocks) > 0 {
 		if e, ok := r.blocksAtACap(); ok {
-			blocks = holdingFirst(append(blocks, e), func(e Evidence) float64 { return e.Utilisation })
+			// A declared limit that holds explains the cap: it is named
+			// first; else the cap is the blocks' own.
+			if blocks[0].Holds {
+				blocks = append(blocks, e)
+			} else {
+				blocks = append([]Evidence{e}, blocks...)
+			}
 		}
 		out = append(out, blocks...)
 	} else {

@@ -122,3 +122,16 @@ func TestBlocksAtACap(t *testing.T) {
 		t.Errorf("equal blocks with nothing waiting named full: %s", j.Limit.Figures)
 	}
 }
+
+// Blocks full by bytes are at one count too: the declared limit that
+// holds is named, the count set aside after it.
+func TestDeclaredLimitExplainsTheCap(t *testing.T) {
+	r := outcomeRun(150, 3000, 9000)
+	r.Capacities = []Capacity{{Name: BlockBytes, Class: CauseBlocks, Capacity: 1 << 19, Unit: "bytes", Use: "blocks.bytes"}}
+	b := &r.Summary.BlocksSummary
+	b.Steady, b.SteadyBytes, b.SteadyTxs, b.SteadyTxsMin, b.SteadyTxsMax = 11, 520000, 125, 125, 125
+	r.Summary.Telemetry = map[string]telemetry.Stat{"node0.mempool_txs": {Mean: 4137}}
+	if j := r.Judge(); j.Limit.Resource != BlockBytes {
+		t.Errorf("limit %s (%s), want block bytes", j.Limit.Resource, j.Limit.Figures)
+	}
+}
