@@ -63,6 +63,8 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"export", dir}, `--csv is the only format`},
 		{[]string{"find-max", "--factor", "1"}, `--factor: 1, expected > 1`},
 		{[]string{"find-max", "--slo", "p99<1"}, `unknown metric "p99"`},
+		// find-max takes --threshold into its objective; a bad one is one line.
+		{[]string{"find-max", "--threshold", "p98<1"}, `threshold "p98<1": unknown metric "p98"`},
 		// Hostile input (issue 8): each used to panic, run out of memory or be accepted.
 		{[]string{"run", "--rate", "NaN"}, `load.rate: "NaN", expected a finite number`},
 		{[]string{"run", "--rate", "1e12", "--duration", "5s"}, `load.rate: 1e+12, expected at most 1000000 payments per second`},

@@ -42,9 +42,13 @@ that run committed and is confirmed again (twice at most).`,
 			if err != nil {
 				return err
 			}
+			// A scenario's thresholds (and --threshold) are conditions a
+			// step must meet too: find-max has no other pass/fail to give them.
+			slos = append(slos, sc.Thresholds...)
+			sc.Thresholds = nil
 			ths, err := threshold.ParseAll(slos)
 			if err != nil {
-				return exitcode.Wrap(exitcode.BadInput, fmt.Errorf("--slo: %w", err))
+				return exitcode.Wrap(exitcode.BadInput, fmt.Errorf("--slo/--threshold: %w", err))
 			}
 			if most := maxLoad(); most > 0 && step > most {
 				// A quick check of the search (CI's README check): short
@@ -84,7 +88,7 @@ that run committed and is confirmed again (twice at most).`,
 	}
 	so.register(c.Flags(), reg)
 	f := c.Flags()
-	f.StringArrayVar(&slos, "slo", []string{"p99_commit<=2s"}, "objective a step must meet, repeatable (threshold syntax)")
+	f.StringArrayVar(&slos, "slo", []string{"p99_commit<=2s"}, "objective a step must meet, repeatable (threshold syntax); the scenario's thresholds and --threshold join it")
 	f.Float64Var(&minRatio, "min-ratio", report.T.KeptUp, "committed/offered a step must reach (the judgement's share of the offered load; its default is what \"kept up\" means in a run's headline)")
 	f.Float64Var(&maxGrowth, "max-growth", 1, "largest mempool growth over a step, in seconds of offered load")
 	f.DurationVar(&maxLag, "max-lag", time.Duration(report.T.StepLagMs)*time.Millisecond, "largest schedule lag p99 of a step the generator kept up with: later, payments waited for the system's answers (0: no bound)")
