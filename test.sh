@@ -36,20 +36,7 @@ failed=()
 failed_logs=()
 t_start=$SECONDS
 
-# step NAME CMD...: runs CMD, records its wall time and whether it failed.
-step() {
-  local name=$1
-  shift
-  local t0=$SECONDS log="$TMPDIR/step.${#rows[@]}.log"
-  echo "=== $name"
-  if "$@" 2>&1 | tee "$log"; [ "${PIPESTATUS[0]}" = 0 ]; then
-    rows+=("$(printf '%-44s %6ss  ok' "$name" $((SECONDS - t0)))")
-  else
-    rows+=("$(printf '%-44s %6ss  FAIL' "$name" $((SECONDS - t0)))")
-    failed+=("$name")
-    failed_logs+=("$log")
-  fi
-}
+. "$root/.ci/steps.sh"
 
 # The end of each failed step's output again after the table: a reader
 # who sees only the head and the tail of a long log still sees why.
@@ -68,7 +55,7 @@ finish() {
   # A test that failed half-way may leave a small disk mounted or a file.
   grep -o " $TMPDIR/[^ ]*" /proc/mounts 2>/dev/null | while read -r m; do umount "$m" 2>/dev/null; done
   local left
-  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'cache-build.*' ! -name 'beside.*' ! -name networks.log ! -name 'step.*' 2>/dev/null)
+  left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name 'bg.*' ! -name 'beside.*' ! -name networks.log ! -name 'step.*' 2>/dev/null)
   [ -n "$left" ] && echo "test.sh: tests left $(echo "$left" | wc -l) entries in $TMPDIR (removed now):" && echo "$left" | head -5
   rm -rf "$TMPDIR"
 }
@@ -138,6 +125,7 @@ build_tpslab() {
 
 step "Debian packages" packages
 step "checks (modules, tidy, gofmt)" checks
+step "test.sh's own helpers (.ci/steps_test.sh)" .ci/steps_test.sh
 step "build tpslab (normal, slowverify)" build_tpslab
 export TPSLAB_TEST_BIN=$TMPDIR/bin/tpslab TPSLAB_TEST_BIN_SLOWVERIFY=$TMPDIR/bin/tpslab-slowverify
 
@@ -145,18 +133,9 @@ export TPSLAB_TEST_BIN=$TMPDIR/bin/tpslab TPSLAB_TEST_BIN_SLOWVERIFY=$TMPDIR/bin
 # the packages that do not need them run; a test that needs one waits on
 # the cache's lock for it. The chains' vet runs after their build, which
 # compiled what it checks.
-bg_log=$TMPDIR/cache-build.log
-bg_rc=$TMPDIR/cache-build.rc
-set -m
-(
-  t0=$SECONDS
-  nice -n 10 "$TPSLAB_TEST_BIN" cache build &&
-    (cd chains/cosmos && nice -n 10 go vet ./...) &&
-    (cd chains/cosmosevm && nice -n 10 go vet ./...)
-  echo "$? $((SECONDS - t0))" >"$bg_rc"
-) >"$bg_log" 2>&1 &
-bg_pid=$!
-set +m
+background cache-build sh -c 'nice -n 10 "$TPSLAB_TEST_BIN" cache build &&
+  (cd chains/cosmos && nice -n 10 go vet ./...) &&
+  (cd chains/cosmosevm && nice -n 10 go vet ./...)'
 
 step "vet" go vet ./...
 
@@ -208,16 +187,7 @@ for rel in $beside; do
 done
 
 wait_cache() {
-  # The step runs in a pipeline's subshell, whose `wait` knows no child
-  # of this shell: wait for the file the build writes when it ends (or for
-  # the build to be gone without writing it).
-  while [ ! -s "$bg_rc" ] && kill -0 "$bg_pid" 2>/dev/null; do sleep 1; done
-  bg_pid=""
-  cat "$bg_log"
-  local rc secs
-  read -r rc secs <"$bg_rc" 2>/dev/null || { rc=1; secs=?; }
-  echo "cache build and the chains' vet: exit $rc after ${secs}s (in the background)"
-  [ "$rc" = 0 ]
+  wait_background cache-build "$bg_pid" && bg_pid=""
 }
 step "README lines: quick tour and what else (.ci/readme-tour)" .ci/readme-tour
 step "cache build (background) and chains' vet" wait_cache

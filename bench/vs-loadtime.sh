@@ -24,7 +24,8 @@ mkdir -p "$bin"
 [ -x "$bin/cometbft" ] || GOBIN=$bin go install github.com/cometbft/cometbft/cmd/cometbft@v0.38.19
 [ -x "$bin/load" ] || GOBIN=$bin go install github.com/cometbft/cometbft/test/loadtime/cmd/load@v0.38.19
 [ -x "$bin/report" ] || GOBIN=$bin go install github.com/cometbft/cometbft/test/loadtime/cmd/report@v0.38.19
-go build -o "$bin/tpslab-bench" ./cmd/tpslab
+# TPSLAB_BENCH_BIN: a tpslab to measure instead of this tree's (bench/guard.sh).
+if [ -n "${TPSLAB_BENCH_BIN:-}" ]; then cp "$TPSLAB_BENCH_BIN" "$bin/tpslab-bench"; else go build -o "$bin/tpslab-bench" ./cmd/tpslab; fi
 work=$(mktemp -d)
 node=""
 trap '[ -n "$node" ] && kill $node 2>/dev/null; true' EXIT
@@ -73,6 +74,8 @@ read -r tcommitted first last < <(python3 -c "
 import json; r=json.load(open('$work/t/run/result.json')); print(r['summary']['committed'], r['chain']['first_height'], r['chain']['last_height'])")
 tblocks=$(committed_in_blocks "$rpc" "$first" "$last")
 stop_node
+# KEEP_RUNS=DIR keeps tpslab's run as DIR/loadtime (bench/guard.sh compares them).
+[ -n "${KEEP_RUNS:-}" ] && mkdir -p "$KEEP_RUNS" && cp -r "$work/t/run" "$KEEP_RUNS/loadtime"
 
 echo "== loadtime: $RATE tx/s for $DURATION s, one WebSocket connection"
 start_node "$work/l"

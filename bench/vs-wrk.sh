@@ -24,11 +24,12 @@ RATES=${RATES:-10000 20000}
 DURATION=${DURATION:-10}
 SEND_INTERVALS=${SEND_INTERVALS:-0 auto}
 WORKLOADS=${WORKLOADS:-raw payment}
-command -v wrk >/dev/null || { echo "wrk missing: apt-get install wrk" >&2; exit 2; }
+[ "${PEERS:-1}" = 0 ] || command -v wrk >/dev/null || { echo "wrk missing: apt-get install wrk" >&2; exit 2; }
 bin=$(pwd)/.cache/bin
 mkdir -p "$bin"
-go build -o "$bin/tpslab-bench" ./cmd/tpslab
-[ -x "$bin/vegeta" ] || GOBIN="$bin" go install github.com/tsenart/vegeta/v12@v12.13.0
+# TPSLAB_BENCH_BIN: a tpslab to measure instead of this tree's (bench/guard.sh).
+if [ -n "${TPSLAB_BENCH_BIN:-}" ]; then cp "$TPSLAB_BENCH_BIN" "$bin/tpslab-bench"; else go build -o "$bin/tpslab-bench" ./cmd/tpslab; fi
+[ "${PEERS:-1}" = 0 ] || [ -x "$bin/vegeta" ] || GOBIN="$bin" go install github.com/tsenart/vegeta/v12@v12.13.0
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 taskset -c 1 "$bin/tpslab-bench" sink --listen 127.0.0.1:$port 2>/dev/null &
@@ -56,10 +57,14 @@ for rate in $RATES; do
 import json; s=json.load(open('$work/t-$wl-$rate-$iv/result.json'))['summary']; print(s['sent'], s['latency_ms']['schedule_lag']['p99'], round(s['generator']['cpu_percent']/100*$DURATION, 3))")
   echo "tpslab  $wl, rate $rate/s, send interval $iv: sent $sent in ${DURATION}s using $tcpu CPU s: $(python3 -c "print(round($sent/$tcpu))") payments per CPU-second; schedule lag p99 $lag ms"
   echo "$wl $rate $iv $sent $tcpu" >>"$work/tpslab"
+  # KEEP_RUNS=DIR keeps each tpslab run as DIR/wrk-WORKLOAD-RATE-INTERVAL (bench/guard.sh).
+  [ -n "${KEEP_RUNS:-}" ] && mkdir -p "$KEEP_RUNS" && cp -r "$work/t-$wl-$rate-$iv" "$KEEP_RUNS/wrk-$wl-$rate-$iv"
 done
 done
 done
 
+# PEERS=0: tpslab's runs alone (bench/guard.sh compares tpslab with itself).
+[ "${PEERS:-1}" = 0 ] && exit 0
 /usr/bin/time -f '%U %S' -o "$work/time" taskset -c 0 wrk -t1 -c32 -d"${DURATION}s" -s "$work/post.lua" http://127.0.0.1:$port/ >"$work/wrk.out" 2>&1 || true
 wcpu=$(cpu)
 wreq=$(awk '/requests in/ {print $1}' "$work/wrk.out")

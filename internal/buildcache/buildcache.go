@@ -408,12 +408,14 @@ func Installed(name, stamp string, log io.Writer, build func(prefix string) *exe
 // pinned SHA-256.
 func SharedSource(archive, env string) (string, error) {
 	if s := os.Getenv(env); s != "" {
+		keepSource(archive, s)
 		return s, nil
 	}
 	root, rootErr := Root()
 	for d := root; rootErr == nil; d = filepath.Dir(d) {
 		p := filepath.Join(d, "shared", "sources", archive)
 		if _, err := os.Stat(p); err == nil {
+			keepSource(archive, p)
 			return p, nil
 		}
 		if filepath.Dir(d) == d {
@@ -427,6 +429,37 @@ func SharedSource(archive, env string) (string, error) {
 		return "", fmt.Errorf("%s: not in a shared/sources folder above the tpslab tree: set %s to its path", archive, env)
 	}
 	return fetchSource(archive, sum, env)
+}
+
+// keepSource copies an archive found outside the cache into it when it is
+// the pinned one: its builds are keyed by its bytes, so tpslab run from
+// outside the tree (no shared/sources above it) finds them again.
+func keepSource(archive, path string) {
+	sum, pinned := sourceSums[archive]
+	dir, err := Dir()
+	if !pinned || err != nil {
+		return
+	}
+	dst := filepath.Join(dir, "sources", archive)
+	if _, err := os.Stat(dst); err == nil {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if h := sha256.Sum256(b); err != nil || hex.EncodeToString(h[:]) != sum {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(dst), 0o755) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".keep-"+archive+"-")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil && cerr == nil {
+		_ = os.Rename(tmp.Name(), dst)
+	}
 }
 
 // sourceSums are the SHA-256 of the source archives tpslab builds from

@@ -126,6 +126,42 @@ func TestSourceFetchedFromAMirror(t *testing.T) {
 	}
 }
 
+// An archive used from shared/sources (or $env) is kept in the cache, so
+// tpslab run outside the tree finds the same archive, and so the same
+// build, without a mirror (issue 64: net up --kind factom outside the
+// tree failed although the cache held factomd).
+func TestSourceKeptForUseOutsideTheTree(t *testing.T) {
+	src := ""
+	for d, _ := os.Getwd(); filepath.Dir(d) != d; d = filepath.Dir(d) {
+		if p := filepath.Join(d, "shared", "sources", "evmd-v0.6.x.tar.gz"); fileExists(p) {
+			src = p
+			break
+		}
+	}
+	if src == "" {
+		t.Skip("no shared/sources above the tree")
+	}
+	t.Setenv("TPSLAB_CACHE", t.TempDir())
+	t.Setenv(SourcesURLEnv, "")
+	t.Setenv("TPSLAB_EVMD_SOURCE", "")
+	in, err := SharedSource("evmd-v0.6.x.tar.gz", "TPSLAB_EVMD_SOURCE")
+	if err != nil || in != src {
+		t.Fatalf("inside the tree: %q, %v; want %s", in, err, src)
+	}
+	t.Setenv("TPSLAB_ROOT", t.TempDir()) // now outside it
+	out, err := SharedSource("evmd-v0.6.x.tar.gz", "TPSLAB_EVMD_SOURCE")
+	if err != nil || out == src {
+		t.Fatalf("outside the tree: %q, %v; want the cache's copy", out, err)
+	}
+	a, _ := ArchiveStamp("evmd", in, "script")
+	b, _ := ArchiveStamp("evmd", out, "script")
+	if a != b {
+		t.Errorf("stamps differ: %s inside, %s outside", a, b)
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
 // A tree installed from an archive is found again by its release without
 // the archive (issue 54: a cached Taler exchange still asked for its
 // source).

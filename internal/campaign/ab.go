@@ -47,25 +47,9 @@ func (o ABOptions) Validate(sc scenario.Scenario) error {
 	return nil
 }
 
-// Order is the repetitions' order: A B, then B A, then A B…, so that a
-// drift of the machine over the session (a neighbour's load, a warming
-// cache) falls on both builds alike; a linear drift cancels exactly.
-func Order(repeat int) []string {
-	var out []string
-	for i := 0; i < repeat; i++ {
-		if i%2 == 0 {
-			out = append(out, "a", "b")
-		} else {
-			out = append(out, "b", "a")
-		}
-	}
-	return out
-}
-
 // AB runs every repetition and compares B with A. A repetition that
 // failed its thresholds still counts; any other failure stops it.
 func AB(ctx context.Context, sc scenario.Scenario, o ABOptions) (compare.Comparison, error) {
-	rep := map[string]int{}
 	node := map[string]string{}
 	for side, src := range map[string]string{"a": o.A, "b": o.B} {
 		dst, err := copyProgram(src, filepath.Join(o.Out, "bin", side))
@@ -74,20 +58,20 @@ func AB(ctx context.Context, sc scenario.Scenario, o ABOptions) (compare.Compari
 		}
 		node[side] = dst
 	}
+	// A B, then B A…: a drift of the machine over the session (a
+	// neighbour's load, a warming cache) falls on both builds alike.
 	var thresholdErr error
-	for i, side := range Order(o.Repeat) {
-		rep[side]++
+	err := Interleave(ctx, o.Log, "ab", []string{"a", "b"}, o.Repeat, func(ctx context.Context, side string, rep int) error {
 		rc := sc
-		rc.Out = filepath.Join(o.Out, side, fmt.Sprintf("rep-%d", rep[side]))
-		fmt.Fprintf(o.Log, "ab: run %d of %d: build %s, repetition %d\n", i+1, 2*o.Repeat, side, rep[side])
+		rc.Out = filepath.Join(o.Out, side, fmt.Sprintf("rep-%d", rep))
 		err := o.Run(ctx, rc, node[side])
 		if exitcode.Of(err) == exitcode.ThresholdsFailed {
 			thresholdErr = err
-			continue
 		}
-		if err != nil {
-			return compare.Comparison{}, fmt.Errorf("build %s, repetition %d: %w", side, rep[side], err)
-		}
+		return err
+	})
+	if err != nil {
+		return compare.Comparison{}, err
 	}
 	var sets []compare.Set
 	for _, side := range []string{"a", "b"} {

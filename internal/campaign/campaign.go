@@ -59,3 +59,25 @@ func Repeat(ctx context.Context, sc scenario.Scenario, n int, sameNetwork bool, 
 	}
 	return base, thresholdErr
 }
+
+// Interleave runs each variant repeat times, every round in an order
+// rotated by one (a b c, b c a, c a b, …), so that a drift of the machine
+// over the session falls on every variant alike. A run that failed its
+// thresholds still counts; any other failure stops it.
+func Interleave(ctx context.Context, log io.Writer, what string, variants []string, repeat int, run func(ctx context.Context, variant string, rep int) error) error {
+	n, total := 0, repeat*len(variants)
+	for round := 0; round < repeat; round++ {
+		for i := range variants {
+			v := variants[(i+round)%len(variants)]
+			n++
+			fmt.Fprintf(log, "%s: run %d of %d: %s, repetition %d\n", what, n, total, v, round+1)
+			if err := run(ctx, v, round+1); err != nil && exitcode.Of(err) != exitcode.ThresholdsFailed {
+				return fmt.Errorf("%s, repetition %d: %w", v, round+1, err)
+			}
+			if ctx.Err() != nil {
+				return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("interrupted"))
+			}
+		}
+	}
+	return nil
+}

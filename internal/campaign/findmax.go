@@ -51,6 +51,12 @@ type FindMax struct {
 // objective; it writes find-max.json, find-max.html and each step's run
 // directory under sc.Out.
 func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
+	_, err := f.search(ctx, sc)
+	return err
+}
+
+// search is Do, with the outcome it wrote.
+func (f FindMax) search(ctx context.Context, sc scenario.Scenario) (findmax.Outcome, error) {
 	base := sc.Out
 	if base == "" {
 		base = runner.DefaultOut()
@@ -59,12 +65,12 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	shared.Log = f.Log
 	stop, err := runner.SharedNetwork(ctx, &sc, shared)
 	if err != nil {
-		return err
+		return findmax.Outcome{}, err
 	}
 	defer stop()
 	probe, err := runner.TargetFor(&sc, f.Run.Kinds)
 	if err != nil {
-		return err
+		return findmax.Outcome{}, err
 	}
 	defer probe.Close()
 	start := time.Now()
@@ -152,23 +158,23 @@ func (f FindMax) Do(ctx context.Context, sc scenario.Scenario) error {
 	out, err := findmax.Search(ctx, opts, step)
 	took := time.Since(start).Round(time.Second)
 	if err != nil && len(out.Steps) == 0 {
-		return err
+		return out, err
 	}
 	if err != nil {
 		// The steps so far are still written, but the search did not end.
 		out.Stopped = fmt.Sprintf("a run failed after %d steps: %v", len(out.Steps), err)
 	}
 	if werr := f.write(base, out, took); werr != nil {
-		return werr
+		return out, werr
 	}
 	fmt.Fprintf(f.Output, "results: %s (find-max.json, find-max.html, one run directory per step)\n", base)
 	if err != nil {
-		return err
+		return out, err
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return exitcode.Wrap(exitcode.TargetFailed, errors.New("interrupted"))
+		return out, exitcode.Wrap(exitcode.TargetFailed, errors.New("interrupted"))
 	}
-	return nil
+	return out, nil
 }
 
 // write prints the knee table, the verdict and the hints, and writes

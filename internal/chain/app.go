@@ -129,15 +129,32 @@ func (a *App) InitChain(_ context.Context, req *abci.RequestInitChain) (*abci.Re
 		return nil, err
 	}
 	keys := DeriveKeys(g.Seed, int(g.Accounts))
-	accounts := make(map[Address]Account, len(keys))
+	accounts := make(map[Address]Account, len(keys)+int(g.State))
 	var d digest
 	batch := new(leveldb.Batch)
-	for _, k := range keys {
-		addr := AddressOf(k[32:])
-		acc := Account{Balance: g.Balance}
+	acc := Account{Balance: g.Balance}
+	put := func(addr Address) error {
 		accounts[addr] = acc
 		d.add(accountHash(addr, acc))
 		batch.Put(acctKey(addr), encodeAccount(acc))
+		if batch.Len() < 1<<16 {
+			return nil
+		}
+		// Pre-loaded state streams to disk a batch at a time: 10M accounts
+		// never sit in one batch.
+		err := a.db.Write(batch, nil)
+		batch.Reset()
+		return err
+	}
+	for _, k := range keys {
+		if err := put(AddressOf(k[32:])); err != nil {
+			return nil, err
+		}
+	}
+	for i := uint64(0); i < g.State; i++ {
+		if err := put(StateAddress(g.Seed, i)); err != nil {
+			return nil, err
+		}
 	}
 	gb, _ := json.Marshal(g)
 	batch.Put(keyGenesis, gb)

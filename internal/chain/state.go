@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+
+	"github.com/tpslab/tpslab/internal/seedkey"
 )
 
 // Account is one ledger entry.
@@ -21,10 +23,23 @@ type Genesis struct {
 	Seed     string `json:"seed"`
 	Accounts uint64 `json:"accounts"`
 	Balance  uint64 `json:"balance"`
+	// State is pre-loaded state (net up --state): accounts beyond the
+	// keyed ones, each at StateAddress and funded with Balance, that only
+	// receive (no key of theirs is derived, so N costs a hash each).
+	State uint64 `json:"state,omitempty"`
 }
 
 // Supply is the total of all balances, which no payment may change.
-func (g Genesis) Supply() uint64 { return g.Accounts * g.Balance }
+func (g Genesis) Supply() uint64 { return (g.Accounts + g.State) * g.Balance }
+
+// StateAddress is pre-loaded account i of a genesis seeded by seed: the
+// first 20 bytes of seedkey's hash in its own domain, so that anyone who
+// knows the seed can pay (and read) it, and no key can spend it.
+func StateAddress(seed string, i uint64) Address {
+	var a Address
+	copy(a[:], seedkey.Secret("tpslab/state/v1", seed, i))
+	return a
+}
 
 // Validate rejects a genesis whose supply would not fit in a uint64; with
 // that guaranteed no balance can ever overflow.
@@ -35,8 +50,11 @@ func (g Genesis) Validate() error {
 	if g.Balance == 0 {
 		return errors.New("genesis: balance must be at least 1")
 	}
-	if hi, _ := bits.Mul64(g.Accounts, g.Balance); hi != 0 {
-		return fmt.Errorf("genesis: accounts*balance = %d*%d overflows uint64", g.Accounts, g.Balance)
+	if n := g.Accounts + g.State; n < g.Accounts {
+		return fmt.Errorf("genesis: accounts+state = %d+%d overflows uint64", g.Accounts, g.State)
+	}
+	if hi, _ := bits.Mul64(g.Accounts+g.State, g.Balance); hi != 0 {
+		return fmt.Errorf("genesis: (accounts+state)*balance = %d*%d overflows uint64", g.Accounts+g.State, g.Balance)
 	}
 	return nil
 }

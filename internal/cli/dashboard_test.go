@@ -204,7 +204,7 @@ func TestLiveDashboardAndOneScreen(t *testing.T) {
 		t.Fatalf("exit %d after Ctrl-C on the lingering page", code)
 	}
 	// The screen a person at an 80-column terminal is left with (issue
-	// 54): a run that kept up fits 25 lines; none is wider than 80.
+	// 54): a run that kept up fits 24 lines; none is wider than 80.
 	lines := w.lines
 	verdict, progress := -1, 0
 	for i, l := range lines {
@@ -228,12 +228,21 @@ func TestLiveDashboardAndOneScreen(t *testing.T) {
 			warned++
 		}
 	}
+	// The live page's two lines (its address first, that it stays after)
+	// are --dashboard's: a default run's first screen is the rest, at most
+	// 24 lines when it kept up (issue 70).
+	own := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "live dashboard: ") || strings.HasPrefix(l, "the live page stays at ") {
+			own++
+		}
+	}
 	most := 50 // a busy machine's warnings after a verdict other than kept up
 	if verdict >= 0 && strings.HasPrefix(lines[verdict], "kept up") {
-		most = 25
+		most = 24
 	}
-	if len(lines)-warned > most || verdict < 0 || verdict > 15 || progress != 1 {
-		t.Errorf("%d lines (%d of them warnings; at most %d others), the verdict at line %d, %d progress lines before it (one, rewritten in place)", len(lines), warned, most, verdict+1, progress)
+	if len(lines)-warned-own > most || verdict < 0 || verdict > 15 || progress != 1 {
+		t.Errorf("%d lines (%d of them warnings, %d the live page's; at most %d others), the verdict at line %d, %d progress lines before it (one, rewritten in place)", len(lines), warned, own, most, verdict+1, progress)
 	}
 }
 

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/runner"
 	"github.com/tpslab/tpslab/internal/scenario"
+	"github.com/tpslab/tpslab/internal/testnet"
 	"github.com/tpslab/tpslab/internal/threshold"
 )
 
@@ -26,6 +30,9 @@ func findMaxCmd(reg *kinds.Registry) *cobra.Command {
 	var opt findmax.Options
 	var step, warm, confirm time.Duration
 	var missAfter float64
+	var envelopes []string
+	var envelopeOf string
+	var why bool
 	c := &cobra.Command{
 		Use:   "find-max [SCENARIO.yaml]",
 		Short: "Search for the highest offered rate that meets an objective, and say what limits it",
@@ -79,11 +86,32 @@ that run committed and is confirmed again (twice at most).`,
 			if maxLag > 0 {
 				describe += fmt.Sprintf(", schedule lag p99 <= %s", maxLag)
 			}
+			if len(envelopes) > 0 {
+				if err := checkSweep(&sc, envelopeOf, envelopes); err != nil {
+					return err
+				}
+			}
 			fm := campaign.FindMax{Objective: findmax.Objective{Thresholds: ths, MinRatio: minRatio, MaxGrowth: maxGrowth, MaxLagMs: float64(maxLag) / 1e6},
 				Describe: describe,
 				Search:   opt, Step: step, Warm: warm, Confirm: confirm, MissAfter: missAfter, Probe: !cmd.Flags().Changed("start"), Log: os.Stderr, Output: os.Stdout,
 				Run: runner.Options{Version: Version, Kinds: reg, Command: "find-max"}}
-			return fm.Do(cmd.Context(), sc)
+			if len(envelopes) > 0 {
+				if why {
+					return exitcode.BadInputf("--why: with --envelopes, expected one of them (why explains one search's step)")
+				}
+				return campaign.Sweep{FindMax: fm, Resource: envelopeOf, Values: envelopes}.Do(cmd.Context(), sc)
+			}
+			if sc.Out == "" {
+				sc.Out = runner.DefaultOut()
+			}
+			err = fm.Do(cmd.Context(), sc)
+			if !why || err != nil && exitcode.Of(err) != exitcode.ThresholdsFailed {
+				return err
+			}
+			if werr := explainSearch(cmd.Context(), reg, sc.Out); werr != nil {
+				return werr
+			}
+			return err
 		},
 	}
 	so.register(c.Flags(), reg)
@@ -101,13 +129,90 @@ that run committed and is confirmed again (twice at most).`,
 	f.DurationVar(&confirm, "confirm-run", 10*time.Second, "run the rate the steps name this long (with the step warm-up) and step down if it misses there (0: no confirmation)")
 	f.DurationVar(&warm, "step-warmup", 2*time.Second, "start of each step excluded from its figures")
 	f.Float64Var(&missAfter, "miss-after", 3, "end a step early once more than this many seconds of its offered load are accepted and not committed, two seconds running (0: never)")
-	setGroup(f, "search", "slo", "min-ratio", "max-growth", "max-lag", "start", "factor", "tolerance", "max-rate", "max-steps", "step", "confirm-run", "step-warmup", "miss-after")
-	c.Example = `  # the highest rate a fresh 4-validator built-in network commits with p99 under 2 s
-  tpslab find-max --slo 'p99_commit<=2s'
-  # from 2,000/s, short steps, on a network tpslab net up started
-  tpslab find-max --net-home /tmp/net --start 2000 --step 6s --confirm-run 8s
-  # the Factom report's ramp, as a scenario
-  tpslab find-max examples/ramp-steps.yaml`
+	f.StringSliceVar(&envelopes, "envelopes", nil, "run the search once per envelope, each on a fresh network whose every node is limited to it (a cgroup of its own; root): CPU per node (0.25,0.5,1), or memory with --envelope-resource memory (256Mi,1Gi); one table of what each sustains")
+	f.StringVar(&envelopeOf, "envelope-resource", "cpu", "what --envelopes limits: cpu | memory")
+	f.BoolVar(&why, "why", false, "then confirm by experiment what limited it: tpslab why on the step that missed at the bracket's top (3 runs each of the baseline and of 3 relaxed resources, each as long as that step), into OUT/why")
+	setGroup(f, "envelopes", "envelopes", "envelope-resource")
+	setGroup(f, "search", "slo", "min-ratio", "max-growth", "max-lag", "start", "factor", "tolerance", "max-rate", "max-steps", "step", "confirm-run", "step-warmup", "miss-after", "why")
+	c.Example = findMaxExamples
 	groupedHelp(c)
 	return c
 }
+
+// checkSweep refuses, before anything starts, an envelope sweep it
+// cannot make: each value a limit for every node, a network of its own for
+// each (no --net-home or --endpoint), the envelope not also set by the
+// scenario, and a machine that gives cgroups.
+func checkSweep(sc *scenario.Scenario, resource string, values []string) error {
+	setting := map[string]string{"cpu": sc.Network.NodeCPU, "memory": sc.Network.NodeMemory}
+	own, ok := setting[resource]
+	switch {
+	case !ok:
+		return exitcode.BadInputf("--envelope-resource: %q, expected cpu or memory", resource)
+	case sc.Target.NetHome != "" || len(sc.Target.Endpoints) > 0:
+		return exitcode.BadInputf("--envelopes: with a network given (--net-home or --endpoint), expected none: the sweep starts a fresh network per envelope")
+	case own != "":
+		return exitcode.BadInputf("--envelopes: network.node_%s is %q too, expected one of them", resource, own)
+	}
+	for _, v := range values {
+		cpu, mem := v, ""
+		if resource == "memory" {
+			cpu, mem = "", v
+		}
+		if strings.Contains(v, "=") {
+			return exitcode.BadInputf("--envelopes: %q, expected one limit for every node (0.5, 512Mi)", v)
+		}
+		if _, err := testnet.CheckEnvelopes(cpu, mem, 0, "--envelopes", "--envelopes"); err != nil {
+			return exitcode.Wrap(exitcode.BadInput, err)
+		}
+	}
+	if err := testnet.EnvelopesOffered(); err != nil {
+		return exitcode.BadInputf("--envelopes: %v", err)
+	}
+	return nil
+}
+
+// missedStep is the step of a find-max search in dir that missed at the
+// bracket's top (the lowest rate that missed; the last such step), which
+// holds what limited the search.
+func missedStep(dir string) (findmax.Step, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "find-max.json"))
+	var doc struct {
+		Outcome findmax.Outcome `json:"outcome"`
+	}
+	if err != nil || json.Unmarshal(b, &doc) != nil {
+		return findmax.Step{}, false
+	}
+	var out findmax.Step
+	for _, st := range doc.Outcome.Steps {
+		if !st.OK && st.Rate == doc.Outcome.Bracket[1] && st.Dir != "" {
+			out = st
+		}
+	}
+	return out, out.Dir != ""
+}
+
+// explainSearch is find-max --why: why's experiments on the step of the
+// search in dir that missed at the bracket's top, into dir/why.
+func explainSearch(ctx context.Context, reg *kinds.Registry, dir string) error {
+	missed, ok := missedStep(dir)
+	if !ok {
+		fmt.Fprintln(os.Stderr, "why: no step missed the objective: nothing limited the search to explain")
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "\nwhy: the step that missed at the bracket's top, %.0f tx/s (%s)\n", missed.Rate, missed.Dir)
+	o := whyOptions{repeat: 3, candidates: 3, duration: time.Duration(missed.LengthS * float64(time.Second)), out: filepath.Join(dir, "why")}
+	return explain(ctx, reg, missed.Dir, o)
+}
+
+// findMaxExamples are find-max's --help examples.
+const findMaxExamples = `  # the highest rate a fresh 4-validator built-in network commits with p99 under 2 s
+  tpslab find-max --slo 'p99_commit<=2s'
+  # from 2,000/s, short steps, on a network tpslab net up started
+  tpslab find-max --net-home /tmp/net --start 2000 --step 6s --confirm-run 8s
+  # what one built-in validator sustains at a quarter, half and one core (root)
+  tpslab find-max --validators 1 --envelopes 0.25,0.5,1
+  # then relax what limited it, and measure again (tpslab why)
+  tpslab find-max --validators 1 --why
+  # the Factom report's ramp, as a scenario
+  tpslab find-max examples/ramp-steps.yaml`

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/tpslab/tpslab/internal/measure/measuretest"
 
 	"github.com/tpslab/tpslab/internal/buildcache"
+	"github.com/tpslab/tpslab/internal/campaign"
 	"github.com/tpslab/tpslab/internal/cli"
 	"github.com/tpslab/tpslab/internal/findmax"
 	"github.com/tpslab/tpslab/internal/report"
@@ -221,7 +223,7 @@ func TestHangupAndTermStopTheNetwork(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "run")
 		cmd, lines := startRun(t, []string{"TMPDIR=" + tmp}, "run", "--validators", "1", "--rate", "100", "--duration", "60s", "--warmup", "1s", "--mode", "live", "--out", out)
 		waitLine(t, lines, "load:", time.Minute)
-		time.Sleep(3 * time.Second)
+		waitLoaded(t, out, 3)
 		homes, _ := filepath.Glob(filepath.Join(tmp, testnet.TempPrefix+"*"))
 		if len(homes) != 1 {
 			t.Fatalf("%s: network homes %v", sig, homes)
@@ -378,10 +380,20 @@ func TestNetUpCosmosWithBinary(t *testing.T) {
 	if out, err := exec.Command(bin, "net", "status", "--home", home).CombinedOutput(); err != nil || strings.Count(string(out), " running ") != 2 {
 		t.Errorf("net status: %v\n%s", err, out)
 	}
+	if out, err := exec.Command(bin, "net", "up", "--kind", "cosmos", "--binary", tpsd, "--home", home).CombinedOutput(); exitCode(err) != 2 || !strings.Contains(string(out), "holds a running network (2 of 2 nodes running)") {
+		t.Errorf("net up on a running home: exit %d, %s", exitCode(err), out)
+	}
+	// A scenario that asks for another network than the home's: the run
+	// says what it set aside, and the result describes the network that ran.
 	runDir := filepath.Join(t.TempDir(), "r")
-	out, err = exec.Command(bin, "run", "--net-home", home, "--rate", "100", "--duration", "4s", "--warmup", "1s", "--senders", "100", "--via", "rest", "--out", runDir).CombinedOutput()
+	scFile := filepath.Join(t.TempDir(), "other-network.yaml")
+	os.WriteFile(scFile, []byte("version: 1\nnetwork:\n  validators: 3\n  timeout_commit: 2s\n"), 0o644)
+	out, err = exec.Command(bin, "run", scFile, "--net-home", home, "--rate", "100", "--duration", "4s", "--warmup", "1s", "--senders", "100", "--via", "rest", "--out", runDir).CombinedOutput()
 	if err != nil {
 		t.Errorf("run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "network.validators 3 (the network has 2)") || !strings.Contains(string(out), "set aside") {
+		t.Errorf("the run did not say which scenario settings it set aside:\n%s", out)
 	}
 	// The result names the binary --binary gave: its path, hash and
 	// version, and the genesis hash (issue 55).
@@ -392,6 +404,19 @@ func TestNetUpCosmosWithBinary(t *testing.T) {
 	sum, _ := buildcache.FileSHA256(tpsd)
 	if p := res.Network.Provenance; p == nil || len(p.Programs) != 1 || p.Programs[0].Path != tpsd || p.Programs[0].SHA256 != sum || p.Programs[0].Version == "" || len(p.GenesisSHA256) != 64 {
 		t.Errorf("provenance %+v, want %s with SHA-256 %s, its version, and the genesis hash", p, tpsd, sum)
+	}
+	if nw := res.Network; nw.Kind != "cosmos" || nw.Validators != 2 || !slices.Contains(nw.SetAside, "network.validators 3 (the network has 2)") || len(nw.SetAside) != 2 {
+		t.Errorf("result.json's network: kind %q, %d validators, set aside %q; want cosmos, the home's 2, and the scenario's validators and timeout_commit named", nw.Kind, nw.Validators, nw.SetAside)
+	}
+	// reproduce runs the program given on its command line, checked
+	// against the recorded hash, on a fresh network of the run's size.
+	again := filepath.Join(t.TempDir(), "again")
+	out, err = exec.Command(bin, "reproduce", runDir, "--repeat", "1", "--binary", tpsd, "--out", again).CombinedOutput()
+	t.Logf("reproduce:\n%s", out)
+	if rep, rerr := report.ReadResult(filepath.Join(again, "rep-1")); rerr != nil {
+		t.Errorf("reproduce wrote no run: %v (%v)", rerr, err)
+	} else if p := rep.Network.Provenance; rep.Network.Kind != "cosmos" || rep.Network.Validators != 2 || p == nil || len(p.Programs) != 1 || p.Programs[0].SHA256 != sum {
+		t.Errorf("reproduce ran kind %q, %d validators, programs %+v; want cosmos, 2, and %s", rep.Network.Kind, rep.Network.Validators, p, tpsd)
 	}
 	// Its payments re-counted through the other node than the run read.
 	if out, err := exec.Command(bin, "verify", runDir, "--net-home", home).CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "verified: ") || !strings.Contains(string(out), n.Nodes[1].RPC) {
@@ -405,6 +430,11 @@ func TestNetUpCosmosWithBinary(t *testing.T) {
 	if out, err := exec.Command(bin, "net", "down", "--home", home).CombinedOutput(); err != nil || n.Running() != 0 {
 		t.Errorf("net down: %v %s; %d running", err, out, n.Running())
 	}
+	// verify with the network down: one line saying so and how to start it.
+	out, err = exec.Command(bin, "verify", runDir).CombinedOutput()
+	if code := exitCode(err); code != 3 || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 || !strings.Contains(string(out), "tpslab net start --home "+home) {
+		t.Errorf("verify after net down: exit %d, %q; want 3 and one line naming `tpslab net start --home %s`", code, out, home)
+	}
 }
 
 // runs and serve list the same campaigns, each with its result: a run,
@@ -413,9 +443,21 @@ func TestNetUpCosmosWithBinary(t *testing.T) {
 func TestRunsAndServeListTheSameCampaigns(t *testing.T) {
 	dir := t.TempDir()
 	writeResult(t, filepath.Join(dir, "single"), "complete", 10, 4970)
+	// A run that kept up and failed a threshold (its exit code was 1).
+	missed, err := report.ReadResult(writeResult(t, filepath.Join(dir, "missed"), "complete", 10, 4970))
+	if err != nil {
+		t.Fatal(err)
+	}
+	missed.Thresholds = []report.ThresholdOutcome{{Expr: "p99_commit<=1ms", Actual: 480}}
+	if err := report.WriteJSON(filepath.Join(dir, "missed", "result.json"), missed); err != nil {
+		t.Fatal(err)
+	}
 	for i := 1; i <= 3; i++ {
 		writeResult(t, filepath.Join(dir, "set", fmt.Sprintf("rep-%d", i)), "complete", 10, 4970)
 	}
+	// Runs that happen to be named a and b, with no ab.json: no comparison.
+	writeResult(t, filepath.Join(dir, "tour", "a", "rep-1"), "complete", 10, 4970)
+	writeResult(t, filepath.Join(dir, "tour", "b", "rep-1"), "complete", 10, 4970)
 	for _, side := range []string{"a", "b"} {
 		for i := 1; i <= 3; i++ {
 			writeResult(t, filepath.Join(dir, "abrun", side, fmt.Sprintf("rep-%d", i)), "complete", 10, 4970)
@@ -432,6 +474,29 @@ func TestRunsAndServeListTheSameCampaigns(t *testing.T) {
 	if err := report.WriteJSON(filepath.Join(dir, "search", "find-max.json"), map[string]any{"schema_version": 1, "objective": "p99_commit<=2s", "took_s": 60, "outcome": out}); err != nil {
 		t.Fatal(err)
 	}
+	// An envelope sweep: a find-max folder per envelope, listed as one.
+	for _, env := range []string{"cpu-0.25", "cpu-0.5"} {
+		writeResult(t, filepath.Join(dir, "sweep", env, "step-1"), "complete", 10, 4970)
+		if err := report.WriteJSON(filepath.Join(dir, "sweep", env, "find-max.json"), map[string]any{"schema_version": 1, "objective": "p99_commit<=2s", "took_s": 30, "outcome": out}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweep := campaign.SweepSummary{SchemaVersion: 1, Resource: "cpu", Objective: "p99_commit<=2s", TookS: 60, Conclusion: "per node, 0.25 cores: 900 tx/s; 0.5 cores: 1,850 tx/s",
+		Rows: []campaign.SweepRow{{Envelope: "0.25", Dir: "cpu-0.25", Sustainable: 900}, {Envelope: "0.5", Dir: "cpu-0.5", Sustainable: 1850}}}
+	if err := report.WriteJSON(filepath.Join(dir, "sweep", campaign.SweepFile), sweep); err != nil {
+		t.Fatal(err)
+	}
+	// why and bisect: their runs are theirs.
+	writeResult(t, filepath.Join(dir, "explained", "baseline", "rep-1"), "complete", 10, 4970)
+	if err := report.WriteJSON(filepath.Join(dir, "explained", campaign.WhyFile), campaign.WhySummary{SchemaVersion: 1, Run: "runs/x", Limit: "block bytes", Repeat: 3,
+		Rows: []campaign.WhyRow{{Relaxation: campaign.Relaxation{Resource: "block_bytes", Named: true}, Verdict: campaign.WhyConfirmed}}, Conclusion: "block bytes confirmed: ×2 gave +110.6%"}); err != nil {
+		t.Fatal(err)
+	}
+	writeResult(t, filepath.Join(dir, "search2", "step-1", "1-a", "rep-1"), "complete", 10, 4970)
+	if err := report.WriteJSON(filepath.Join(dir, "search2", campaign.BisectFile), campaign.BisectSummary{SchemaVersion: 1, Builds: []string{"a", "b"}, Figure: "committed TPS", Repeat: 3, First: 1,
+		Steps: []campaign.BisectStep{{Good: 0, Mid: 0, Bad: 1, Decided: "bad"}}, Conclusion: "first moved: b (build 2 of 2)"}); err != nil {
+		t.Fatal(err)
+	}
 	// Pages planted in run folders: serve renders its own, never these.
 	planted := "<html><script>fetch('/run/single/api/live').then(r=>r.text()).then(t=>document.title=t)</script>planted</html>"
 	os.WriteFile(filepath.Join(dir, "search", "find-max.html"), []byte(planted), 0o644)
@@ -441,12 +506,19 @@ func TestRunsAndServeListTheSameCampaigns(t *testing.T) {
 	srv := httptest.NewServer(cli.BrowserMux(dir, filepath.Join(dir, "history.jsonl")))
 	defer srv.Close()
 	get := getter(t, srv.URL)
+	browse := page
 	_, page := get("/")
 	for _, c := range []struct{ name, what, status, result string }{
 		{"single", "run", "ok", "kept up"},
+		{"missed", "run", "fail", "thresholds failed: p99_commit&lt;=1ms (actual 480"},
+		{"tour/a", "repetitions", "ok", "1 repetitions"},
+		{"tour/b", "repetitions", "ok", "1 repetitions"},
 		{"set", "repetitions", "ok", "3 repetitions (rep-1..rep-3)"},
 		{"search", "find-max", "ok", "sustainable 1,850 tx/s, confirmed, under p99_commit&lt;=2s (4 steps)"},
 		{"abrun", "ab", "ok", "3 pairs: no significant difference in committed TPS"},
+		{"sweep", "envelopes", "ok", "per node, 0.25 cores: 900 tx/s; 0.5 cores: 1,850 tx/s"},
+		{"explained", "why", "ok", "x named block bytes: block bytes confirmed: ×2 gave"},
+		{"search2", "bisect", "ok", "first moved: b (build 2 of 2)"},
 	} {
 		line := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(filepath.Join(dir, c.name)) + `\s+` + c.what + `\s.*\s` + c.status + `\s+.*$`).FindString(listed)
 		if code != 0 || !strings.Contains(line, strings.ReplaceAll(c.result, "&lt;", "<")) {
@@ -463,8 +535,33 @@ func TestRunsAndServeListTheSameCampaigns(t *testing.T) {
 	if code, body := get("/run/search/find-max.html"); code != 200 || !strings.Contains(body, "Sustainable: 1850 tx/s") || strings.Contains(body, "planted") {
 		t.Errorf("find-max's page under serve, rendered from find-max.json: %d %.300q", code, body)
 	}
+	if code, body := get("/run/explained/why.html"); code != 200 || !strings.Contains(body, `data-verdict="confirmed"`) {
+		t.Errorf("why's page: %d %.300q", code, body)
+	}
+	if code, body := get("/run/search2/bisect.html"); code != 200 || !strings.Contains(body, "first moved: b") {
+		t.Errorf("bisect's page: %d %.300q", code, body)
+	}
+	if code, body := get("/run/sweep/envelopes.html"); code != 200 || !strings.Contains(body, `href="cpu-0.5/find-max.html"`) || !strings.Contains(body, "1,850 tx/s") {
+		t.Errorf("the sweep's page: %d %.300q", code, body)
+	}
+	if code, body := get("/run/sweep/cpu-0.5/find-max.html"); code != 200 || !strings.Contains(body, "Sustainable: 1850 tx/s") {
+		t.Errorf("an envelope's search under serve: %d %.300q", code, body)
+	}
 	if code, body := get("/run/abrun/compare.html"); code != 200 || strings.Contains(body, "planted") || !strings.Contains(body, "committed") {
 		t.Errorf("an A/B folder's page under serve, rendered from its runs: %d %.300q", code, body)
+	}
+	// In a browser: none of the planted pages' scripts runs on serve's
+	// origin, whatever path asks for them.
+	if !testing.Short() {
+		evil := "<html><body>planted<script>document.body.setAttribute('data-ran','yes')</script></body></html>"
+		os.WriteFile(filepath.Join(dir, "single", "report.html"), []byte(evil), 0o644)
+		os.WriteFile(filepath.Join(dir, "single", "evil.html"), []byte(evil), 0o644)
+		os.WriteFile(filepath.Join(dir, "search", "find-max.html"), []byte(evil), 0o644)
+		for _, p := range []string{"/run/search/find-max.html", "/run/abrun/compare.html", "/run/single/report.html", "/run/single/evil.html", "/run/single/evil.html/"} {
+			if dom := browse(t, srv.URL+p); strings.Contains(dom, "planted") || strings.Contains(dom, "data-ran") {
+				t.Errorf("serve %s: a run folder's own page reached the browser:\n%.400s", p, dom)
+			}
+		}
 	}
 	// record points at one repetition, in one line.
 	_, stderr, code := tpslabIn(t, "record", filepath.Join(dir, "set"))

@@ -82,6 +82,7 @@ var netUpFlags = []scenarioFlag{
 	{"seed", "network.seed", "genesis seed the funded accounts' keys are derived from (default tpslab)"},
 	{"accounts", "network.accounts", "number of funded genesis accounts"},
 	{"balance", "network.balance", "balance of each genesis account (default the kind's)"},
+	{"state", "network.state", "builtin, ledger: pre-load this many accounts beyond the funded ones (no keys; payments go to them too): a chain with a real chain's state behind it"},
 	{"bind", "network.bind", "address every node listener binds to"},
 	{"binary", "network.binary", "the node program instead of the kind's own: a tpslab from another checkout (builtin), your own SDK daemon (cosmos: gaiad, simd, ...), your own geth (evm)"},
 	{"timeout-commit", "network.timeout_commit", "consensus timeout_commit"},
@@ -225,17 +226,11 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 				o.Kube = &k
 			} else if kube.CPU != "" || kube.Memory != "" {
 				// Local nodes: a cgroup of their own each (issue 68).
-				if envs, err = testnet.ParseEnvelopes(kube.CPU, kube.Memory); err != nil {
+				if envs, err = testnet.CheckEnvelopes(kube.CPU, kube.Memory, o.Validators+o.RPCNodes, "--node-cpu", "--node-memory"); err != nil {
 					return exitcode.Wrap(exitcode.BadInput, err)
 				}
 				if err := testnet.EnvelopesOffered(); err != nil {
 					return exitcode.BadInputf("--node-cpu/--node-memory: %v", err)
-				}
-				for name := range envs { // before anything starts
-					var i int
-					if _, err := fmt.Sscanf(name, "node%d", &i); name != "" && o.Validators+o.RPCNodes > 0 && (err != nil || fmt.Sprintf("node%d", i) != name || i >= o.Validators+o.RPCNodes) {
-						return exitcode.BadInputf("--node-cpu/--node-memory: node %q, expected node0..node%d", name, o.Validators+o.RPCNodes-1)
-					}
 				}
 			}
 			start := time.Now()

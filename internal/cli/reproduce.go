@@ -3,9 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,14 +47,7 @@ Exit 0 when reproduced, 1 when not, 2 for a run it cannot read.`,
 			if repeat < 1 {
 				return exitcode.BadInputf("--repeat: %d, expected at least 1 (3 or more for an interval)", repeat)
 			}
-			orig, err := readRun(args[0])
-			if err != nil {
-				return err
-			}
-			if err := refuseIncomplete(orig, false); err != nil {
-				return err
-			}
-			sc, why, err := scenarioOf(reg, orig)
+			orig, sc, why, err := completeRun(reg, args[0])
 			if err != nil {
 				return err
 			}
@@ -104,6 +99,20 @@ Exit 0 when reproduced, 1 when not, 2 for a run it cannot read.`,
 // scenarioOf is the scenario the run ran, read back from result.json
 // (its JSON is YAML too), on a fresh network tpslab starts: why says what
 // changed from the original when it ran on a network it did not start.
+// completeRun reads the complete run in dir and the scenario it ran,
+// with scenarioOf's note (reproduce, why).
+func completeRun(reg *kinds.Registry, dir string) (*report.Result, scenario.Scenario, string, error) {
+	orig, err := readRun(dir)
+	if err != nil {
+		return nil, scenario.Scenario{}, "", err
+	}
+	if err := refuseIncomplete(orig, false); err != nil {
+		return nil, scenario.Scenario{}, "", err
+	}
+	sc, note, err := scenarioOf(reg, orig)
+	return orig, sc, note, err
+}
+
 func scenarioOf(reg *kinds.Registry, r *report.Result) (sc scenario.Scenario, why string, err error) {
 	sc = scenario.Default()
 	if err := reg.Resolve(&sc, true); err != nil {
@@ -132,7 +141,7 @@ func scenarioOf(reg *kinds.Registry, r *report.Result) (sc scenario.Scenario, wh
 		if _, err := reg.Lookup(r.Network.Kind); err == nil {
 			sc.Target.Kind = r.Network.Kind
 		}
-		sc.Network.Topology, sc.Network.RPCNodes = r.Network.Topology, r.Network.RPCNodes
+		sc.Network.Topology, sc.Network.RPCNodes, sc.Network.State = r.Network.Topology, r.Network.RPCNodes, r.Network.State
 		settings := "the scenario's network settings"
 		if b, err := json.Marshal(r.Network.Settings); err == nil {
 			var st testnet.Settings
@@ -143,6 +152,22 @@ func scenarioOf(reg *kinds.Registry, r *report.Result) (sc scenario.Scenario, wh
 				nw.MaxBlockBytes, nw.MaxBlockGas, nw.CreateEmptyBlocks = st.MaxBlockBytes, st.MaxBlockGas, st.CreateEmptyBlocks
 				settings = "the network's settings (" + st.String() + ")"
 			}
+		}
+		// The nodes' envelopes (net up --node-cpu), each node's again.
+		var cpus, mems []string
+		for _, node := range slices.Sorted(maps.Keys(r.Network.Envelopes)) {
+			if e := r.Network.Envelopes[node]; e.Where == "cgroup" {
+				if e.CPU > 0 {
+					cpus = append(cpus, fmt.Sprintf("%s=%g", node, e.CPU))
+				}
+				if e.Memory > 0 {
+					mems = append(mems, fmt.Sprintf("%s=%d", node, e.Memory))
+				}
+			}
+		}
+		sc.Network.NodeCPU, sc.Network.NodeMemory = strings.Join(cpus, ","), strings.Join(mems, ",")
+		if len(cpus)+len(mems) > 0 {
+			settings += ", each node's envelope (" + strings.TrimPrefix(strings.Join(append(cpus, mems...), ", "), ", ") + ")"
 		}
 		why = fmt.Sprintf("the original ran on a network started before it (%s); each run here starts its own %s network, with its %d validator(s) and %s", sc.Target.NetHome, sc.Target.Kind, sc.Network.Validators, settings)
 		sc.Target.NetHome, sc.Target.Endpoints = "", nil

@@ -36,7 +36,7 @@ func Root(reg *kinds.Registry) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.BadInputf("%s: %v%s", commandName(c), err, flagSuggestion(c, err))
 	})
-	root.AddCommand(summaryCmd(), serveCmd(), netCmd(reg), nodeCmd(), linksCmd(), clusterCmd(), unpackCmd(), ledgerServiceCmd(), runCmd(reg), validateCmd(reg), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd(reg), kindsCmd(reg), abCmd(reg), historyCmd(), recordCmd(reg), cacheCmd(), verifyCmd(reg), signCmd(), reproduceCmd(reg))
+	root.AddCommand(summaryCmd(), serveCmd(), netCmd(reg), nodeCmd(), linksCmd(), clusterCmd(), unpackCmd(), ledgerServiceCmd(), runCmd(reg), validateCmd(reg), sinkCmd(), reportCmd(), exportCmd(), runsCmd(), compareCmd(), findMaxCmd(reg), kindsCmd(reg), abCmd(reg), historyCmd(), recordCmd(reg), cacheCmd(), verifyCmd(reg), signCmd(), reproduceCmd(reg), whyCmd(reg), bisectCmd(reg))
 	var wrap func(c *cobra.Command)
 	wrap = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {

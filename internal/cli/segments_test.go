@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -249,7 +250,7 @@ func TestKilledSegmentMakesAPartialResult(t *testing.T) {
 	merged := filepath.Join(dir, "merged")
 	cmd, lines := startRun(t, nil, "run", "--segments", "2", "--net-home", home, "--rate", "300", "--duration", "8s", "--warmup", "1s", "--senders", "200", "--out", merged)
 	waitLine(t, lines, "load:", time.Minute)
-	time.Sleep(3 * time.Second)
+	waitLoaded(t, filepath.Join(merged, "segments", "1"), 3)
 	pid := segmentPID(t, 1, 2, merged)
 	if pid == 0 {
 		t.Fatal("no process of segment 1/2")
@@ -299,7 +300,7 @@ func TestFrozenSegmentIsNamed(t *testing.T) {
 	merged := filepath.Join(dir, "merged")
 	cmd, lines := startRun(t, nil, "run", "--segments", "2", "--net-home", home, "--rate", "300", "--duration", "16s", "--warmup", "1s", "--senders", "200", "--out", merged)
 	waitLine(t, lines, "load:", time.Minute)
-	time.Sleep(3 * time.Second)
+	waitLoaded(t, filepath.Join(merged, "segments", "1"), 3)
 	pid := segmentPID(t, 1, 2, merged)
 	if pid == 0 {
 		t.Fatal("no process of segment 1/2")
@@ -307,8 +308,11 @@ func TestFrozenSegmentIsNamed(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Second)
+	stoppedAt := time.Now()
+	// Stopped for 10 s of the other segment's load.
+	waitLoaded(t, filepath.Join(merged, "segments", "0"), loadedFor(filepath.Join(merged, "segments", "0"))+10)
 	syscall.Kill(pid, syscall.SIGCONT)
+	stopped := time.Since(stoppedAt)
 	code, _ := waitExit(t, cmd, 2*time.Minute)
 	r, err := report.ReadResult(merged)
 	if err != nil {
@@ -319,10 +323,11 @@ func TestFrozenSegmentIsNamed(t *testing.T) {
 	if j.Limit.Cause != report.CauseLate {
 		t.Errorf("a frozen segment: limit %s (%s), want %s; verdict %q", j.Limit.Cause, j.Limit.Figures, report.CauseLate, r.Verdict())
 	}
-	// The segment was stopped for the 10 s between the signals at least:
-	// its own clock says so, less one of its ticks.
-	if g := r.Summary.Generator; g.LongestPauseMs < 9900 || g.PausedS < g.LongestPauseMs/1000-0.1 {
-		t.Errorf("paused %.1f s, longest %.0f ms: the segment was stopped for 10 s", g.PausedS, g.LongestPauseMs)
+	// The segment was stopped for as long as the test held it between the
+	// signals (ten of the other's loaded seconds, 9.9 s of wall time on a
+	// busy machine): its own clock says so, less one of its ticks.
+	if g := r.Summary.Generator; g.LongestPauseMs < float64(stopped.Milliseconds())-1000 || g.PausedS < g.LongestPauseMs/1000-0.1 {
+		t.Errorf("paused %.1f s, longest %.0f ms: the segment was stopped for %s", g.PausedS, g.LongestPauseMs, stopped.Round(time.Millisecond))
 	}
 	for _, w := range r.Summary.Warnings {
 		if strings.Contains(w, "no block for") {
@@ -349,7 +354,8 @@ func TestKilledControllerStopsItsSegments(t *testing.T) {
 	const load = 60 * time.Second
 	cmd, lines := startRun(t, nil, "run", "--segments", "2", "--net-home", home, "--rate", "200", "--duration", load.String(), "--warmup", "1s", "--senders", "200", "--out", merged)
 	waitLine(t, lines, "load:", time.Minute)
-	time.Sleep(2 * time.Second)
+	waitLoaded(t, filepath.Join(merged, "segments", "0"), 2)
+	waitLoaded(t, filepath.Join(merged, "segments", "1"), 2)
 	pids := []int{segmentPID(t, 0, 2, merged), segmentPID(t, 1, 2, merged)}
 	if pids[0] == 0 || pids[1] == 0 {
 		t.Fatalf("segment processes %v", pids)
@@ -397,4 +403,33 @@ func TestKilledControllerStopsItsSegments(t *testing.T) {
 			t.Errorf("segment %d: ended %q", i, r.EndedBecause)
 		}
 	}
+}
+
+// waitLoaded waits until the run writing to dir has loaded for secs by
+// its own clock (a line of its series.jsonl says t >= secs).
+func waitLoaded(t *testing.T, dir string, secs float64) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); loadedFor(dir) < secs; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never loaded for %.0f s (at %.0f)", dir, secs, loadedFor(dir))
+		}
+	}
+}
+
+// loadedFor is the last t of the run's series on disk (0 before the first).
+func loadedFor(dir string) float64 {
+	b, err := os.ReadFile(filepath.Join(dir, "series.jsonl"))
+	if err != nil {
+		return 0
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		var sec struct {
+			T float64 `json:"t"`
+		}
+		if json.Unmarshal(lines[i], &sec) == nil {
+			return sec.T
+		}
+	}
+	return 0
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tpslab/tpslab/internal/campaign"
 	"github.com/tpslab/tpslab/internal/compare"
 	"github.com/tpslab/tpslab/internal/dashboard"
 	"github.com/tpslab/tpslab/internal/exitcode"
@@ -237,7 +238,7 @@ func (b browser) list(w http.ResponseWriter, _ *http.Request) {
 func (b browser) run(w http.ResponseWriter, r *http.Request) {
 	p := r.PathValue("path")
 	rel, leaf := p, ""
-	for _, l := range []string{"api/live", "report.html", "uplot.js", "uplot.css", "find-max.html", "compare.html"} {
+	for _, l := range []string{"api/live", "report.html", "uplot.js", "uplot.css", "find-max.html", "compare.html", "envelopes.html", "why.html", "bisect.html"} {
 		if strings.HasSuffix(p, "/"+l) {
 			rel, leaf = strings.TrimSuffix(p, "/"+l), l
 		}
@@ -252,15 +253,22 @@ func (b browser) run(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/run/"+p+"/", http.StatusFound)
 		return
 	}
-	if leaf == "find-max.html" || leaf == "compare.html" {
+	if leaf == "find-max.html" || leaf == "compare.html" || leaf == "envelopes.html" || leaf == "why.html" || leaf == "bisect.html" {
 		// A campaign's page, rendered here from its data with tpslab's own
 		// templates: an HTML file inside a run folder is never passed
 		// through (a script placed there would run on serve's origin).
 		var err error
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if leaf == "find-max.html" {
+		switch leaf {
+		case "find-max.html":
 			err = renderFindMax(w, dir)
-		} else {
+		case "envelopes.html":
+			err = renderSweep(w, dir)
+		case "why.html":
+			err = renderWhy(w, dir)
+		case "bisect.html":
+			err = renderBisect(w, dir)
+		default:
 			err = renderAB(w, dir)
 		}
 		if err != nil {
@@ -408,3 +416,82 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	}
 	return os.ReadFile(path)
 }
+
+// renderSweep renders an envelope sweep's page from its SweepFile: the
+// table, the conclusion, a link to each envelope's search.
+func renderSweep(w io.Writer, dir string) error {
+	raw, err := readBounded(filepath.Join(dir, campaign.SweepFile), serveMaxResult)
+	if err != nil {
+		return err
+	}
+	var s campaign.SweepSummary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("%s: %v", campaign.SweepFile, err)
+	}
+	return sweepPage.Execute(w, s)
+}
+
+var sweepPage = template.Must(template.New("sweep").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tpslab envelopes</title>
+<style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}td.n{text-align:right}</style></head><body>
+<p><a href="/">all runs</a></p>
+<h1>What each envelope sustains: {{.Resource}} per node</h1>
+<p>{{.Conclusion}} under {{.Objective}}.</p>
+<table><tr><th>{{.Resource}} per node</th><th>sustainable tx/s</th><th>confirmed</th><th>p99 commit ms</th><th>busiest node CPU %</th><th>limit at the first miss</th><th>search</th></tr>
+{{range .Rows}}<tr data-envelope="{{.Envelope}}"><td>{{.Envelope}}</td><td class="n">{{printf "%.0f" .Sustainable}}</td><td>{{.Confirmed}}</td><td class="n">{{printf "%.0f" .P99Ms}}</td><td class="n">{{printf "%.0f" .BusiestNodeCPU}}</td><td>{{.Limit}}</td><td><a href="{{.Dir}}/find-max.html">find-max</a></td></tr>
+{{end}}</table></body></html>
+`))
+
+// renderWhy renders a why folder's page from its WhyFile: the
+// experiments, their verdicts, a link to each variant's runs' comparison.
+func renderWhy(w io.Writer, dir string) error {
+	raw, err := readBounded(filepath.Join(dir, campaign.WhyFile), serveMaxResult)
+	if err != nil {
+		return err
+	}
+	var s campaign.WhySummary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("%s: %v", campaign.WhyFile, err)
+	}
+	return whyPage.Execute(w, map[string]any{"S": s})
+}
+
+var whyPage = template.Must(template.New("why").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tpslab why</title>
+<style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}td.n{text-align:right}.confirmed{color:#1a7f37;font-weight:600}.worse{color:#b42318}</style></head><body>
+<p><a href="/">all runs</a></p>
+<h1>Why: {{.S.Run}}</h1>
+<p>The run named {{.S.Limit}}. Each resource relaxed on fresh networks beside the baseline, {{.S.Repeat}} run(s) each, interleaved.</p>
+<p>{{.S.Conclusion}}</p>
+<table><tr><th>resource</th><th>setting</th><th>committed tx/s</th><th>p99 commit ms</th><th>change (95% interval)</th><th>verdict</th></tr>
+{{range .S.Rows}}<tr data-resource="{{.Resource}}" data-verdict="{{.Verdict}}"><td>{{.Resource}}{{if .Named}} (named){{end}}</td><td>{{.Setting}} {{.From}} → {{.To}}</td><td class="n">{{printf "%.0f" .BaseTPS}} → {{printf "%.0f" .TPS}}</td><td class="n">{{printf "%.0f" .BaseP99}} → {{printf "%.0f" .P99}}</td><td class="n">{{printf "%+.1f" .ChangePct}}% ({{printf "%+.1f" .CILowPct}}% .. {{printf "%+.1f" .CIHighPct}}%)</td><td class="{{if eq .Verdict "confirmed"}}confirmed{{else if eq .Verdict "worse"}}worse{{end}}">{{.Verdict}}</td></tr>
+{{end}}</table></body></html>
+`))
+
+// renderBisect renders a bisect folder's page from its BisectFile.
+func renderBisect(w io.Writer, dir string) error {
+	raw, err := readBounded(filepath.Join(dir, campaign.BisectFile), serveMaxResult)
+	if err != nil {
+		return err
+	}
+	var s campaign.BisectSummary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("%s: %v", campaign.BisectFile, err)
+	}
+	var steps []string
+	for k, st := range s.Steps {
+		line := fmt.Sprintf("step %d: %s .. %s .. %s: %s", k+1, s.Builds[st.Good], s.Builds[st.Mid], s.Builds[st.Bad], st.Decided)
+		for _, c := range st.Changes {
+			line += fmt.Sprintf("; %s → %s %+.1f%% (%+.1f%% .. %+.1f%%)", s.Builds[c.From], s.Builds[c.To], c.ChangePct, c.CILowPct, c.CIHighPct)
+		}
+		steps = append(steps, line)
+	}
+	return bisectPage.Execute(w, map[string]any{"S": s, "Steps": steps})
+}
+
+var bisectPage = template.Must(template.New("bisect").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tpslab bisect</title>
+<style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}li{margin:4px 0}</style></head><body>
+<p><a href="/">all runs</a></p>
+<h1>Bisect: {{.S.Figure}}, {{.S.Repeat}} run(s) a build a step</h1>
+<p id="conclusion">{{.S.Conclusion}}</p>
+<ol>{{range .S.Builds}}<li>{{.}}</li>{{end}}</ol>
+<ul>{{range .Steps}}<li>{{.}}</li>{{end}}</ul></body></html>
+`))

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -60,6 +62,21 @@ system, 2 for a run it cannot read.`,
 				return err
 			}
 			o, err := verify.Run(cmd.Context(), args[0], src)
+			if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "dial" {
+				at := src.RPC
+				if at == "" {
+					at = src.Store
+				}
+				how := "give --rpc URL of a node of the chain that holds the run's blocks"
+				if src.Store != "" {
+					how = "give --database URL of the service's database"
+				}
+				start := "`tpslab net start --home DIR` for one tpslab made"
+				if home := netHomeOf(r); home != "" {
+					start = "`tpslab net start --home " + home + "`"
+				}
+				return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("nothing answers at %s (%v): is the run's network down? Start it again (%s), or %s", at, op.Err, start, how))
+			}
 			if err != nil {
 				return err
 			}
@@ -131,4 +148,12 @@ func verifySource(reg *kinds.Registry, r *report.Result, rpc, database, home str
 		}
 	}
 	return src, nil
+}
+
+// netHomeOf is the target.net_home the run's scenario names, if any.
+func netHomeOf(r *report.Result) string {
+	sc, _ := r.Scenario.(map[string]any)
+	t, _ := sc["target"].(map[string]any)
+	h, _ := t["net_home"].(string)
+	return h
 }

@@ -218,7 +218,7 @@ const Resamples = 10000
 // number), so a verdict's false-positive rate stays at most Alpha.
 const Alpha = 0.05
 
-// SingleRunFloorPct is the noise floor when neither side has repetitions
+// SingleRunFloorPct is the noise floor when a side has no repetitions
 // and no --noise-from runs say what this machine's noise is: the steady
 // seconds of one run say nothing about run-to-run drift (issue 51: 10 of 10
 // pairs of same-settings single runs were called different).
@@ -306,6 +306,21 @@ func CompareWith(base, other Set, o Options) []Row {
 			continue
 		}
 		r.Base, r.Value = mean(a), mean(b)
+		sampled := math.NaN() // the change of the samples' means
+		if r.Base != 0 {
+			sampled = 100 * (r.Value/r.Base - 1)
+		}
+		// A single run's figure is its own (committed TPS block-aligned
+		// over its window, p99 over all its payments), not the mean of its
+		// seconds: the columns are the run's, and the interval the seconds
+		// give is set around the change they show (below).
+		own := false
+		if v, ok := ownFigure(base, m, perA); ok {
+			r.Base, own = v, true
+		}
+		if v, ok := ownFigure(other, m, perB); ok {
+			r.Value, own = v, true
+		}
 		if r.Base != 0 {
 			r.ChangePct = 100 * (r.Value/r.Base - 1)
 		}
@@ -321,19 +336,75 @@ func CompareWith(base, other Set, o Options) []Row {
 			// narrow: 4 of 10 same-settings pairs were called different).
 			r.CILowPct, r.CIHighPct = Welch(a, b, alpha)
 		}
+		if own && !math.IsNaN(sampled) && !math.IsNaN(r.CILowPct) {
+			// The seconds' spread around the run's own change: the change
+			// printed is always inside its interval.
+			r.CILowPct, r.CIHighPct = r.ChangePct-(sampled-r.CILowPct), r.ChangePct+(r.CIHighPct-sampled)
+		}
+		r.CILowPct = clampLow(r.CILowPct, a, b)
 		r.NoiseFloorPct = noiseFloor(m, o.Noise, base, other)
 		// One value a side (a single run of a figure that has no per-second
 		// values) gives no interval: never significant.
-		r.Significant = len(a) > 1 && len(b) > 1 && !math.IsNaN(r.CILowPct) && (r.CILowPct > 0 || r.CIHighPct < 0) && r.aboveNoise()
+		r.Significant = len(a) > 1 && len(b) > 1 && Moved(r.ChangePct, r.NoiseFloorPct, r.CILowPct, r.CIHighPct)
 		r.Better = (r.ChangePct > 0) == (m.Better == "higher")
 		rows = append(rows, r)
 	}
 	return rows
 }
 
-// aboveNoise: the change is at least MinEffectPct and beyond the noise floor.
-func (r Row) aboveNoise() bool {
-	return math.Abs(r.ChangePct) >= MinEffectPct && math.Abs(r.ChangePct) > r.NoiseFloorPct
+// ownFigure is a single run's own value of d, when its samples were its
+// seconds and the run has one.
+func ownFigure(s Set, d report.Def, perSecond bool) (float64, bool) {
+	if !perSecond || len(s.Runs) != 1 {
+		return 0, false
+	}
+	v, ok := d.Run(&s.Runs[0].Summary)
+	if ok && d.Kind == report.RatioKind {
+		v *= 100
+	}
+	return v, ok
+}
+
+func nonNegative(xs []float64) bool {
+	for _, x := range xs {
+		if x < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Moved is the one rule every experiment judges a change by (compare,
+// why, bisect): at least MinEffectPct, beyond the noise floor, and its
+// interval clear of 0.
+//
+// The floor is a ratio (the largest run over the smallest, less one), so a
+// change is weighed as one too: a fall to a quarter is a factor of 4, beyond
+// a floor of +76% (CI: a slow build's runs at its capacity, 71 to 125 tx/s,
+// against a fall from 403 to 102 that the percentages called within it).
+func Moved(changePct, noisePct, lo, hi float64) bool {
+	factor := math.Inf(1) // a fall to nothing
+	if r := 1 + changePct/100; r > 0 {
+		factor = math.Max(r, 1/r)
+	}
+	return math.Abs(changePct) >= MinEffectPct && factor > 1+noisePct/100 && !math.IsNaN(lo) && (lo > 0 || hi < 0)
+}
+
+// RunsInterval is Welch's interval of b's runs against a's, in percent,
+// its low end clamped as clampLow says.
+func RunsInterval(a, b []float64, alpha float64) (lo, hi float64) {
+	lo, hi = Welch(a, b, alpha)
+	return clampLow(lo, a, b), hi
+}
+
+// clampLow: a figure that cannot be negative cannot fall by more than all
+// of it, which Welch's t on a few values a side can say (bisect printed
+// -111.6%).
+func clampLow(lo float64, a, b []float64) float64 {
+	if nonNegative(a) && nonNegative(b) && !math.IsNaN(lo) {
+		return math.Max(lo, -100)
+	}
+	return lo
 }
 
 // primaryNames are the pre-declared figures a verdict votes on, besides
@@ -353,6 +424,13 @@ func noiseFloor(d report.Def, noise *Set, sides ...Set) float64 {
 	floor, measured := 0.0, false
 	for _, s := range sets {
 		if len(s.Runs) < 2 {
+			if noise == nil && len(s.Runs) == 1 {
+				// One run made at another time drifts from the other
+				// side's repetitions by more than they drift from each
+				// other (reproduce: three runs back to back within 0.7% of
+				// each other, the original 5% from them).
+				floor = SingleRunFloorPct
+			}
 			continue
 		}
 		var xs []float64
@@ -501,7 +579,13 @@ func netDiffer(a, b *report.Result) []string {
 		}
 	}
 	sort.Strings(keys)
+	if na.State != nb.State {
+		out = append(out, fmt.Sprintf("pre-loaded state %d vs %d accounts", na.State, nb.State))
+	}
 	for _, k := range keys {
+		if strings.HasSuffix(k, "_url") {
+			continue // where that network's database listened, not how it was set
+		}
 		if va, vb := settingText(k, sa[k]), settingText(k, sb[k]); va != vb {
 			out = append(out, fmt.Sprintf("%s %s vs %s", k, va, vb))
 		}

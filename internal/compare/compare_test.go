@@ -142,3 +142,33 @@ func TestTablesLeadWithChanges(t *testing.T) {
 		t.Errorf("--all:\n%s", txt.String())
 	}
 }
+
+// Intervals that cannot be: a few wild values a side never give a change
+// below -100% of a figure that cannot be negative, a baseline near 0 gives
+// a factor, not a percentage in the millions, and a single run's columns
+// are its own figures (issue 70).
+func TestNoImpossibleIntervals(t *testing.T) {
+	r := Row{Base: 0.0001, Value: 9.05, ChangePct: 100 * (9.05/0.0001 - 1), CILowPct: -50, CIHighPct: 9e6}
+	if got := r.Change(); got != "×9.05e+04" {
+		t.Errorf("change from a baseline near 0: %q", got)
+	}
+	if got := r.Interval(); !strings.HasPrefix(got, "n/a (beyond ±1000%") {
+		t.Errorf("interval from a baseline near 0: %q", got)
+	}
+	lo, _ := Welch([]float64{100, 900}, []float64{50, 1000}, Alpha)
+	if lo >= -100 {
+		t.Skipf("Welch's lower bound %.1f%%: the case needs one below -100%%", lo)
+	}
+	a, b := Set{Name: "a", Runs: []*report.Result{withTPS(100), withTPS(900)}}, Set{Name: "b", Runs: []*report.Result{withTPS(50), withTPS(1000)}}
+	for _, row := range Compare(a, b) {
+		if row.Metric == "committed TPS" && row.CILowPct < -100 {
+			t.Errorf("committed TPS interval from %.1f%%: a rate cannot fall by more than all of it", row.CILowPct)
+		}
+	}
+}
+
+func withTPS(tps float64) *report.Result {
+	r := &report.Result{Status: "complete"}
+	r.Summary.CommittedTPS, r.Summary.Committed, r.Summary.Steady.DurationS = tps, int64(tps*10), 10
+	return r
+}

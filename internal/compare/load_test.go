@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,6 +99,18 @@ func TestNoiseFloorAndSettings(t *testing.T) {
 	}
 	if v := Verdict(a, b, Compare(a, b)); !strings.HasPrefix(v, "NOT LIKE FOR LIKE (offered 1000 vs 3000 tx/s)") || !strings.Contains(v, "B is faster") {
 		t.Errorf("different offered rates: %q", v)
+	}
+	// Two networks' database URLs are where each listened, not a setting;
+	// their pre-loaded state is one.
+	for i, s := range []Set{a, b} {
+		for _, r := range s.Runs {
+			r.Summary.OfferedTPS = 1000
+			r.Network = &report.Network{Kind: "ledger", Settings: map[string]any{"database_url": fmt.Sprintf("postgres://127.0.0.1:%d/ledger", 4000+i), "batch": 1},
+				State: uint64(i) * 10_000_000}
+		}
+	}
+	if d := Differ(a, b); d != "pre-loaded state 0 vs 10000000 accounts" {
+		t.Errorf("two ledgers' differences: %q", d)
 	}
 	if f := noiseFloor(report.Defs(nil)[0], nil, tpsSet("A", 1000), tpsSet("B", 1060)); f != SingleRunFloorPct {
 		t.Errorf("single runs: noise floor %.1f%%, want %.0f%%", f, SingleRunFloorPct)

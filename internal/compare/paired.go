@@ -64,7 +64,7 @@ func Paired(base, other Set, rows []Row) []Row {
 		// Pairs cancel the drift between them that a within-set floor
 		// measures: their own spread is in the interval already.
 		r.NoiseFloorPct = 0
-		r.Significant = (r.CILowPct > 0 || r.CIHighPct < 0) && r.aboveNoise()
+		r.Significant = Moved(r.ChangePct, r.NoiseFloorPct, r.CILowPct, r.CIHighPct)
 		r.Better = (m > 0) == (d.Better == "higher")
 		r.Samples = [2]int{n, n}
 		r.PerSecond = false

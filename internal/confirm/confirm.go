@@ -203,16 +203,32 @@ func (t *Tracker) expiredInvalid(p Pending) {
 	}
 }
 
-// Untrack forgets payment p, which the system rejected; an entry of the
-// same bytes that another payment made stays (two payments can reach one
-// presigned sequence; the one in flight keeps it).
-func (t *Tracker) Untrack(id sut.TxID, p Pending) {
+// Untrack forgets payment p, whose answer settled it (committed, failed
+// or refused) or replaced it (signed again); an entry of the same bytes
+// that another payment made stays (two payments can reach one presigned
+// sequence; the one in flight keeps it). It says where p was: tracked (still
+// pending), late (its commit timeout had passed: counted expired, its answer
+// came after), or neither (a block or a confirmer resolved it first).
+func (t *Tracker) Untrack(id sut.TxID, p Pending) (tracked, late bool) {
 	s := t.shard(id)
 	s.mu.Lock()
 	if q, ok := s.m.get(&id); ok && q == p {
 		s.m.remove(&id)
+		tracked = true
 	}
 	s.mu.Unlock()
+	if tracked {
+		return true, false
+	}
+	t.expMu.Lock()
+	defer t.expMu.Unlock()
+	for _, m := range []map[sut.TxID]Pending{t.expired, t.expOld} {
+		if q, ok := m[id]; ok && q == p {
+			delete(m, id)
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // Len is the number of payments sent and not yet final.

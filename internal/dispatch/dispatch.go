@@ -460,7 +460,9 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt, answere
 		}
 		resubmits := len(rc.Resubmit)
 		if rc.Resigned {
-			e.Tracker.Untrack(tx.ID, p)
+			if _, late := e.Tracker.Untrack(tx.ID, p); late {
+				w.rec.LateRefused() // it lives on as new bytes
+			}
 			tx, nonce, stable = rc.Tx, rc.Nonce, false
 			p.Nonce, p.Kind = nonce, rc.Kind
 			if !e.Tracker.Track(tx.ID, p) {
@@ -494,12 +496,21 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt, answere
 			e.confirmer.Watch(tx.ID)
 		}
 	case sut.Committed, sut.Failed:
-		e.Tracker.Untrack(tx.ID, p)
+		// An answer that came after the payment's commit timeout settles
+		// it late (the tracker had counted it expired and told the
+		// workload); one a block settled first is not counted again.
+		tracked, late := e.Tracker.Untrack(tx.ID, p)
 		ok := r.Status == sut.Committed
 		w.rec.Acked(true, false, "", now-tk.intended)
-		w.rec.Settled(tx.ID, ok, r.Reason, now-tk.intended, now-sent, false)
+		if !tracked && !late {
+			break
+		}
+		w.rec.Settled(tx.ID, ok, r.Reason, now-tk.intended, now-sent, late)
 		if p.Kind != "" {
 			w.rec.SettledKind(p.Kind, ok, now-tk.intended)
+		}
+		if late {
+			break
 		}
 		o := workload.Committed
 		if !ok {
@@ -507,8 +518,12 @@ func (w *worker) finish(ctx context.Context, sg *sending, r sut.Receipt, answere
 		}
 		e.resolved(int(sender), nonce, o, r.Reason)
 	default:
-		e.Tracker.Untrack(tx.ID, p)
+		_, late := e.Tracker.Untrack(tx.ID, p)
 		w.rec.Acked(false, false, r.Reason, now-tk.intended)
+		if late {
+			w.rec.LateRefused() // its expiry already told the workload
+			break
+		}
 		if sender >= 0 {
 			e.Workload.Release(s)
 		}

@@ -145,9 +145,9 @@ const confirmations = 2
 // Outcome is the search's answer.
 type Outcome struct {
 	// Sustainable is the highest rate that met the objective and, with
-	// confirmation, its confirmation run too; not Confirmed, the rate the
-	// search ended with (after two missed confirmations, 5% under what the
-	// last one committed).
+	// confirmation, its confirmation run too; not Confirmed (two
+	// confirmations missed), the highest step under the last missed one
+	// that met the objective: always a rate a run met.
 	Sustainable float64    `json:"sustainable_rate"`
 	Probed      float64    `json:"probed_capacity,omitempty"` // the probe's estimate, when one ran
 	Bracket     [2]float64 `json:"bracket"`                   // [highest passing, lowest failing]
@@ -268,11 +268,31 @@ func confirm(ctx context.Context, o Options, out *Outcome, lo, hi float64, loSte
 			out.Stopped += fmt.Sprintf("; the confirmation run at %.0f tx/s did not finish as a measurement of the system", lo)
 			break
 		}
-		next := math.Floor(0.95 * math.Min(lo, math.Max(st.Committed, 1)))
-		out.Stopped += fmt.Sprintf("; %.0f tx/s missed its confirmation run, so %.0f", lo, next)
 		if i == confirmations-1 {
-			out.Stopped += " (not confirmed)"
+			// No rate left to confirm: name only a rate a run met, the
+			// highest step under the one that missed, never one between.
+			out.Stopped += fmt.Sprintf("; %.0f tx/s missed its confirmation run too (it committed %.0f tx/s)", lo, st.Committed)
+			hi, hiStep = lo, last
+			lo, loStep = 0, nil
+			for k := range out.Steps {
+				if s := &out.Steps[k]; s.OK && !s.Confirm && s.Rate < hi && s.Rate > lo {
+					lo, loStep = s.Rate, s
+				}
+			}
+			if lo > 0 {
+				out.Stopped += fmt.Sprintf(", so %.0f tx/s, the highest step under it that met the objective (not confirmed)", lo)
+			} else {
+				out.Stopped += ": no step under it met the objective (not confirmed)"
+			}
+			break
 		}
+		next := math.Floor(0.95 * math.Min(lo, math.Max(st.Committed, 1)))
+		if next < 1 { // the confirmation committed nothing (CI: factomd died in a step): no rate under it to try
+			out.Stopped += fmt.Sprintf("; %.0f tx/s missed its confirmation run, which committed nothing: no rate under it to confirm", lo)
+			lo, loStep = 0, nil
+			break
+		}
+		out.Stopped += fmt.Sprintf("; %.0f tx/s missed its confirmation run, so %.0f", lo, next)
 		hi, hiStep, lo, loStep = lo, last, next, nil
 	}
 	return lo, hi, loStep, hiStep, nil

@@ -203,9 +203,7 @@ func hasPrefix(h []string, p string) bool {
 }
 
 // insideHints read the telemetry of the failing step: which process used
-// the CPU, and for a database, its conflicts and its queue. A database that
-// is the busiest process, or whose transactions conflict, or that keeps
-// payments waiting for a connection, is named as the limit.
+// the CPU, and the database when its judgement found it saturated.
 func insideHints(fail *Step) []string {
 	r := fail.Result
 	tel := r.Summary.Telemetry
@@ -240,24 +238,14 @@ func insideHints(fail *Step) []string {
 		}
 		h = append(h, line)
 	}
+	// The database as the failing step's judgement weighed it (its
+	// connections, its locks, deadlocks and retries: report.T), never by
+	// rules of find-max's own.
 	var db []string
-	// The busiest process limits only when it is busy itself, or when the
-	// machine is full and others did not fill it (issue 51: postgres at 17%
-	// of a core named on a machine others kept 100% busy).
-	othersIdle := g.OthersCPUPercent < 25*float64(max(1, g.Cores))
-	if len(cpu) > 0 && cpu[0].role == "database" && (cpu[0].pct > 80 || (g.MachineCPUPercent > report.T.MachineBusyPct && othersIdle)) {
-		db = append(db, fmt.Sprintf("it is the busiest process (%s at %.0f%% of a core)", cpu[0].name, cpu[0].pct))
-	}
-	// The judgement's own thresholds (report.T): a hint names what the
-	// run's judgement would.
-	if st, ok := tel["ledger.retries_per_payment"]; ok && st.Mean >= report.T.Retries {
-		db = append(db, fmt.Sprintf("%.2f serialization retries per committed payment (%.0f/s): transactions on the same hot accounts conflict", st.Mean, tel["ledger.retries"].Mean))
-	}
-	if st, ok := tel["ledger.queue"]; ok && st.Mean >= report.T.Queue && st.Mean > 0.01*fail.Rate {
-		db = append(db, fmt.Sprintf("%.0f payments waited for a database connection on average (max %.0f)", st.Mean, st.Max))
-	}
-	if st, ok := tel["db.lock_waits"]; ok && st.Mean >= 1 {
-		db = append(db, fmt.Sprintf("%.1f connections waited for a lock on average", st.Mean))
+	for _, e := range r.Judge().Considered {
+		if e.Cause == report.CauseDatabase && e.Holds {
+			db = append(db, e.Figures)
+		}
 	}
 	if len(db) > 0 {
 		h = append([]string{"database: the database limits the system here: " + strings.Join(db, "; ")}, h...)

@@ -40,11 +40,11 @@ func ConsensusCapacities(ctx context.Context, rpc string) []report.Capacity {
 	var out []report.Capacity
 	if b := int64(cp.ConsensusParams.Block.MaxBytes); b > 0 {
 		out = append(out, report.Capacity{Name: report.BlockBytes, Class: report.CauseBlocks, Capacity: float64(b), Unit: "bytes",
-			From: "consensus block.max_bytes", Use: "blocks.bytes", About: "blocks' bytes"})
+			From: "consensus block.max_bytes", Use: "blocks.bytes", About: "blocks' bytes", Relax: "network.max_block_bytes"})
 	}
 	if g := int64(cp.ConsensusParams.Block.MaxGas); g > 0 {
 		out = append(out, report.Capacity{Name: report.BlockGas, Class: report.CauseBlocks, Capacity: float64(g), Unit: "gas",
-			From: "consensus block.max_gas", Use: "blocks.gas", About: "blocks' gas (tpslab's payments)"})
+			From: "consensus block.max_gas", Use: "blocks.gas", About: "blocks' gas (tpslab's payments)", Relax: "network.max_block_gas"})
 	}
 	return out
 }
@@ -62,11 +62,11 @@ func MempoolCapacities(sys *System) []report.Capacity {
 	var out []report.Capacity
 	if st.MempoolSize > 0 {
 		out = append(out, report.Capacity{Name: "mempool_txs", Class: report.CauseBlocks, Capacity: float64(st.MempoolSize), Unit: "transactions",
-			From: "mempool.size, each node's", Use: ".mempool_txs", Each: true, About: "the fullest node's mempool"})
+			From: "mempool.size, each node's", Use: ".mempool_txs", Each: true, About: "the fullest node's mempool", Relax: "network.mempool_size"})
 	}
 	if st.MempoolMaxBytes > 0 {
 		out = append(out, report.Capacity{Name: "mempool_bytes", Class: report.CauseBlocks, Capacity: float64(st.MempoolMaxBytes), Unit: "bytes",
-			From: "mempool.max_txs_bytes, each node's", Use: ".mempool_bytes", Each: true, About: "the fullest node's mempool bytes"})
+			From: "mempool.max_txs_bytes, each node's", Use: ".mempool_bytes", Each: true, About: "the fullest node's mempool bytes", Relax: "network.mempool_max_bytes"})
 	}
 	return out
 }

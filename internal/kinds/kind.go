@@ -55,6 +55,9 @@ type Info struct {
 	// CometBFTMetrics: its nodes serve CometBFT's Prometheus page, read as
 	// node telemetry.
 	CometBFTMetrics bool
+	// State: its local networks take pre-loaded state (network.state, net
+	// up --state): accounts beyond the funded ones, payments drawn to them.
+	State bool
 	// Remote, when set, is the kind the scenario is measured as when it
 	// names endpoints instead of a network to start (the built-in ledger's
 	// endpoints are a CometBFT chain's).

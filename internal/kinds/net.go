@@ -22,6 +22,7 @@ type NetOptions struct {
 	Seed       string // derives the funded accounts' keys (test keys)
 	Accounts   uint64 // funded accounts (test wallets)
 	Balance    uint64 // per account
+	State      uint64 // pre-loaded accounts beyond the funded ones (Info.State)
 	Settings   testnet.Settings
 	Bind       string
 	Reset      bool
@@ -69,7 +70,7 @@ func NetFromScenario(sc *scenario.Scenario, kind, seed string, accounts, balance
 	if nw.Balance != 0 {
 		balance = nw.Balance
 	}
-	return NetOptions{Kind: kind, Validators: nw.Validators, ChainID: nw.ChainID, Seed: seed, Accounts: accounts, Balance: balance,
+	return NetOptions{Kind: kind, Validators: nw.Validators, ChainID: nw.ChainID, Seed: seed, Accounts: accounts, Balance: balance, State: nw.State,
 		Settings: st, Bind: nw.Bind, Binary: nw.Binary,
 		Topology: nw.Topology, RPCNodes: nw.RPCNodes, ClientLinks: nw.ClientLinks,
 		Scenario: sc}

@@ -125,6 +125,9 @@ func (r *Registry) Validate(sc *scenario.Scenario) error {
 		if err := unread(sc, k); err != nil {
 			return err
 		}
+		if sc.Network.State > 0 && len(sc.Target.Endpoints) == 0 && !k.Info().State {
+			return exitcode.BadInputf("network.state: %d for target kind %s, expected 0: pre-loaded state is for %s", sc.Network.State, k.Info().Name, strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().State }), ", "))
+		}
 		for i, f := range sc.Faults {
 			if len(sc.Target.Endpoints) > 0 {
 				break // remote endpoints take no faults: fault.Check says so
@@ -229,6 +232,9 @@ func (r *Registry) Up(ctx context.Context, o NetOptions) (*testnet.Net, error) {
 		if err := unread(o.Scenario, k); err != nil {
 			return nil, err
 		}
+	}
+	if o.State > 0 && !k.Info().State {
+		return nil, exitcode.BadInputf("--state: %d on --kind %s, expected 0: pre-loaded state is for %s", o.State, o.Kind, strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().State }), ", "))
 	}
 	if o.Kube != nil && !k.Info().Kubernetes {
 		return nil, exitcode.BadInputf("--kubeconfig: networks on Kubernetes are of kind %s, not %s", strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().Kubernetes }), ", "), o.Kind)

@@ -71,16 +71,29 @@ func Setup(ctx context.Context, conn *pgx.Conn, chainID, partition string, g cha
 		return fmt.Errorf("create extension pg_stat_statements: %w", err)
 	}
 	keys := chain.DeriveKeys(g.Seed, int(g.Accounts))
-	rows := make([][]any, len(keys))
-	for i, k := range keys {
-		a := chain.AddressOf(k[32:])
-		rows[i] = []any{a[:], int64(g.Balance), int64(0)}
-	}
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"accounts"}, []string{"address", "balance", "sequence"}, pgx.CopyFromRows(rows)); err != nil {
+	// One row at a time, the keyed accounts and then the pre-loaded state
+	// (net up --state): 10M rows never sit in memory.
+	next := uint64(0)
+	row := []any{nil, int64(g.Balance), int64(0)}
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		if next >= g.Accounts+g.State {
+			return nil, nil
+		}
+		var a chain.Address
+		if next < g.Accounts {
+			a = chain.AddressOf(keys[next][32:])
+		} else {
+			a = chain.StateAddress(g.Seed, next-g.Accounts)
+		}
+		next++
+		row[0] = a[:]
+		return row, nil
+	})
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"accounts"}, []string{"address", "balance", "sequence"}, src); err != nil {
 		return fmt.Errorf("fund the accounts: %w", err)
 	}
 	for k, v := range map[string]string{"chain_id": chainID, "supply": fmt.Sprint(g.Supply()), "partition": partition,
-		"seed": g.Seed, "accounts": fmt.Sprint(g.Accounts), "balance": fmt.Sprint(g.Balance)} {
+		"seed": g.Seed, "accounts": fmt.Sprint(g.Accounts), "balance": fmt.Sprint(g.Balance), "state": fmt.Sprint(g.State)} {
 		if _, err := conn.Exec(ctx, `INSERT INTO meta (key, value) VALUES ($1, $2)`, k, v); err != nil {
 			return err
 		}
@@ -97,7 +110,8 @@ func ReadGenesis(ctx context.Context, q interface {
 	(SELECT value FROM meta WHERE key = 'chain_id'),
 	(SELECT value FROM meta WHERE key = 'seed'),
 	(SELECT value::bigint FROM meta WHERE key = 'accounts'),
-	(SELECT value::bigint FROM meta WHERE key = 'balance')`).Scan(&chainID, &g.Seed, &g.Accounts, &g.Balance)
+	(SELECT value::bigint FROM meta WHERE key = 'balance'),
+	coalesce((SELECT value::bigint FROM meta WHERE key = 'state'), 0)`).Scan(&chainID, &g.Seed, &g.Accounts, &g.Balance, &g.State)
 	return chainID, g, err
 }
 

@@ -59,6 +59,8 @@ var Counters = []Counter{
 		Scalar: scalar(func(c *Counts) *int64 { return &c.InFlightEnd })},
 	{Name: "late_commits", Prom: "late_commits_total", Title: "late commits", Help: "expired payments later seen committed",
 		Scalar: scalar(func(c *Counts) *int64 { return &c.LateCommits })},
+	{Name: "late_refusals", Prom: "late_refusals_total", Title: "late refusals", Help: "expired payments whose refusal came after their commit timeout",
+		Scalar: scalar(func(c *Counts) *int64 { return &c.LateRefusals })},
 	{Name: "throttled", Prom: "throttled_total", Title: "throttled (429, waited and retried)", Help: "answers that asked tpslab to slow down (HTTP 429), waited out",
 		Scalar: scalar(func(c *Counts) *int64 { return &c.Throttled })},
 	{Name: "resyncs", Prom: "resyncs_total", Title: "sequence resyncs", Help: "sender sequence resynchronisations",

@@ -39,18 +39,21 @@ type Counts struct {
 	Expired   int64            `json:"expired"`
 	// InFlightEnd are payments still unresolved when the run ended whose
 	// commit timeout had not passed: neither committed nor expired.
-	InFlightEnd int64            `json:"in_flight_end,omitempty"`
-	LateCommits int64            `json:"late_commits"`
-	Resyncs     int64            `json:"resyncs"`
-	Resubmitted int64            `json:"resubmitted,omitempty"`
-	Resigned    int64            `json:"resigned,omitempty"`
-	Repriced    int64            `json:"repriced,omitempty"`
-	Mismatches  map[string]int64 `json:"sequence_mismatches,omitempty"`
-	Reorgs      int64            `json:"reorged,omitempty"`
-	Throttled   int64            `json:"throttled,omitempty"`
-	WindowWaits int64            `json:"window_waits"`
-	ConnWaits   int64            `json:"conn_waits"`
-	Unsent      int64            `json:"unsent"`
+	InFlightEnd int64 `json:"in_flight_end,omitempty"`
+	LateCommits int64 `json:"late_commits"`
+	// LateRefusals are expired payments whose refusal came after their
+	// commit timeout: no longer expired (rejected, or signed again).
+	LateRefusals int64            `json:"late_refusals,omitempty"`
+	Resyncs      int64            `json:"resyncs"`
+	Resubmitted  int64            `json:"resubmitted,omitempty"`
+	Resigned     int64            `json:"resigned,omitempty"`
+	Repriced     int64            `json:"repriced,omitempty"`
+	Mismatches   map[string]int64 `json:"sequence_mismatches,omitempty"`
+	Reorgs       int64            `json:"reorged,omitempty"`
+	Throttled    int64            `json:"throttled,omitempty"`
+	WindowWaits  int64            `json:"window_waits"`
+	ConnWaits    int64            `json:"conn_waits"`
+	Unsent       int64            `json:"unsent"`
 	// Deliberately invalid payments (workload.invalid), apart from all of
 	// the above: sent by sort; refused by "sort: reason" (at the door, in a
 	// block, or expired after the target accepted them); accepted at the
@@ -107,7 +110,7 @@ func (c *Counts) Check() error {
 // counts expired when the deadline passed instead, so no second is
 // negative; the run's expired is the series' expired less its late_commits.
 func (c Counts) PerSecond() Counts {
-	c.Expired += c.LateCommits
+	c.Expired += c.LateCommits + c.LateRefusals
 	return c
 }
 
@@ -451,7 +454,6 @@ func (s *Shard) Acked(accepted bool, unacked bool, reason string, latency time.D
 	s.mu.Unlock()
 }
 
-// Expired records payments that did not commit in time.
 // SentKind records a sent payment of a mix's kind.
 func (s *Shard) SentKind(kind string) {
 	s.mu.Lock()
@@ -501,6 +503,17 @@ func (s *Shard) Invalid(step, sort, reason string) {
 	s.mu.Unlock()
 }
 
+// LateRefused records an expired payment whose answer, a refusal or a
+// sequence mismatch that signs it again, came after its commit timeout: it
+// counts as what the answer says, no longer as expired.
+func (s *Shard) LateRefused() {
+	s.mu.Lock()
+	s.d.LateRefusals++
+	s.d.Expired--
+	s.mu.Unlock()
+}
+
+// Expired records payments that did not commit in time.
 func (s *Shard) Expired(n int64) {
 	s.mu.Lock()
 	s.d.Expired += n

@@ -120,24 +120,24 @@ func startLinks(t *testing.T, upstream string, cond Conditions) *Emulation {
 	return e
 }
 
-// A 50 ms link measures 50 ms (within 5 ms), and a delay added at run time
-// shows, and goes when removed.
+// A 50 ms link measures at least 50 ms and less than the delay applied
+// twice (the only upper bound that holds on a busy machine: CI measured
+// 56.9 ms), and a delay added at run time shows, and goes when removed.
 func TestProbeThroughALink(t *testing.T) {
 	e := startLinks(t, handshaker(t), Conditions{RTT: 50 * time.Millisecond})
 	rtt, err := ProbeRTT(e.Links[0].Listen, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rtt < 50*time.Millisecond || rtt > 55*time.Millisecond {
+	if rtt < 50*time.Millisecond || rtt >= 100*time.Millisecond {
 		t.Errorf("round trip through a 50 ms link measured %s", rtt)
 	}
 	ctl := NewControl(e)
 	if err := ctl.Set("a-b", Conditions{RTT: 250 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	// Not before 250 ms; the bound above only catches a delay applied
-	// twice (CI, beside the other lane: 299 ms measured once).
-	if rtt, _ := ProbeRTT(e.Links[0].Listen, 5); rtt < 250*time.Millisecond || rtt > 350*time.Millisecond {
+	// Not before 250 ms, nor the delay applied twice.
+	if rtt, _ := ProbeRTT(e.Links[0].Listen, 5); rtt < 250*time.Millisecond || rtt >= 500*time.Millisecond {
 		t.Errorf("after a 200 ms spike: %s", rtt)
 	}
 	if err := ctl.Cut("a-b"); err != nil {
@@ -152,7 +152,7 @@ func TestProbeThroughALink(t *testing.T) {
 	if err := ctl.Set("a-b", e.Links[0].Conditions); err != nil {
 		t.Fatal(err)
 	}
-	if rtt, err := ProbeRTT(e.Links[0].Listen, 3); err != nil || rtt > 55*time.Millisecond {
+	if rtt, err := ProbeRTT(e.Links[0].Listen, 3); err != nil || rtt >= 100*time.Millisecond {
 		t.Errorf("healed and restored: %s, %v", rtt, err)
 	}
 }
@@ -182,11 +182,11 @@ func TestBandwidthCapsALink(t *testing.T) {
 		}
 	}
 	// What the proxy took beyond what it delivered sits in its buffers and
-	// the kernel's: read the delivered bytes from the link's counter.
-	time.Sleep(200 * time.Millisecond)
+	// the kernel's: read the delivered bytes from the link's counter. The
+	// ceiling holds on any machine (a slower one delivers less in the time
+	// that passed, never more), so it is the bound, and no floor is.
 	got := linkCounter(t, e, "upstream")
 	rate := got / time.Since(start).Seconds()
-	// The link's ceiling holds on any machine; a slow one may deliver less.
 	if got == 0 || rate > 140_000 {
 		t.Errorf("a 1mbit link delivered %.0f bytes/s (%d offered in 4 s), want some and at most its 125000", rate, sent)
 	}

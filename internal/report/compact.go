@@ -83,8 +83,11 @@ func PrintSummaryWith(out io.Writer, r *Result, o SummaryOptions) {
 		for _, a := range j.Also() {
 			writeWrapped(out, "  also held: ", a, width)
 		}
-		for _, a := range j.SetAside() {
-			writeWrapped(out, "  ", a, width)
+		// The candidates that did not hold, by name: each one's figures
+		// are in --summary full's RESOURCES (a list of ten of them filled
+		// the first screen of a run that fell behind).
+		if names := j.SetAsideNames(); len(names) > 0 {
+			writeWrapped(out, "  did not hold (figures: --summary full): ", strings.Join(names, ", "), width)
 		}
 	}
 	if g := s.Generator; s.Offered > 0 && g.Cores > 0 {
@@ -283,11 +286,12 @@ func ms(v float64) string {
 // otherWords say what the commonest of the other counters mean, in words a
 // newcomer knows (the rest go by their titles, docs/metrics.md).
 var otherWords = map[string]string{
-	"unsent":       "%s never sent (the load ended first)",
-	"conn_waits":   "%s waited for a busy connection",
-	"window_waits": "%s waited for their sender's window (payments in flight per sender)",
-	"late_commits": "%s committed after they had expired",
-	"resyncs":      "%s sender sequence resyncs",
+	"unsent":        "%s never sent (the load ended first)",
+	"conn_waits":    "%s waited for a busy connection",
+	"window_waits":  "%s waited for their sender's window (payments in flight per sender)",
+	"late_commits":  "%s committed after they had expired",
+	"late_refusals": "%s refused after they had expired",
+	"resyncs":       "%s sender sequence resyncs",
 }
 
 // otherCounts are the counters the table leaves out that are not zero.

@@ -26,6 +26,7 @@ const (
 	CauseDatabase  Cause = "database"       // lock waits, deadlocks, retries
 	CauseBlocks    Cause = "block_space"    // blocks cannot hold the offered rate
 	CauseCPULimit  Cause = "cpu_limit"      // a process at its CPU limit (a cgroup quota, a pod's limit)
+	CauseMemLimit  Cause = "memory_limit"   // a process at its memory limit (a cgroup's)
 	CauseSystemCPU Cause = "system_cpu"     // the system's processes took the machine's CPU
 	CauseTarget    Cause = "target_answers" // the target answered slower than payments were due
 	CauseLinks     Cause = "links"          // emulated links between the nodes
@@ -41,7 +42,7 @@ const (
 // comes before the machine, which explains a shortfall only when nothing
 // in the system does.
 var order = []Cause{CauseDied, CauseHalt, CauseFault, CauseGenerator, CauseLate, CauseRefusals, CauseDatabase,
-	CauseBlocks, CauseCPULimit, CauseSystemCPU, CauseTarget, CauseLinks, CauseMachine}
+	CauseBlocks, CauseCPULimit, CauseMemLimit, CauseSystemCPU, CauseTarget, CauseLinks, CauseMachine}
 
 // Evidence is one row of the run's resource table (the USE method: each
 // resource's capacity, utilisation and saturation) as a candidate limit,
@@ -116,6 +117,16 @@ func (r *Result) judge() Judgement {
 			j.Limit = e
 			break
 		}
+	}
+	if r.Network != nil && r.Network.Reported == "sink" && s.Shortfall == nil {
+		// Nothing commits by design: what can limit the sending is all
+		// there is to name. A sink that could not take what was due (a
+		// slow stand-in target) is judged as any target that fell behind.
+		j.Outcome = OutcomeSink
+		if c := j.Limit.Cause; c != CauseGenerator && c != CauseLate && c != CauseMachine && c != CauseDied {
+			j.Limit = Evidence{}
+		}
+		return j
 	}
 	switch {
 	case j.Limit.Cause == CauseDied:
@@ -285,6 +296,7 @@ func (r *Result) evidence() []Evidence {
 		out = append(out, r.blockSpaceEvidence())
 	}
 	out = append(out, r.cpuLimitEvidence()...)
+	out = append(out, r.memLimitEvidence()...)
 	out = append(out, r.systemCPUEvidence(machine.Holds))
 	// A machine others kept busy while the system's processes needed CPU
 	// starved the system: it comes before the target's answers, which it
@@ -684,6 +696,8 @@ func (e Evidence) Phrase() string {
 		case what != "":
 		case e.Cause == CauseCPULimit:
 			what = strings.TrimSuffix(e.Resource, ".cpu_limit") + "'s CPU limit"
+		case e.Cause == CauseMemLimit:
+			what = strings.TrimSuffix(e.Resource, ".memory_limit") + "'s memory limit"
 		default:
 			what = strings.ReplaceAll(e.Resource, "_", " ")
 		}
@@ -692,7 +706,7 @@ func (e Evidence) Phrase() string {
 	what := map[Cause]string{
 		CauseDied: "a component died", CauseHalt: "the chain halted", CauseFault: "the scheduled fault",
 		CauseGenerator: "the load generator", CauseLate: "the load generator sent late",
-		CauseRefusals: "the system's refusals", CauseDatabase: "the database", CauseBlocks: "block space", CauseCPULimit: "a CPU limit",
+		CauseRefusals: "the system's refusals", CauseDatabase: "the database", CauseBlocks: "block space", CauseCPULimit: "a CPU limit", CauseMemLimit: "a memory limit",
 		CauseSystemCPU: "the system's CPU", CauseTarget: "the target's answers", CauseLinks: "the emulated links",
 		CauseMachine: "the machine", CauseSystem: "the system under test",
 	}[e.Cause]
@@ -705,16 +719,38 @@ func (e Evidence) Phrase() string {
 // SetAside lists the candidates that did not hold, each with its figures.
 func (j Judgement) SetAside() []string {
 	var out []string
+	for _, e := range j.setAside() {
+		out = append(out, fmt.Sprintf("not %s: %s", e.name(), e.Figures))
+	}
+	return out
+}
+
+// SetAsideNames are SetAside's candidates by name alone.
+func (j Judgement) SetAsideNames() []string {
+	var out []string
+	for _, e := range j.setAside() {
+		out = append(out, e.name())
+	}
+	return out
+}
+
+func (j Judgement) setAside() []Evidence {
+	var out []Evidence
 	for _, e := range j.Considered {
 		if !e.Holds && !e.Absent {
-			name := string(e.Cause)
-			if e.Resource != "" && e.Cause != CauseHalt {
-				name = e.Resource
-			}
-			out = append(out, fmt.Sprintf("not %s: %s", strings.ReplaceAll(name, "_", " "), e.Figures))
+			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// name is a candidate's short name: its resource, else its cause.
+func (e Evidence) name() string {
+	name := string(e.Cause)
+	if e.Resource != "" && e.Cause != CauseHalt {
+		name = e.Resource
+	}
+	return strings.ReplaceAll(name, "_", " ")
 }
 
 // Also lists the candidates that held besides the limit.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tpslab/tpslab/internal/telemetry"
@@ -133,5 +134,24 @@ func TestDeclaredLimitExplainsTheCap(t *testing.T) {
 	r.Summary.Telemetry = map[string]telemetry.Stat{"node0.mempool_txs": {Mean: 4137}}
 	if j := r.Judge(); j.Limit.Resource != BlockBytes {
 		t.Errorf("limit %s (%s), want block bytes", j.Limit.Resource, j.Limit.Figures)
+	}
+}
+
+// A node whose cgroup met its memory limit over and over is named by its
+// memory limit; one far under its limit is set aside with its figures.
+func TestMemoryLimitIsNamed(t *testing.T) {
+	r := outcomeRun(500, 600, 600)
+	r.Summary.Telemetry = map[string]telemetry.Stat{
+		"node0.memory_limit_bytes": {Mean: 256 << 20}, "node0.memory_limit_used_bytes": {Mean: 250 << 20, Max: 255 << 20}, "node0.memory_limit_hits": {Mean: 40},
+		"node1.memory_limit_bytes": {Mean: 1 << 30}, "node1.memory_limit_used_bytes": {Mean: 100 << 20, Max: 120 << 20},
+	}
+	j := r.Judge()
+	if j.Limit.Cause != CauseMemLimit || j.Limit.Resource != "node0.memory_limit" || !strings.Contains(j.Limit.Phrase(), "node0's memory limit") {
+		t.Errorf("limit %+v (%s), want node0's memory limit", j.Limit, j.Limit.Phrase())
+	}
+	for _, e := range j.Considered {
+		if e.Resource == "node1.memory_limit" && e.Holds {
+			t.Errorf("node1 at 12%% of its limit held: %+v", e)
+		}
 	}
 }

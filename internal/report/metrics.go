@@ -165,7 +165,7 @@ var defs = append([]Def{
 	latencyDef("p50_ack", "", ackMs, func(p *measure.Percentiles) float64 { return p.P50 }, nil),
 	latencyDef("p99_ack", "", ackMs, func(p *measure.Percentiles) float64 { return p.P99 }, nil),
 	latencyDef("p99_lag", "", func(l *Latency) *measure.Percentiles { return &l.ScheduleLag }, func(p *measure.Percentiles) float64 { return p.P99 }, nil),
-	{Name: "generator_cpu_percent", Unit: "%", Better: "lower", Help: "tpslab's CPU, % of one core, over the load",
+	{Name: "generator_cpu_percent", Unit: "%", Better: "lower", Compare: true, Help: "tpslab's CPU, % of one core, over the load",
 		Run: func(s *Summary) (float64, bool) { return always(s.Generator.CPUPercent) }},
 }, healthDefs()...)
 

@@ -29,6 +29,11 @@ type Capacity struct {
 	// Each: every process has this capacity of its own (a node's
 	// mempool); the use weighed is the fullest process's.
 	Each bool `json:"each,omitempty"`
+	// Relax is the scenario setting that gives this capacity to a network
+	// tpslab starts, and RelaxBy the factor that relaxes it (0: 2; a
+	// block interval halves): tpslab why changes it and measures again.
+	Relax   string  `json:"relax,omitempty"`
+	RelaxBy float64 `json:"relax_by,omitempty"`
 }
 
 // Block classes' resource names.
@@ -132,13 +137,7 @@ func (r *Result) declaredEvidence(class Cause) []Evidence {
 // throttled over T.Throttled of the time or used T.Full of its limit.
 func (r *Result) cpuLimitEvidence() []Evidence {
 	tel := r.Summary.Telemetry
-	var names []string
-	for k, st := range tel {
-		if p, ok := strings.CutSuffix(k, ".cpu_limit_cores"); ok && st.Mean > 0 {
-			names = append(names, p)
-		}
-	}
-	sort.Strings(names)
+	names := r.Summary.limitedProcesses(".cpu_limit_cores")
 	if len(names) == 0 {
 		return []Evidence{{Cause: CauseCPULimit, Figures: "no process ran under a CPU limit", Absent: true}}
 	}
@@ -154,6 +153,44 @@ func (r *Result) cpuLimitEvidence() []Evidence {
 			e.Figures += fmt.Sprintf(" (%.2f s a second held back, over its CPUs)", t.Mean)
 		}
 		e.Holds = thr >= T.Throttled || used >= T.Full*limit
+		out = append(out, e)
+	}
+	return holdingFirst(out, func(e Evidence) float64 { return e.Saturation })
+}
+
+// limitedProcesses names, in order, the processes whose telemetry has a
+// limit (the metric NAME+suffix, above 0): those that ran under one.
+func (s *Summary) limitedProcesses(suffix string) []string {
+	var names []string
+	for k, st := range s.Telemetry {
+		if p, ok := strings.CutSuffix(k, suffix); ok && st.Mean > 0 {
+			names = append(names, p)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// memLimitEvidence: each process that ran under a memory limit (a
+// cgroup's), its group's own (anonymous) memory against it and how often
+// the charge met it. Saturated when its own memory reached T.Full of the
+// limit at its fullest second: meeting the limit alone is the kernel
+// reclaiming page cache, which a node writing its store does all along.
+func (r *Result) memLimitEvidence() []Evidence {
+	tel := r.Summary.Telemetry
+	names := r.Summary.limitedProcesses(".memory_limit_bytes")
+	if len(names) == 0 {
+		return []Evidence{{Cause: CauseMemLimit, Figures: "no process ran under a memory limit", Absent: true}}
+	}
+	var out []Evidence
+	for _, p := range names {
+		limit := tel[p+".memory_limit_bytes"].Mean
+		used := tel[p+".memory_limit_used_bytes"].Max
+		hits := tel[p+".memory_limit_hits"].Mean
+		e := Evidence{Cause: CauseMemLimit, Resource: p + ".memory_limit", Capacity: limit, Unit: "bytes",
+			Utilisation: math.Round(1000*used/limit) / 1000, Saturation: math.Round(100*hits) / 100}
+		e.Figures = fmt.Sprintf("%s's processes held at most %s bytes of their own memory of a %s-byte limit (%.0f%%); the charge met the limit %.1f times a second", p, thousands(used), thousands(limit), 100*used/limit, hits)
+		e.Holds = used >= T.Full*limit
 		out = append(out, e)
 	}
 	return holdingFirst(out, func(e Evidence) float64 { return e.Saturation })

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -162,6 +161,9 @@ type Network struct {
 	// Envelopes are the CPU and memory limits each node ran under (net up
 	// --node-cpu, --node-memory: a local cgroup or a pod's limits).
 	Envelopes map[string]Envelope `json:"envelopes,omitempty"`
+	// State is how many pre-loaded accounts the network held beyond the
+	// funded ones (net up --state), payments drawn to them too.
+	State uint64 `json:"state_accounts,omitempty"`
 	// SetAside are the scenario's network settings a network tpslab did
 	// not start for this run (target.net_home) did not take, each with
 	// what the network has where net.json says.
@@ -250,6 +252,7 @@ type Writer struct {
 	R       *Result
 	err     error
 	reserve string // a file whose space is given back when the disk fills
+	seconds int64  // the seconds added: a settled line's window is its second's place
 }
 
 // noEvidence leaves evidence.jsonl empty: only for bench/evidence-cost.sh,
@@ -358,7 +361,8 @@ func (w *Writer) Add(s Second, blocks []measure.BlockStat, settled [][32]byte) {
 	}
 	var proof bytes.Buffer
 	evidenceLines(&proof, &w.digest, blocks)
-	settledLine(&proof, &w.digest, int64(math.Round(s.T)), w.R.StartedAt.Add(time.Duration(s.T*float64(time.Second))), settled)
+	w.seconds++
+	settledLine(&proof, &w.digest, w.seconds, w.R.StartedAt.Add(time.Duration(s.T*float64(time.Second))), settled)
 	if err := w.proof.addRaw(proof.Bytes()); err != nil {
 		w.failed(fmt.Errorf("writing %s: %w", filepath.Join(w.dir, EvidenceFile), err))
 		return

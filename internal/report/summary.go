@@ -422,6 +422,9 @@ func (r *Result) Verdict() string {
 		fmt.Fprintf(&b, "no steady window: %s committed in all", count(s.Committed))
 	case OutcomeNothing:
 		fmt.Fprintf(&b, "committed nothing: %s payments sent over %.0f s, none in a block", count(s.Sent), s.Steady.DurationS)
+	case OutcomeSink:
+		fmt.Fprintf(&b, "tpslab sink (it commits nothing: this measures tpslab's own sending): sent %s of %s offered tx/s; ack p99 %s, schedule lag p99 %s",
+			thousands(s.SentTPS), thousands(offered), fmtMs(s.LatencyMs.Ack.P99), fmtMs(s.LatencyMs.ScheduleLag.P99))
 	default:
 		lead := map[Outcome]string{OutcomeKeptUp: "kept up", OutcomeRefused: "refused", OutcomeFellBehind: "fell behind",
 			OutcomeGenerator: "generator-limited", OutcomeMachine: "machine busy", OutcomeTargetShort: "fell behind"}[o]
@@ -465,7 +468,7 @@ func (r *Result) Verdict() string {
 	if s.Expired > 0 {
 		fmt.Fprintf(&b, "; %s expired", count(s.Expired))
 	}
-	if s.InFlightEnd > 0 {
+	if s.InFlightEnd > 0 && j.Outcome != OutcomeSink {
 		fmt.Fprintf(&b, "; %s still in flight at the end (within their commit timeout)", count(s.InFlightEnd))
 	}
 	if n := measure.Sum(s.InvalidSent); n > 0 {
@@ -509,6 +512,7 @@ const (
 	OutcomeRefused     Outcome = "refused"           // at least 5% of valid payments sent refused
 	OutcomeFellBehind  Outcome = "fell_behind"       // committed under 97% of the valid offered, expiries, or latency growing
 	OutcomeKeptUp      Outcome = "kept_up"           // committed about what was offered, latency flat
+	OutcomeSink        Outcome = "sink"              // the endpoint was tpslab sink: it commits nothing, so tpslab's own sending was measured
 )
 
 // Outcome decides the headline from what the system did with the valid

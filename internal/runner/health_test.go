@@ -49,14 +49,13 @@ func TestHealthOfTheNodes(t *testing.T) {
 	sick.Target.NetHome, sick.Health = n.Home, "default"
 	// Apart: two validators out at once halt the chain, and nobody is behind.
 	sick.Faults = faults(t, "2s:crash:node1:2s", "10s:pause:node3:8s")
-	go func() { // a panic line, as a node that recovers from one logs it
-		time.Sleep(8 * time.Second)
+	atLoad(t, sick.Out, 8*time.Second, func() { // a panic line, as a node that recovers from one logs it
 		f, err := os.OpenFile(n.Nodes[2].Log, os.O_APPEND|os.O_WRONLY, 0)
 		if err == nil {
 			f.WriteString("panic: provoked by TestHealthOfTheNodes [recovered]\n")
 			f.Close()
 		}
-	}()
+	})
 	res, err := run(t, context.Background(), sick)
 	if exitcode.Of(err) != exitcode.ThresholdsFailed || res == nil || res.Summary.Health == nil {
 		t.Fatalf("the sick run: %v, want thresholds failed and its health", err)

@@ -1,7 +1,9 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -22,21 +24,38 @@ import (
 	"github.com/tpslab/tpslab/internal/testnet/chainnet"
 )
 
-// atLoad calls f when the run writing to out has been loading for about d
-// (its first per-second line marks t = 1 s).
+// atLoad calls f once the run writing to out has been loading for d by
+// its own clock: a line of its series.jsonl says t >= d.
 func atLoad(t *testing.T, out string, d time.Duration, f func()) {
 	go func() {
 		deadline := time.Now().Add(2 * time.Minute)
 		for time.Now().Before(deadline) {
-			if st, err := os.Stat(filepath.Join(out, "series.jsonl")); err == nil && st.Size() > 0 {
-				time.Sleep(d - time.Second)
+			if loadedFor(out) >= d.Seconds() {
 				f()
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		t.Error("the run never started its load")
+		t.Errorf("the run never loaded for %s", d)
 	}()
+}
+
+// loadedFor is the last t of the run's series on disk (0 before the first).
+func loadedFor(out string) float64 {
+	b, err := os.ReadFile(filepath.Join(out, "series.jsonl"))
+	if err != nil {
+		return 0
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		var sec struct {
+			T float64 `json:"t"`
+		}
+		if json.Unmarshal(lines[i], &sec) == nil {
+			return sec.T
+		}
+	}
+	return 0
 }
 
 func senderSet(g chain.Genesis, n int) map[chain.Address]bool {
@@ -119,13 +138,12 @@ func TestHaltedChainIsReportedAsHalted(t *testing.T) {
 	// A network with two of its four nodes down is refused before any load.
 	sc2 := loadScenario(filepath.Join(t.TempDir(), "refused"), 100, 5*time.Second, 10)
 	sc2.Target.NetHome = n.Home
-	start := time.Now()
-	_, err = run(t, context.Background(), sc2)
+	refused, err := run(t, context.Background(), sc2)
 	if exitcode.Of(err) != exitcode.TargetFailed || !strings.Contains(err.Error(), "2 of 4 nodes are not running (node2, node3)") {
 		t.Errorf("a half-dead network was not refused: %v", err)
 	}
-	if time.Since(start) > 10*time.Second {
-		t.Errorf("the refusal took %s", time.Since(start))
+	if refused != nil && (refused.Summary.Offered != 0 || refused.Summary.Sent != 0) {
+		t.Errorf("the refusal came after load: offered %d, sent %d", refused.Summary.Offered, refused.Summary.Sent)
 	}
 
 	// Bring them back; halt the chain again with a short commit_timeout:
@@ -144,7 +162,6 @@ func TestHaltedChainIsReportedAsHalted(t *testing.T) {
 	sc3.Target.NetHome = n.Home
 	sc3.CommitTimeout = scenario.Duration(5 * time.Second)
 	atLoad(t, out3, 4*time.Second, func() { n.Kill(1); n.Kill(2) })
-	start = time.Now()
 	res, err = run(t, context.Background(), sc3)
 	if res == nil {
 		t.Fatal(err)
@@ -152,8 +169,9 @@ func TestHaltedChainIsReportedAsHalted(t *testing.T) {
 	if !strings.HasPrefix(res.EndedBecause, "chain_halted: no block for") || exitcode.Of(err) != exitcode.TargetFailed {
 		t.Errorf("ended %q, exit %d: want chain_halted and exit 3", res.EndedBecause, exitcode.Of(err))
 	}
-	if time.Since(start) > 30*time.Second {
-		t.Errorf("a chain halted at 4 s ended the run only after %s", time.Since(start))
+	// Ended early by the run's own clock: before the 40 s it planned.
+	if ss := readSeries(t, out3); len(ss) == 0 || ss[len(ss)-1].T >= 40 {
+		t.Errorf("a chain halted at 4 s: the run's last second is %v, want one before the planned 40 s", lastT(ss))
 	}
 	kinds := map[string]bool{}
 	for _, e := range res.Events {
@@ -289,13 +307,19 @@ func TestInterruptDrainsInFlight(t *testing.T) {
 	soft, cancelSoft := context.WithCancel(context.Background())
 	hard, cancelHard := context.WithCancel(context.Background())
 	atLoad(t, out2, 4*time.Second, func() { cancelSoft(); time.Sleep(50 * time.Millisecond); cancelHard() })
-	start := time.Now()
 	res, _ = run(t, interrupt.WithHard(soft, hard), sc2)
 	if res == nil || !strings.Contains(res.EndedBecause, "cut short by a second interruption") {
 		t.Errorf("ended %q", res.EndedBecause)
 	}
-	if el := time.Since(start); el > 15*time.Second {
-		t.Errorf("a second interruption still waited: the run took %s", el)
+	// The 20 s drain did not run: at most the second it was cut in.
+	drain := 0
+	for _, sec := range readSeries(t, out2) {
+		if sec.Phase == "drain" {
+			drain++
+		}
+	}
+	if drain > 2 {
+		t.Errorf("a second interruption still waited: %d seconds of the 20 s drain ran", drain)
 	}
 }
 
@@ -383,4 +407,21 @@ func TestPaymentsInFlightWhenTheDrainEnds(t *testing.T) {
 	if later != s.InFlightEnd {
 		t.Errorf("in flight at the end %d; the next blocks hold %d of ours", s.InFlightEnd, later)
 	}
+}
+
+// readSeries is a run's per-second series as written to disk.
+func readSeries(t *testing.T, dir string) []report.Second {
+	t.Helper()
+	r, err := report.ReadResult(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Series
+}
+
+func lastT(ss []report.Second) any {
+	if len(ss) == 0 {
+		return "none"
+	}
+	return ss[len(ss)-1].T
 }

@@ -71,20 +71,24 @@ func TestInsideTheNodes(t *testing.T) {
 
 	// Mid-run, the endpoint serves a valid exposition.
 	mid := make(chan error, 1)
-	go func() {
-		time.Sleep(8 * time.Second)
+	atLoad(t, sc.Out, 8*time.Second, func() {
 		fams, err := scrape("http://" + ex.Addr() + "/metrics")
 		if err == nil && fams["tpslab_payments_committed_total"] == nil {
 			err = fmt.Errorf("no tpslab_payments_committed_total among %d families", len(fams))
 		}
 		mid <- err
-	}()
+	})
 	res, err := runner.Run(context.Background(), sc, runner.Options{Log: testLog{t}, Kinds: all.Registry(), Binary: testbin.Path(t), Observers: []runner.Observer{ex}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := <-mid; err != nil {
-		t.Errorf("mid-run scrape: %v", err)
+	select {
+	case err := <-mid:
+		if err != nil {
+			t.Errorf("mid-run scrape: %v", err)
+		}
+	default:
+		t.Errorf("the run ended before its load reached 8 s: no mid-run scrape")
 	}
 	s := res.Summary
 	for _, o := range res.Thresholds {

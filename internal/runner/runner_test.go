@@ -172,6 +172,14 @@ func TestCommittedCountMatchesBlocks(t *testing.T) {
 	}
 	if r := n.Check(context.Background()); len(r.Problems) > 0 {
 		t.Fatalf("net check after load: %v", r.Problems)
+	} else if a := r.Audits["node0"]; a.Accounts != sharedGenesis.Accounts+sharedGenesis.State {
+		t.Errorf("node0 holds %d accounts, want the %d funded and %d pre-loaded", a.Accounts, sharedGenesis.Accounts, sharedGenesis.State)
+	}
+	// Payments went to the pre-loaded state too (recipients are drawn
+	// across every account), and one of its accounts answers its balance.
+	toState, got := stateRecipients(t, n.Nodes[0].RPC, 1, lastHeight(t, n.Nodes[0].RPC), sharedGenesis)
+	if toState == 0 || got.Balance <= sharedGenesis.Balance {
+		t.Errorf("%d payments to pre-loaded accounts; one of them holds %d (genesis %d)", toState, got.Balance, sharedGenesis.Balance)
 	}
 }
 
@@ -297,4 +305,106 @@ func TestConnectionsGrowForAFarNode(t *testing.T) {
 			t.Errorf("held at 4: connections %d (from %d), sent %d of %d, warning %q: want 4, at most half sent, and the setting named", g.Workers, g.ConnectionsStart, s.Sent, s.Offered, g.Warning)
 		}
 	}
+}
+
+// A run against tpslab sink measures tpslab's own sending: its headline
+// says so with the sent rate and ack latency, it does not wait a drain for
+// commits that cannot come, polls the sink's blocks without a word about
+// a subscription, and warns of no block count (issue 70).
+func TestSinkRunSaysWhatItMeasures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for several seconds")
+	}
+	srv := httptest.NewServer(sink.NewSink("tpslab", testnet.DefaultGenesis()))
+	defer srv.Close()
+	sc := scenario.Default()
+	sc.Target.Kind = "cometbft"
+	sc.Target.Endpoints = []string{srv.URL}
+	sc.Workload.Kind = "raw"
+	sc.Load.Rate = 200
+	sc.Load.Duration = scenario.Duration(3 * time.Second)
+	sc.Load.Warmup = scenario.Duration(time.Second)
+	sc.Load.Drain = scenario.Duration(time.Minute)
+	sc.Out = filepath.Join(t.TempDir(), "run")
+	res, err := run(t, context.Background(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := res.Judge()
+	if j.Outcome != report.OutcomeSink || !strings.HasPrefix(res.Verdict(), "tpslab sink (it commits nothing") || strings.Contains(res.Verdict(), "in flight") {
+		t.Errorf("outcome %q, headline %q: want the sink's", j.Outcome, res.Verdict())
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "subscription") {
+			t.Errorf("note: %q", n)
+		}
+	}
+	for _, w := range res.Summary.Warnings {
+		if strings.Contains(w, "block(s)") {
+			t.Errorf("warning: %q", w)
+		}
+	}
+	drain := 0
+	for _, sec := range res.Series {
+		if sec.Phase == "drain" {
+			drain++
+		}
+	}
+	if drain > 1 || res.Summary.Committed != 0 || res.Summary.Sent == 0 {
+		t.Errorf("%d drain seconds (of a 1 min drain), committed %d, sent %d: want no drain, nothing committed, some sent", drain, res.Summary.Committed, res.Summary.Sent)
+	}
+}
+
+// stateRecipients counts the successful payments in blocks from..to whose
+// recipient is one of g's pre-loaded accounts (chain.StateAddress), and
+// reads the last such recipient's account by the /account query.
+func stateRecipients(t *testing.T, rpc string, from, to int64, g chain.Genesis) (n int64, last chain.AccountInfo) {
+	t.Helper()
+	state := map[chain.Address]bool{}
+	for i := uint64(0); i < g.State; i++ {
+		state[chain.StateAddress(g.Seed, i)] = true
+	}
+	c, err := rpchttp.New(rpc, "/websocket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var to0 chain.Address
+	for h := from; h <= to; h++ {
+		b, err := c.Block(ctx, &h)
+		if err != nil {
+			t.Fatalf("block %d: %v", h, err)
+		}
+		res, err := c.BlockResults(ctx, &h)
+		if err != nil {
+			t.Fatalf("block results %d: %v", h, err)
+		}
+		for i, tx := range b.Block.Txs {
+			if p, err := chain.Decode(tx); err == nil && !p.Batch() && state[p.Recipient] && res.TxsResults[i].Code == 0 {
+				n, to0 = n+1, p.Recipient
+			}
+		}
+	}
+	if n == 0 {
+		return 0, last
+	}
+	r, err := c.ABCIQuery(ctx, "/account", to0[:])
+	if err != nil || json.Unmarshal(r.Response.Value, &last) != nil {
+		t.Fatalf("/account of a pre-loaded account: %v", err)
+	}
+	return n, last
+}
+
+// lastHeight is the node's latest height.
+func lastHeight(t *testing.T, rpc string) int64 {
+	t.Helper()
+	c, err := rpchttp.New(rpc, "/websocket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.SyncInfo.LatestBlockHeight
 }

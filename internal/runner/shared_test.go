@@ -20,8 +20,9 @@ import (
 // start their own.
 var shared = nettest.Shared{Slice: 300, Slices: 16}
 
-// sharedGenesis funds every range of the shared network.
-var sharedGenesis = chain.Genesis{Seed: "shared", Accounts: uint64(shared.Slice * shared.Slices), Balance: 1_000_000_000}
+// sharedGenesis funds every range of the shared network, with pre-loaded
+// state beyond them (net up --state) that payments are drawn to as well.
+var sharedGenesis = chain.Genesis{Seed: "shared", Accounts: uint64(shared.Slice * shared.Slices), Balance: 1_000_000_000, State: 50_000}
 
 func TestMain(m *testing.M) {
 	code := m.Run()

@@ -55,10 +55,10 @@ func networkInfo(s *kinds.System, k kinds.Kind) *report.Network {
 	// asked its version once.
 	prov := provenance.Of(context.Background(), n)
 	if sv, ok := k.(kinds.Service); ok {
-		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: sv.ServiceSettings(n), Provenance: prov, Envelopes: envelopes(n)}
+		return &report.Network{Kind: s.Kind, Started: s.Started, ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: sv.ServiceSettings(n), Provenance: prov, Envelopes: envelopes(n), State: n.Genesis.State}
 	}
 	nw := &report.Network{Kind: s.Kind, Started: s.Started, Validators: n.Validators(), ChainID: n.ChainID, Endpoints: s.Endpoints, Settings: n.Settings,
-		RPCNodes: len(n.Nodes) - n.Validators(), Provenance: prov, Envelopes: envelopes(n)}
+		RPCNodes: len(n.Nodes) - n.Validators(), Provenance: prov, Envelopes: envelopes(n), State: n.Genesis.State}
 	if n.Links != nil {
 		nw.Topology = n.Links.Topology
 	}
@@ -96,6 +96,17 @@ func findSystem(ctx context.Context, sc *scenario.Scenario, o Options) (*kinds.S
 	if !ok {
 		return nil, nil, exitcode.BadInputf("target.kind: %s: tpslab does not start such a system, expected target.endpoints (--endpoint)", name)
 	}
+	// Each node's envelope (network.node_cpu, node_memory), refused
+	// before anything starts when this machine cannot give it.
+	envs, err := testnet.CheckEnvelopes(sc.Network.NodeCPU, sc.Network.NodeMemory, 0, "network.node_cpu", "network.node_memory")
+	if err != nil {
+		return nil, nil, exitcode.Wrap(exitcode.BadInput, err)
+	}
+	if len(envs) > 0 {
+		if err := testnet.EnvelopesOffered(); err != nil {
+			return nil, nil, exitcode.BadInputf("network.node_cpu/node_memory: %v", err)
+		}
+	}
 	home, err := os.MkdirTemp("", testnet.TempPrefix)
 	if err != nil {
 		return nil, nil, err
@@ -108,7 +119,17 @@ func findSystem(ctx context.Context, sc *scenario.Scenario, o Options) (*kinds.S
 		}
 		return nil, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("start a %s network: %w", name, err))
 	}
-	return &kinds.System{Kind: name, Endpoints: n.RPCEndpoints(), Net: n, Started: true, Log: o.Log}, k, nil
+	s := &kinds.System{Kind: name, Endpoints: n.RPCEndpoints(), Net: n, Started: true, Log: o.Log}
+	if err := n.ApplyEnvelopes(envs); err != nil {
+		stopSystem(s, o.Log, false)
+		return nil, nil, exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("the nodes' envelopes: %w", err))
+	}
+	for _, nd := range n.Nodes {
+		if e := nd.Envelope; e != nil {
+			fmt.Fprintf(o.Log, "%s runs in %s: %s\n", nd.Name, strings.Join(e.Groups, ", "), e)
+		}
+	}
+	return s, k, nil
 }
 
 // SharedNetwork starts the local network a scenario describes, when it names
@@ -171,7 +192,8 @@ func setAside(sc *scenario.Scenario, n *testnet.Net, flags []kinds.Flag) []strin
 		"network.topology": topology, "network.timeout_commit": n.Settings.TimeoutCommit.String(),
 		"network.timeout_propose": n.Settings.TimeoutPropose.String(), "network.mempool_size": strconv.Itoa(n.Settings.MempoolSize),
 		"network.mempool_max_bytes": strconv.FormatInt(n.Settings.MempoolMaxBytes, 10), "network.max_block_bytes": strconv.FormatInt(n.Settings.MaxBlockBytes, 10),
-		"network.max_block_gas": strconv.FormatInt(n.Settings.MaxBlockGas, 10), "network.accounts": "", "network.binary": "",
+		"network.max_block_gas": strconv.FormatInt(n.Settings.MaxBlockGas, 10), "network.accounts": "", "network.binary": "", "network.node_cpu": "", "network.node_memory": "",
+		"network.state": strconv.FormatUint(n.Genesis.State, 10),
 	}
 	paths := slices.Sorted(maps.Keys(has))
 	for _, f := range flags {

@@ -107,6 +107,15 @@ type Network struct {
 	RPCNodes int `yaml:"rpc_nodes" json:"rpc_nodes,omitempty"`
 	// ClientLinks puts the load generator behind emulated links as well.
 	ClientLinks bool `yaml:"client_links" json:"client_links,omitempty"`
+	// NodeCPU and NodeMemory are each node's resource envelope, as net
+	// up's --node-cpu and --node-memory ("0.5", "node1=250m"): a cgroup of
+	// its own on the network a run starts.
+	NodeCPU    string `yaml:"node_cpu" json:"node_cpu,omitempty"`
+	NodeMemory string `yaml:"node_memory" json:"node_memory,omitempty"`
+	// State pre-loads this many accounts beyond the funded ones (net up
+	// --state), which payments are drawn to as well: a chain with a real
+	// chain's state behind it.
+	State uint64 `yaml:"state" json:"state,omitempty"`
 }
 
 // Stage is one segment of an open-model load: the rate moves from the

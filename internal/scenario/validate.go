@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tpslab/tpslab/internal/netem"
+	"github.com/tpslab/tpslab/internal/testnet"
 )
 
 // Bounds past which a plan is a typo, not a test: they keep every later
@@ -20,6 +21,7 @@ const (
 	MaxSenders     = 10_000_000
 	MaxWindow      = 1_000_000
 	MaxAccounts    = 10_000_000
+	MaxState       = 100_000_000 // pre-loaded accounts: a hash each, no key
 	MaxStages      = 10_000
 	MaxTimeout     = 24 * time.Hour // commit_timeout, drain
 	MaxChainIDLen  = 64             // the ledger's limit (docs/ledger.md)
@@ -127,6 +129,8 @@ func (n Network) Validate() error {
 		return fmt.Errorf("network.validators: %d, expected 1..64", n.Validators)
 	case n.Accounts < 1 || n.Accounts > MaxAccounts:
 		return fmt.Errorf("network.accounts: %d, expected 1..%d", n.Accounts, MaxAccounts)
+	case n.State > MaxState:
+		return fmt.Errorf("network.state: %d, expected 0..%d pre-loaded accounts", n.State, MaxState)
 	case n.MempoolSize < 1:
 		return fmt.Errorf("network.mempool_size: %d, expected at least 1", n.MempoolSize)
 	case n.MempoolMaxBytes < 1:
@@ -159,6 +163,9 @@ func (n Network) Validate() error {
 		if err := oneOf("network.topology", n.Topology, netem.Topologies...); err != nil {
 			return err
 		}
+	}
+	if _, err := testnet.CheckEnvelopes(n.NodeCPU, n.NodeMemory, n.Validators+n.RPCNodes, "network.node_cpu", "network.node_memory"); err != nil {
+		return err
 	}
 	return nil
 }

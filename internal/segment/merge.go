@@ -605,7 +605,7 @@ func deadCounts(r *report.Result) {
 	for i := range r.Series {
 		c.Add(&r.Series[i].Counts)
 	}
-	c.Expired -= c.LateCommits // the series counts an expiry when it happened (Counts.PerSecond)
+	c.Expired -= c.LateCommits + c.LateRefusals // the series counts an expiry when it happened (Counts.PerSecond)
 	inv := measure.Sum(c.InvalidSent)
 	if early := c.Sent + c.Unsent + inv - c.Offered; early > 0 {
 		// Sent in a second it died before collecting: offered in it.

@@ -123,3 +123,82 @@ func readSmall(path string) string {
 	}
 	return string(b)
 }
+
+// memGroup is the cgroup whose memory controller a process runs under,
+// v1's memory controller or v2's unified hierarchy, read by hand as
+// cpuGroup is.
+type memGroup struct {
+	dir string
+	v2  bool
+}
+
+// memGroupOf finds the group of pid's memory controller.
+func memGroupOf(fs procfs.FS, pid int) memGroup {
+	p, err := fs.Proc(pid)
+	if err != nil {
+		return memGroup{}
+	}
+	cgs, err := p.Cgroups()
+	if err != nil {
+		return memGroup{}
+	}
+	var unified string
+	for _, cg := range cgs {
+		if slices.Contains(cg.Controllers, "memory") {
+			dir := filepath.Join(cgroupRoot, "memory", cg.Path)
+			if _, err := os.Stat(filepath.Join(dir, "memory.limit_in_bytes")); err == nil {
+				return memGroup{dir: dir}
+			}
+		}
+		if cg.HierarchyID == 0 {
+			unified = cg.Path
+		}
+	}
+	for _, mount := range []string{"", "unified"} {
+		dir := filepath.Join(cgroupRoot, mount, unified)
+		if _, err := os.Stat(filepath.Join(dir, "memory.max")); err == nil {
+			return memGroup{dir: dir, v2: true}
+		}
+	}
+	return memGroup{}
+}
+
+// noMemLimit: v1 writes "no limit" as the largest page-aligned int64.
+const noMemLimit = 1 << 62
+
+// read is the group's limit in bytes (0: none), its processes' own memory
+// (anonymous: v1's total_rss, v2's anon; page cache, which the kernel
+// reclaims at the limit, left out) and how many times its charge met the
+// limit (v1's failcnt, v2's "max" events).
+func (g memGroup) read() (limit, used, hits float64) {
+	if g.dir == "" {
+		return 0, 0, 0
+	}
+	num := func(name string) float64 {
+		v, err := strconv.ParseFloat(strings.TrimSpace(readSmall(filepath.Join(g.dir, name))), 64)
+		if err != nil {
+			return 0
+		}
+		return v
+	}
+	if !g.v2 {
+		if limit = num("memory.limit_in_bytes"); limit >= noMemLimit {
+			limit = 0
+		}
+		return limit, statField(readSmall(filepath.Join(g.dir, "memory.stat")), "total_rss"), num("memory.failcnt")
+	}
+	limit = num("memory.max") // "max" reads 0: none
+	used = statField(readSmall(filepath.Join(g.dir, "memory.stat")), "anon")
+	return limit, used, statField(readSmall(filepath.Join(g.dir, "memory.events")), "max")
+}
+
+// statField is key's value in a cgroup's "key value" lines.
+func statField(body, key string) float64 {
+	for _, line := range strings.Split(body, "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == key {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f
+		}
+	}
+	return 0
+}

@@ -46,3 +46,34 @@ func TestCPUGroupFiles(t *testing.T) {
 		t.Error("a group without a quota has a limit")
 	}
 }
+
+// A memory group's limit, use and hits, v1 and v2; v1's "no limit" and
+// v2's "max" are none.
+func TestMemGroupFiles(t *testing.T) {
+	root := t.TempDir()
+	put := func(rel, body string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	put("memory/a/memory.limit_in_bytes", "268435456\n")
+	put("memory/a/memory.stat", "cache 5000\nrss 100\ntotal_cache 6000\ntotal_rss 260000000\n")
+	put("memory/a/memory.failcnt", "42\n")
+	if l, u, h := (memGroup{dir: filepath.Join(root, "memory/a")}).read(); l != 268435456 || u != 260000000 || h != 42 {
+		t.Errorf("v1: limit %g, used %g, hits %g", l, u, h)
+	}
+	put("memory/b/memory.limit_in_bytes", "9223372036854771712\n")
+	if l, _, _ := (memGroup{dir: filepath.Join(root, "memory/b")}).read(); l != 0 {
+		t.Errorf("v1 without a limit: %g", l)
+	}
+	put("x/memory.max", "1073741824\n")
+	put("x/memory.stat", "anon 1000\nfile 99999\n")
+	put("x/memory.events", "low 0\nhigh 0\nmax 7\noom 1\noom_kill 0\n")
+	if l, u, h := (memGroup{dir: filepath.Join(root, "x"), v2: true}).read(); l != 1<<30 || u != 1000 || h != 7 {
+		t.Errorf("v2: limit %g, used %g, hits %g", l, u, h)
+	}
+	put("y/memory.max", "max\n")
+	if l, _, _ := (memGroup{dir: filepath.Join(root, "y"), v2: true}).read(); l != 0 {
+		t.Errorf("v2 without a limit: %g", l)
+	}
+}

@@ -29,6 +29,10 @@ type Process struct {
 	groupOf int // the pid group was found for
 	// periods and throttled are the group's counts at the last sample.
 	periods, throttled float64
+	// memLimited: the process ran under a memory limit when first read.
+	memLimited bool
+	mem        memGroup
+	memOf      int
 }
 
 // NewProcess reads pid (and its children when children is set) as name.
@@ -38,6 +42,9 @@ func NewProcess(name, role string, pid int, children bool) *Process {
 		p.fs, p.ok = fs, true
 		p.group, p.groupOf = cpuGroupOf(fs, pid), pid
 		p.limited = p.group.limit() > 0
+		p.mem, p.memOf = memGroupOf(fs, pid), pid
+		limit, _, _ := p.mem.read()
+		p.memLimited = limit > 0
 	}
 	return p
 }
@@ -58,6 +65,12 @@ func (p *Process) Metrics() []Metric {
 			Metric{Name: n + "cpu_limit_cores", Unit: "cores", Help: "the CPU limit of the process's cgroup (its quota over its period; the tightest of its ancestors')"},
 			Metric{Name: n + "cpu_throttled_percent", Unit: "%", Better: "lower", Help: "the share of the cgroup's scheduling periods in which its CPU limit held it back (nr_throttled over nr_periods, each second)"},
 			Metric{Name: n + "cpu_throttled_s", Unit: "s/s", Rate: true, Better: "lower", Help: "the cgroup's throttled time a second, summed over its CPUs"})
+	}
+	if p.memLimited {
+		ms = append(ms,
+			Metric{Name: n + "memory_limit_bytes", Unit: "bytes", Help: "the memory limit of the process's cgroup"},
+			Metric{Name: n + "memory_limit_used_bytes", Unit: "bytes", Help: "its cgroup's processes' own (anonymous) memory against that limit; page cache, which the kernel reclaims at the limit, left out"},
+			Metric{Name: n + "memory_limit_hits", Unit: "1/s", Rate: true, Better: "lower", Help: "times a second the cgroup's use met its limit and the kernel reclaimed or refused memory (v1 memory.failcnt, v2 memory.events max)"})
 	}
 	for i := range ms {
 		ms[i].Role = p.Role
@@ -128,6 +141,16 @@ func (p *Process) Sample(_ context.Context, dst []float64) error {
 			}
 			p.periods, p.throttled, dst[8] = per, thr, sec
 		}
+	}
+	if p.memLimited {
+		i := 6
+		if p.limited {
+			i = 9
+		}
+		if p.memOf != p.PID { // restarted: it may run in another group
+			p.mem, p.memOf = memGroupOf(p.fs, p.PID), p.PID
+		}
+		dst[i], dst[i+1], dst[i+2] = p.mem.read()
 	}
 	return nil
 }

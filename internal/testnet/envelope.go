@@ -50,18 +50,39 @@ const cpuPeriod = 100000
 // node ("0.5", "500m", "1Gi"), and NAME=VALUE for one ("node3=0.25"),
 // comma-separated. It returns each node's envelope by name ("" for all).
 func ParseEnvelopes(cpu, memory string) (map[string]Envelope, error) {
+	return parseEnvelopes(cpu, memory, "--node-cpu", "--node-memory")
+}
+
+// CheckEnvelopes is ParseEnvelopes for a network of nodes nodes (0: not
+// known yet), each name one of them; cpuName and memoryName are the
+// settings' names in errors ("network.node_cpu", or the flags).
+func CheckEnvelopes(cpu, memory string, nodes int, cpuName, memoryName string) (map[string]Envelope, error) {
+	envs, err := parseEnvelopes(cpu, memory, cpuName, memoryName)
+	if err != nil {
+		return nil, err
+	}
+	for name := range envs {
+		var i int
+		if _, err := fmt.Sscanf(name, "node%d", &i); name != "" && nodes > 0 && (err != nil || fmt.Sprintf("node%d", i) != name || i >= nodes) {
+			return nil, fmt.Errorf("%s/%s: node %q, expected node0..node%d", cpuName, memoryName, name, nodes-1)
+		}
+	}
+	return envs, nil
+}
+
+func parseEnvelopes(cpu, memory, cpuName, memoryName string) (map[string]Envelope, error) {
 	out := map[string]Envelope{}
 	for _, f := range []struct {
 		flag, v string
 		set     func(*Envelope, resource.Quantity) error
 	}{
-		{"--node-cpu", cpu, func(e *Envelope, q resource.Quantity) error {
+		{cpuName, cpu, func(e *Envelope, q resource.Quantity) error {
 			if e.CPU = q.AsApproximateFloat64(); e.CPU < 0.01 {
 				return errors.New("at least 10m (a hundredth of a core)")
 			}
 			return nil
 		}},
-		{"--node-memory", memory, func(e *Envelope, q resource.Quantity) error {
+		{memoryName, memory, func(e *Envelope, q resource.Quantity) error {
 			if e.Memory = q.Value(); e.Memory < 16<<20 {
 				return errors.New("at least 16Mi")
 			}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -54,11 +55,14 @@ type Node struct {
 	// LoadRPC is where the load goes when it is not RPC, which stays the
 	// node's CometBFT RPC (a Cosmos EVM node's Ethereum JSON-RPC,
 	// http://host:port).
-	LoadRPC string   `json:"eth_rpc,omitempty"`
-	P2P     string   `json:"p2p"`             // tcp://host:port
-	Metrics string   `json:"metrics"`         // http://host:port/metrics (CometBFT's Prometheus endpoint)
-	Pprof   string   `json:"pprof,omitempty"` // host:port of Go's /debug/pprof
-	PID     int      `json:"pid"`
+	LoadRPC string `json:"eth_rpc,omitempty"`
+	P2P     string `json:"p2p"`             // tcp://host:port
+	Metrics string `json:"metrics"`         // http://host:port/metrics (CometBFT's Prometheus endpoint)
+	Pprof   string `json:"pprof,omitempty"` // host:port of Go's /debug/pprof
+	PID     int    `json:"pid"`
+	// PIDFile is where the program writes its own pid (PostgreSQL's
+	// postmaster.pid): a node restarted by hand is found there.
+	PIDFile string   `json:"pid_file,omitempty"`
 	Log     string   `json:"log"`
 	Command []string `json:"command"`        // how it is started
 	User    string   `json:"user,omitempty"` // the user it runs as, when tpslab runs as root (PostgreSQL refuses root)
@@ -220,6 +224,9 @@ func Load(home string) (*Net, error) {
 	if len(n.Nodes) == 0 {
 		return nil, fmt.Errorf("%s: no nodes in it", filepath.Join(home, NetFile))
 	}
+	for i := range n.Nodes {
+		n.Nodes[i].adopt()
+	}
 	return &n, nil
 }
 
@@ -325,7 +332,12 @@ func prepareHome(home string, reset bool) error {
 			if _, err := os.Stat(filepath.Join(home, NetFile)); errors.Is(err, os.ErrNotExist) {
 				return exitcode.BadInputf("--home %s holds files but no %s (a `net up` interrupted before it finished, or another folder); pass --reset to wipe it", home, NetFile)
 			}
-			return exitcode.BadInputf("--home %s is already used by a network; start its stopped nodes again with `tpslab net start --home %s`, or pass --reset to wipe it", home, home)
+			if old, err := Load(home); err == nil {
+				if up := old.Running(); up > 0 {
+					return exitcode.BadInputf("--home %s holds a running network (%d of %d nodes running): load it with `tpslab run --net-home %s`, stop it with `tpslab net down --home %s`, or pass --reset to wipe it", home, up, len(old.Nodes), home, home)
+				}
+			}
+			return exitcode.BadInputf("--home %s is already used by a network, its nodes stopped; start them again with `tpslab net start --home %s`, or pass --reset to wipe it", home, home)
 		}
 		if old, err := Load(home); err == nil {
 			if err := old.Down(); err != nil {
@@ -533,6 +545,11 @@ func (n *Net) Down() error {
 		if len(t) == 0 {
 			continue
 		}
+		if len(t) == 4 && t[0] == "ip" && t[1] == "netns" && t[2] == "del" {
+			// A namespace outlives its deletion while a process is in it
+			// (one whose pid net.json never got, from a killed net up).
+			killIn(t[3])
+		}
 		// Already gone (a second Down) is not an error.
 		if out, err := exec.Command(t[0], t[1:]...).CombinedOutput(); err != nil && !strings.Contains(string(out), "annot find") && !strings.Contains(string(out), "No such") && first == nil {
 			first = fmt.Errorf("%s: %v: %s", strings.Join(t, " "), err, strings.TrimSpace(string(out)))
@@ -556,12 +573,48 @@ func (n *Net) Down() error {
 	return first
 }
 
+// killIn ends every process in the named network namespace.
+func killIn(ns string) {
+	out, _ := exec.Command("ip", "netns", "pids", ns).Output()
+	for _, f := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 1 && pid != os.Getpid() {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// DeleteNamespace ends the processes in a network namespace and deletes it.
+func DeleteNamespace(ns string) error {
+	killIn(ns)
+	out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ip netns del %s: %v: %s", ns, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 // Alive says the node's process is running.
 func (nd Node) Alive() bool {
 	if nd.Pod != "" {
 		return podAlive(nd)
 	}
 	return alive(nd.PID, nd.Home)
+}
+
+// adopt takes the pid a node's program wrote when the one recorded no
+// longer runs (PostgreSQL restarted with pg_ctl, not by tpslab).
+func (nd *Node) adopt() {
+	if nd.PIDFile == "" || nd.Pod != "" || alive(nd.PID, nd.Home) {
+		return
+	}
+	b, err := os.ReadFile(nd.PIDFile)
+	if err != nil {
+		return
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	if pid, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && alive(pid, nd.Home) {
+		nd.PID, nd.Stopped = pid, false
+	}
 }
 
 // Dead lists the nodes whose process is no longer running.
@@ -759,4 +812,22 @@ func descendants(pid int) []int {
 // program a test may replace by a fresh build.
 func isTpslabNode(nd Node) bool {
 	return len(nd.Command) >= 2 && nd.Command[1] == "node"
+}
+
+// DirBytes is the bytes of the files under dir (a node's data directory,
+// for the size its state takes on disk).
+func DirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n, err
 }

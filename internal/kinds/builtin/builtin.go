@@ -7,11 +7,10 @@ package builtin
 import (
 	"context"
 	"fmt"
-	"github.com/tpslab/tpslab/internal/testnet/chainnet"
+	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/tpslab/tpslab/internal/testnet/kubenet"
+	"time"
 
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
@@ -20,6 +19,8 @@ import (
 	"github.com/tpslab/tpslab/internal/kinds/cometbft"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/testnet"
+	"github.com/tpslab/tpslab/internal/testnet/chainnet"
+	"github.com/tpslab/tpslab/internal/testnet/kubenet"
 )
 
 // Kind is the built-in network.
@@ -29,7 +30,7 @@ type Kind struct{ cometbft.Kind }
 // measured as any CometBFT chain.
 func (Kind) Info() kinds.Info {
 	return kinds.Info{Name: "builtin", About: "the built-in reference ledger on CometBFT validators tpslab starts (the default)",
-		Links: true, Faults: true, CometBFTMetrics: true, Kubernetes: true, Gossip: true, Recount: true, Remote: cometbft.Kind{}}
+		Links: true, Faults: true, CometBFTMetrics: true, Kubernetes: true, Gossip: true, Recount: true, State: true, Remote: cometbft.Kind{}}
 }
 
 // Validate checks, for a network tpslab will start and fund, that the
@@ -90,7 +91,7 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 		o.ChainID = "tpslab"
 	}
 	opts := chainnet.Options{Kind: o.Kind, Validators: o.Validators, Home: o.Home, ChainID: o.ChainID,
-		Genesis:  chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance},
+		Genesis:  chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance, State: o.State},
 		Settings: o.Settings, Bind: o.Bind, Reset: o.Reset, Binary: o.Binary, Owner: o.Owner,
 		Topology: o.Topology, RPCNodes: o.RPCNodes, ClientLinks: o.ClientLinks}
 	if err := opts.Validate(); err != nil {
@@ -118,7 +119,17 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 	if o.ClientLinks {
 		fmt.Fprintln(o.Log, "and the load generator's connections to the nodes too")
 	}
-	return chainnet.Up(ctx, opts)
+	if o.State == 0 {
+		return chainnet.Up(ctx, opts)
+	}
+	fmt.Fprintf(o.Log, "pre-loading %d accounts beyond the %d funded (no keys; payments go to them too): each node writes them before its first block\n", o.State, o.Accounts)
+	started := time.Now()
+	n, err := chainnet.Up(ctx, opts)
+	if err == nil {
+		size, _ := testnet.DirBytes(filepath.Join(n.Nodes[0].Home, "data"))
+		fmt.Fprintf(o.Log, "state: %d accounts on every node; node0's data directory %d MB, first block after %.0f s\n", o.Accounts+o.State, size>>20, time.Since(started).Seconds())
+	}
+	return n, err
 }
 
 // Status reads each node's CometBFT status.

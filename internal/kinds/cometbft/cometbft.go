@@ -108,6 +108,7 @@ func fundWallets(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, 
 	start := time.Now()
 	fmt.Fprintf(sys.Log, "deriving %d test wallets\n", n)
 	wallets := ledgerclient.NewWallets(roots.ChainID(), seed, n, w.Padding, tgt.ABCIQuery)
+	wallets.ShareState(roots)
 	fmt.Fprintf(sys.Log, "funding %d wallets with %d each from %d genesis accounts, by batches of up to %d (derived in %.1f s)\n",
 		n, w.FundAmount, min(roots.Accounts(), (n+FundFanout-1)/FundFanout), FundFanout, time.Since(start).Seconds())
 	subs := make([]sut.Submitter, 16)

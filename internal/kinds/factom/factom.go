@@ -318,5 +318,5 @@ func (Kind) Capacities(_ context.Context, sys *kinds.System, sc *scenario.Scenar
 		sys.Note(fmt.Sprintf("factom.block_time %d was set aside: the network in %s makes a directory block every %d s (factomd -blktime=%d)", settingsOf(sc).BlockTime, sys.Net.Home, f.BlockTime, f.BlockTime))
 	}
 	return []report.Capacity{{Name: report.BlockInterval, Class: report.CauseHalt, Capacity: float64(f.BlockTime), Unit: "s",
-		From: fmt.Sprintf("factomd -blktime=%d", f.BlockTime), About: "the directory block interval"}}
+		From: fmt.Sprintf("factomd -blktime=%d", f.BlockTime), About: "the directory block interval", Relax: "factom.block_time", RelaxBy: 0.5}}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,7 +149,18 @@ func TestFactomNetwork(t *testing.T) {
 		t.Skip("a network namespace per node needs root")
 	}
 	home := filepath.Join(t.TempDir(), "net")
-	tpslab(t, "net", "up", "--kind", "factom", "--validators", "3", "--accounts", "40", "--block-time", "2", "--home", home)
+	up := []string{"net", "up", "--kind", "factom", "--validators", "3", "--accounts", "40", "--block-time", "2", "--home", home, "--reset"}
+	// A net up killed at each point of its making: net down removes all it
+	// made, and the last one's home takes `net up --reset` (the network
+	// the rest of the test uses).
+	for _, at := range []string{"bridge", "node", "started"} {
+		tag := killNetUp(t, up, home, at)
+		if at != "started" {
+			tpslab(t, "net", "down", "--home", home)
+			leftNothing(t, "net down after net up was killed at "+at, tag, home)
+		}
+	}
+	tpslab(t, up...)
 	n, err := testnet.Load(home)
 	if err != nil {
 		t.Fatal(err)
@@ -258,16 +270,74 @@ func TestFactomNetwork(t *testing.T) {
 		t.Errorf("net check: %s", out)
 	}
 	tpslab(t, "net", "down", "--home", home)
-	time.Sleep(500 * time.Millisecond)
-	if ns, _ := exec.Command("ip", "netns", "list").Output(); bytes.Contains(ns, []byte(f.Namespaces[0])) {
-		t.Errorf("net down left the namespace %s:\n%s", f.Namespaces[0], ns)
+	leftNothing(t, "net down", strings.TrimSuffix(strings.TrimPrefix(f.Bridge, "tpf"), "br"), home)
+}
+
+// killNetUp starts `tpslab net up` and SIGKILLs it once net.json shows the
+// point at (the bridge made, a node's pid, every node started); it returns
+// the network's tag.
+func killNetUp(t *testing.T, args []string, home, at string) string {
+	t.Helper()
+	cmd := exec.Command(testbin.Path(t), args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	if links, _ := exec.Command("ip", "link", "show", f.Bridge).CombinedOutput(); !bytes.Contains(links, []byte("not exist")) {
-		t.Errorf("net down left the bridge %s: %s", f.Bridge, links)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("net up ended (%v) before it reached %q:\n%s", err, at, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		n, err := testnet.Load(home)
+		if err != nil {
+			continue // not written yet, or being written
+		}
+		f := factomnet.Of(n)
+		if f == nil || f.Bridge == "" {
+			continue
+		}
+		reached := false
+		switch at {
+		case "bridge":
+			reached = exec.Command("ip", "link", "show", f.Bridge).Run() == nil
+		case "node":
+			reached = n.Nodes[len(n.Nodes)-1].PID != 0
+		case "started":
+			reached = !n.Started.IsZero()
+		}
+		if reached {
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			return strings.TrimSuffix(strings.TrimPrefix(f.Bridge, "tpf"), "br")
+		}
 	}
-	if ps, _ := exec.Command("pgrep", "-f", home).Output(); len(ps) > 0 {
-		t.Errorf("net down left processes: %s", ps)
+}
+
+// leftNothing fails unless no namespace, link or process of the network
+// tagged tag remains (waiting for the kernel to finish what a kill began).
+func leftNothing(t *testing.T, what, tag, home string) {
+	t.Helper()
+	var left string
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		left = ""
+		if ns, _ := exec.Command("ip", "netns", "list").Output(); bytes.Contains(ns, []byte("tpslab-"+tag)) {
+			left += "namespaces:\n" + string(ns)
+		}
+		if links, _ := exec.Command("ip", "-o", "link", "show").Output(); bytes.Contains(links, []byte("tpf"+tag)) {
+			left += "links:\n" + string(links)
+		}
+		if ps, _ := exec.Command("pgrep", "-af", home).Output(); len(ps) > 0 {
+			left += "processes:\n" + string(ps)
+		}
+		if left == "" {
+			return
+		}
 	}
+	t.Errorf("%s left:\n%s", what, left)
 }
 
 // findMax names a sustainable EPS on the network and what limits it: a

@@ -35,7 +35,7 @@ var api = httpkind.API{Defaults: ledgerAPI, Genesis: serviceGenesis}
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "ledger", About: "tpslab's ledger service on a private PostgreSQL (double entry, batch commit), or its URLs", Faults: true, Links: true}
+	return kinds.Info{Name: "ledger", About: "tpslab's ledger service on a private PostgreSQL (double entry, batch commit), or its URLs", Faults: true, Links: true, State: true}
 }
 
 // Validate: the service takes payments over its REST API only, with its
@@ -162,7 +162,7 @@ func (Kind) Up(ctx context.Context, o kinds.NetOptions) (*testnet.Net, error) {
 		Partition: l.Partition, Isolation: l.Isolation, MaxQueue: l.MaxQueue, BatchWait: l.BatchWait.D(), DatabaseLink: o.Topology}
 	lo.Kind = o.Kind
 	lo.Home, lo.ChainID, lo.Genesis, lo.Binary, lo.Bind, lo.Reset, lo.Owner, lo.Log = o.Home, o.ChainID,
-		chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance}, o.Binary, o.Bind, o.Reset, o.Owner, o.Log
+		chain.Genesis{Seed: o.Seed, Accounts: o.Accounts, Balance: o.Balance, State: o.State}, o.Binary, o.Bind, o.Reset, o.Owner, o.Log
 	if err := lo.Validate(); err != nil {
 		return nil, exitcode.Wrap(exitcode.BadInput, err)
 	}
@@ -308,5 +308,5 @@ func (Kind) Capacities(_ context.Context, sys *kinds.System, sc *scenario.Scenar
 	}
 	return []report.Capacity{{Name: "db_connections", Class: report.CauseDatabase, Capacity: float64(procs * conns), Unit: "connections",
 		From: fmt.Sprintf("%d process(es) × --db-connections %d", procs, conns), Use: ".connections_in_use", Saturation: ".queue",
-		About: "the services' database connections"}}
+		About: "the services' database connections", Relax: "ledger.db_connections"}}
 }

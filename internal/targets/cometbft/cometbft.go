@@ -146,6 +146,9 @@ func (t *Target) Probe(ctx context.Context) (sut.Info, error) {
 	for _, c := range t.clients {
 		st, err := c.Status(ctx)
 		if err == nil {
+			if st.NodeInfo.Version == "sink" {
+				t.o.Poll = true // tpslab sink serves no WebSocket: its blocks are polled
+			}
 			return sut.Info{ChainID: st.NodeInfo.Network, Height: int64(st.SyncInfo.LatestBlockHeight), Version: st.NodeInfo.Version}, nil
 		}
 		last = err

@@ -175,7 +175,13 @@ func TestBankSendsThroughEveryPath(t *testing.T) {
 				t.Errorf("%d validators via %s: result %d committed / %d failed, blocks %d..%d hold %d / %d",
 					validators, c.via, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, failed)
 			}
-			steady, _ := blockCount(t, n.Nodes[0].RPC, res.Chain.SteadyFirstHeight, res.Chain.SteadyLastHeight, ours)
+			// A steady window no block closed in (CI: four validators across
+			// regions on a starved machine committed all 573 after it) has
+			// no heights: it counts none.
+			var steady int64
+			if res.Chain.SteadyFirstHeight > 0 {
+				steady, _ = blockCount(t, n.Nodes[0].RPC, res.Chain.SteadyFirstHeight, res.Chain.SteadyLastHeight, ours)
+			}
 			if steady != s.Steady.Committed {
 				t.Errorf("steady window: result %d, blocks %d", s.Steady.Committed, steady)
 			}
@@ -270,8 +276,21 @@ func faultsAcrossRegions(t *testing.T, n *testnet.Net, ours map[string]bool) {
 	// The halt is the gap: a block agreed on as the cut came may commit in
 	// it, and on a slow chain (CI: a block every 5 s) it is as much as the
 	// rate before (18 tx/s during and before, a 6.8 s gap).
-	if cut.LongestGapS < 3.5 || cut.AfterTPS <= 0 || cut.FirstBlockS == nil || *cut.FirstBlockS < 0 {
-		t.Errorf("the chain went on through a 2-of-4 partition, or did not resume: %+v", cut)
+	if cut.LongestGapS < 3.5 {
+		t.Errorf("the chain went on through a 2-of-4 partition: %+v", cut)
+	}
+	// Resumed: within the load, or, when the validators' escalated rounds
+	// outlast it (CI: a 14 s gap, nothing after it in the load), in blocks
+	// after it.
+	if cut.AfterTPS <= 0 || cut.FirstBlockS == nil || *cut.FirstBlockS < 0 {
+		// net.json as the run left it: node1 restarted under a new pid.
+		now, err := testnet.Load(n.Home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := now.WaitForBlocks(context.Background(), res.Chain.LastHeight+2, 3*time.Minute); err != nil {
+			t.Errorf("the chain did not resume after the partition healed: %v (%+v)", err, cut)
+		}
 	}
 	if s.NetCheck == nil || !s.NetCheck.OK {
 		t.Errorf("the audit after the faults failed: %+v", s.NetCheck)

@@ -136,7 +136,12 @@ func TestNetCheckCatchesSupplyBesidesMinting(t *testing.T) {
 		t.Skip("starts an SDK chain")
 	}
 	n := hubChain(t, 1, 0, 0)
-	time.Sleep(2 * time.Second) // a few blocks of minting
+	// A few blocks of minting.
+	if h, err := testnet.Height(context.Background(), n.Nodes[0].RPC); err != nil {
+		t.Fatal(err)
+	} else if err := n.WaitForBlocks(context.Background(), h+3, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	audits, problems := sdknet.Check(context.Background(), n)
 	if len(problems) > 0 {
 		t.Fatalf("a minting chain: %v", problems)

@@ -191,15 +191,26 @@ func TestCrashFaultOnGeth(t *testing.T) {
 	ok, reverted := count(t, n.RPCEndpoints()[0], res.Chain.FirstHeight, res.Chain.LastHeight, senders(300))
 	t.Logf("crash of geth: %.0f tx/s before, %.0f during, %.0f after, first block %.1f s after, recovery %.1f s; %d committed, blocks hold %d",
 		fa.BeforeTPS, fa.DuringTPS, fa.AfterTPS, *fa.FirstBlockS, fa.RecoveryS, s.Committed, ok)
-	if ok != s.Committed || reverted != s.FailedTotal || s.Committed < 300 {
+	// The exact count is the point; the floor a second of offers (CI
+	// beside two busy loops: 225 of 2,000).
+	if ok != s.Committed || reverted != s.FailedTotal || s.Committed < int64(sc.Load.Rate) {
 		t.Errorf("result %d committed / %d failed, blocks %d..%d hold %d / %d", s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
-	}
-	if fa.DuringTPS > 0 || fa.FirstBlockS == nil || *fa.FirstBlockS < 0 || fa.AfterTPS <= 0 {
-		t.Errorf("the crash and the restart did not show: %.0f tx/s during, first block %v, %.0f after", fa.DuringTPS, fa.FirstBlockS, fa.AfterTPS)
 	}
 	onDisk, err := report.ReadResult(res.Dir) // the series is streamed to disk, not kept
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Restarted, it commits again: in the load or in its drain (CI: geth
+	// answered 6.5 s after its restart and committed nothing before the
+	// load ended).
+	var later int64
+	for _, x := range onDisk.Series {
+		if x.T > fa.EndS {
+			later += x.Committed
+		}
+	}
+	if fa.DuringTPS > 0 || later == 0 {
+		t.Errorf("the crash and the restart did not show: %.0f tx/s during, %d committed after it (%.0f tx/s in the load)", fa.DuringTPS, later, fa.AfterTPS)
 	}
 	at, ack := func(x report.Second) float64 { return x.T }, func(x report.Second) measure.Percentiles { return x.AckMs }
 	pre, during := measuretest.MeanP50(onDisk.Series, at, ack, 10, 14), measuretest.MeanP50(onDisk.Series, at, ack, 15, 18)
@@ -233,7 +244,10 @@ func transfers(t *testing.T, n *testnet.Net, cases ...transfer) {
 		s := res.Summary
 		ok, reverted := count(t, rpc, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
 		t.Logf("%s %s %s: %.1f committed tx/s, p99 inclusion %.0f ms, p99 commit %.0f ms, %d committed, blocks hold %d", n.Kind, c.kind, c.mode, s.CommittedTPS, s.LatencyMs.Inclusion.P99, s.LatencyMs.Commit.P99, s.Committed, ok)
-		if s.Committed < 600 || ok != s.Committed || reverted != s.FailedTotal {
+		// The exact count is the point; the floor only says the load
+		// reached the blocks (CI: 588 of 750 on a starved machine, whose
+		// 4 validators committed 11 tx/s in the steady window).
+		if s.Committed < int64(sc.Load.Rate) || ok != s.Committed || reverted != s.FailedTotal {
 			t.Errorf("%s %s: result %d committed / %d failed, blocks %d..%d hold %d / %d", c.kind, c.mode, s.Committed, s.FailedTotal, res.Chain.FirstHeight, res.Chain.LastHeight, ok, reverted)
 		}
 		if res.Network.Kind != n.Kind || len(res.Network.Endpoints) != len(n.RPCEndpoints()) || res.Network.Endpoints[0] != rpc {

@@ -32,12 +32,18 @@ type Client struct {
 	keys    []ed25519.PrivateKey
 	addrs   []chain.Address
 	nonce   NonceFunc
+	// stateSeed and state: the genesis's pre-loaded accounts
+	// (chain.StateAddress) that recipients are drawn from too.
+	stateSeed string
+	state     uint64
 }
 
 // NewClient derives the genesis accounts' keys (on all cores) and reads
 // sequences by ABCI query.
 func NewClient(chainID string, g chain.Genesis, padding int, query chain.QueryFunc) *Client {
-	return NewWallets(chainID, g.Seed, int(g.Accounts), padding, query)
+	c := NewWallets(chainID, g.Seed, int(g.Accounts), padding, query)
+	c.state = g.State
+	return c
 }
 
 // NewWallets is a client of n accounts derived from seed as genesis
@@ -65,7 +71,7 @@ func ReadAccount(ctx context.Context, query chain.QueryFunc, a chain.Address) (c
 // NewClientNonce is NewClient with sequences read by nonce.
 func NewClientNonce(chainID string, g chain.Genesis, padding int, nonce NonceFunc) *Client {
 	keys := chain.DeriveKeys(g.Seed, int(g.Accounts))
-	c := &Client{chainID: chainID, padding: padding, keys: keys, addrs: make([]chain.Address, len(keys)), nonce: nonce}
+	c := &Client{chainID: chainID, padding: padding, keys: keys, addrs: make([]chain.Address, len(keys)), nonce: nonce, stateSeed: g.Seed, state: g.State}
 	for i, k := range keys {
 		c.addrs[i] = chain.AddressOf(k[32:])
 	}
@@ -78,8 +84,22 @@ func (c *Client) ChainID() string { return c.chainID }
 // Accounts is the number of funded genesis accounts.
 func (c *Client) Accounts() int { return len(c.keys) }
 
-// Address is account i's address.
-func (c *Client) Address(i int) chain.Address { return c.addrs[i] }
+// Recipients counts the accounts payments may go to: the keyed ones and
+// the pre-loaded state after them (workload.Recipients).
+func (c *Client) Recipients() int { return len(c.keys) + int(c.state) }
+
+// Address is account i's address: a keyed account's, or past them a
+// pre-loaded one's.
+func (c *Client) Address(i int) chain.Address {
+	if i < len(c.addrs) {
+		return c.addrs[i]
+	}
+	return chain.StateAddress(c.stateSeed, uint64(i-len(c.addrs)))
+}
+
+// ShareState draws c's recipients from the pre-loaded accounts of from's
+// genesis too (test wallets funded from its accounts).
+func (c *Client) ShareState(from *Client) { c.stateSeed, c.state = from.stateSeed, from.state }
 
 // SignKind appends a payment of a mix's kind: multi_send is one batch
 // (version 2) paying amount to each of to.
@@ -90,14 +110,14 @@ func (c *Client) SignKind(dst []byte, kind string, from int, to []int, amount, n
 	var buf [16]chain.Address // most mixes pay a few: no allocation
 	addrs := buf[:0]
 	for _, r := range to {
-		addrs = append(addrs, c.addrs[r])
+		addrs = append(addrs, c.Address(r))
 	}
 	return chain.AppendBatch(dst, c.chainID, c.keys[from], addrs, []uint64{amount}, nonce, c.padding), true
 }
 
 // Sign appends a signed payment.
 func (c *Client) Sign(dst []byte, from, to int, amount, nonce uint64) []byte {
-	return chain.AppendPayment(dst, c.chainID, c.keys[from], c.addrs[to], amount, nonce, c.padding)
+	return chain.AppendPayment(dst, c.chainID, c.keys[from], c.Address(to), amount, nonce, c.padding)
 }
 
 // ID is CometBFT's transaction id: sha256 of the bytes.
@@ -141,14 +161,14 @@ func (c *Client) SignInvalid(dst []byte, sort string, from, to int, amount, nonc
 		dst[len(dst)-1] ^= 0x01 // the payment ends with its signature
 		return dst, true
 	case workload.WrongChainID:
-		return chain.AppendPayment(dst, c.chainID+"-other", c.keys[from], c.addrs[to], amount, nonce, c.padding), true
+		return chain.AppendPayment(dst, c.chainID+"-other", c.keys[from], c.Address(to), amount, nonce, c.padding), true
 	case workload.StaleSequence:
 		return c.Sign(dst, from, to, amount, nonce), true
 	case workload.InsufficientFunds:
 		return c.Sign(dst, from, to, 1<<62, nonce), true
 	case workload.Oversized:
 		pad := chain.MaxTxBytes + 1 - chain.Size(len(c.chainID), 0)
-		return chain.AppendPayment(dst, c.chainID, c.keys[from], c.addrs[to], amount, nonce, max(pad, c.padding)), true
+		return chain.AppendPayment(dst, c.chainID, c.keys[from], c.Address(to), amount, nonce, max(pad, c.padding)), true
 	}
 	return dst, false
 }

@@ -23,7 +23,11 @@ func TestNetworkLifecycle(t *testing.T) {
 	ctx := context.Background()
 	home := filepath.Join(t.TempDir(), "net")
 	g := chain.Genesis{Seed: "it", Accounts: 500, Balance: 1_000_000}
-	o := Options{Validators: 4, Home: home, ChainID: "it-chain", Genesis: g, Settings: testnet.DefaultSettings(), Binary: testbin.Path(t)}
+	// Blocks under 1 MiB: the genesis' evidence bound follows them (issue
+	// 64: "MaxBytesEvidence is greater than upper bound").
+	settings := testnet.DefaultSettings()
+	settings.MaxBlockBytes = 200_000
+	o := Options{Validators: 4, Home: home, ChainID: "it-chain", Genesis: g, Settings: settings, Binary: testbin.Path(t)}
 	start := time.Now()
 	n, err := Up(ctx, o)
 	if err != nil {
@@ -56,6 +60,9 @@ func TestNetworkLifecycle(t *testing.T) {
 	committed := waitCommitted(t, clients[0], want, 60*time.Second)
 	if committed != len(want) {
 		t.Fatalf("committed %d of %d payments", committed, len(want))
+	}
+	if cp, err := clients[0].ConsensusParams(ctx, nil); err != nil || cp.ConsensusParams.Block.MaxBytes != 200_000 {
+		t.Errorf("consensus params: %+v, %v; want blocks of at most 200000 bytes", cp, err)
 	}
 	if r := n.Check(ctx); len(r.Problems) > 0 {
 		t.Fatalf("net check: %v", r.Problems)

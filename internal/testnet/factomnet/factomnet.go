@@ -125,6 +125,13 @@ func Up(ctx context.Context, o Options) (*testnet.Net, error) {
 		}
 		n.Nodes = append(n.Nodes, nd)
 	}
+	// What is about to be made is written down first, and what an earlier
+	// `net up` of this home made before it was killed is removed: a SIGKILL
+	// at any point leaves net.json naming all of it for `net down`.
+	sweep(tag)
+	if err := n.Save(); err != nil {
+		return nil, err
+	}
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {
 			_ = n.Down()
@@ -166,6 +173,9 @@ func startInOrder(n *testnet.Net) error {
 	if err := n.StartLinks(); err != nil {
 		return err
 	}
+	if err := n.Save(); err != nil { // each pid as soon as it runs
+		return err
+	}
 	order := []int{0}
 	for i := len(n.Nodes) - 1; i > 0; i-- {
 		order = append(order, i)
@@ -179,6 +189,9 @@ func startInOrder(n *testnet.Net) error {
 			return err
 		}
 		n.Nodes[i].PID = pid
+		if err := n.Save(); err != nil {
+			return err
+		}
 		addr := strings.TrimPrefix(n.Nodes[i].P2P, "tcp://")
 		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
@@ -192,6 +205,22 @@ func startInOrder(n *testnet.Net) error {
 	}
 	n.Started = time.Now().UTC()
 	return nil
+}
+
+// sweep removes the namespaces (and the processes in them) and the bridge
+// a home's earlier `net up` made: the names carry the home's tag, and the
+// home has just been found empty or wiped, so whatever bears its tag was
+// left by a `net up` killed before it could write net.json.
+func sweep(tag string) {
+	nss, _ := os.ReadDir("/run/netns")
+	for _, e := range nss {
+		if strings.HasPrefix(e.Name(), "tpslab-"+tag+"-node") {
+			testnet.DeleteNamespace(e.Name())
+		}
+	}
+	if exec.Command("ip", "link", "show", "tpf"+tag+"br").Run() == nil {
+		_ = run("ip", "link", "del", "tpf"+tag+"br")
+	}
 }
 
 // NodeAddr is node i's address on the bridge's subnet (a.b.c).

@@ -178,7 +178,7 @@ func Cluster(ctx context.Context, home, bind string, port, maxConns int, syncCom
 		return testnet.Node{}, "", err
 	}
 	pg := testnet.Node{Name: "postgres", Home: pgHome, RPC: fmt.Sprintf("postgres://%s:%d", bind, port), Log: filepath.Join(pgHome, "postgres.log"),
-		Command: []string{filepath.Join(bin, "postgres"), "-D", data}, User: "postgres", Role: "database"}
+		Command: []string{filepath.Join(bin, "postgres"), "-D", data}, User: "postgres", Role: "database", PIDFile: filepath.Join(data, "postmaster.pid")}
 	if err := os.WriteFile(pg.Log, nil, 0o644); err != nil {
 		return pg, "", err
 	}
@@ -386,7 +386,16 @@ func setup(ctx context.Context, n *testnet.Net, o Options) error {
 	if err := ledgersvc.Setup(ctx, conn, o.ChainID, o.Partition, o.Genesis); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Log, "ledger database ready: %d accounts funded in %.1f s\n", o.Genesis.Accounts, time.Since(start).Seconds())
+	if o.Genesis.State == 0 {
+		fmt.Fprintf(o.Log, "ledger database ready: %d accounts funded in %.1f s\n", o.Genesis.Accounts, time.Since(start).Seconds())
+		return nil
+	}
+	var size int64
+	if err := conn.QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&size); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "ledger database ready: %d accounts funded and %d pre-loaded (payments go to them too) in %.1f s; the database %d MB\n",
+		o.Genesis.Accounts, o.Genesis.State, time.Since(start).Seconds(), size>>20)
 	return nil
 }
 
