@@ -179,7 +179,12 @@ func (r collector) watch(now time.Duration, final bool) (liveNodes, liveEndpoint
 			if nd.Pod != "" {
 				r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("its RPC no longer answers (%s)", nd.Log))
 			} else {
-				r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s", nd.PID, nd.Log))
+				why := ""
+				if w := nd.LastWords(); w != "" {
+					why = "; it ended with: " + w
+					ls.lastWords = fmt.Sprintf(" (%s ended with: %s)", nd.Name, w)
+				}
+				r.event(time.Now(), "node_down", nd.Name, fmt.Sprintf("pid %d exited; its log is %s%s", nd.PID, nd.Log, why))
 			}
 			if nd.Role == "database" && !final && !r.faulted(nd.Name) {
 				// Nothing commits without it; what it took before may still
@@ -196,7 +201,7 @@ func (r collector) watch(now time.Duration, final bool) (liveNodes, liveEndpoint
 			}
 		}
 		if liveNodes == 0 && !final && !r.allFaulted(n.Nodes) {
-			ls.stop(End{Kind: TargetFailed, Detail: "every node of the network is down"})
+			ls.stop(End{Kind: TargetFailed, Detail: "every node of the network is down" + ls.lastWords})
 		}
 	}
 	if p, ok := r.conn.Target.(sut.Pooled); ok {

@@ -75,6 +75,7 @@ type steadyState struct {
 	steadyGenCPU   float64 // sum of the generator's CPU % over steady seconds
 	lastCPU        time.Duration
 	nodeUp         []bool
+	lastWords      string           // the last dead node's log line naming its cause
 	telWin         telemetry.Window // steady seconds of telemetry
 	downSince      time.Duration    // all endpoints down since (0: not all down)
 }

@@ -3,6 +3,7 @@ package testnet
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -79,4 +80,37 @@ func podAlive(nd Node) bool {
 	}
 	c.Close()
 	return true
+}
+
+// lastWordsSpan is how much of a log's end LastWords reads: a Go panic
+// that dumps every goroutine of a busy node puts megabytes after its line.
+const lastWordsSpan = 8 << 20
+
+// LastWords is the line a node's log gives for its exit, when it gives one:
+// the first Go panic or fatal error in its last lastWordsSpan bytes, or a
+// line saying it was killed or ran out of memory. Empty when the log names
+// no cause; only such lines are quoted, never the log's other contents.
+func (nd Node) LastWords() string {
+	f, err := os.Open(nd.Log)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > lastWordsSpan {
+		_, _ = f.Seek(st.Size()-lastWordsSpan, 0)
+	}
+	b := make([]byte, lastWordsSpan)
+	n, _ := io.ReadFull(f, b)
+	for _, line := range strings.Split(string(b[:n]), "\n") {
+		l := strings.TrimSpace(line)
+		low := strings.ToLower(l)
+		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") ||
+			strings.Contains(low, "out of memory") || strings.HasPrefix(low, "killed") || strings.Contains(low, "signal: killed") {
+			if len(l) > 240 {
+				l = l[:240] + "…"
+			}
+			return l
+		}
+	}
+	return ""
 }

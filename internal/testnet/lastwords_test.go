@@ -1,0 +1,28 @@
+package testnet
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLastWordsQuotesOnlyTheCause(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ log, want string }{
+		{"I[..] committed block height=4\nfatal error: concurrent map writes\n\ngoroutine 7 [running]:\nmain.f()\n", "fatal error: concurrent map writes"},
+		{"started\npanic: runtime error: index out of range [3] with length 3\n\ngoroutine 1:\n" + strings.Repeat("x\n", 1000), "panic: runtime error: index out of range [3] with length 3"},
+		{"I[..] committed block height=4\nI[..] priv_validator_key loaded\n", ""},
+	} {
+		p := filepath.Join(dir, "node.log")
+		if err := os.WriteFile(p, []byte(c.log), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := (Node{Log: p}).LastWords(); got != c.want {
+			t.Errorf("LastWords of %q = %q, want %q", c.log[:20], got, c.want)
+		}
+	}
+	if got := (Node{Log: filepath.Join(dir, "none")}).LastWords(); got != "" {
+		t.Errorf("a missing log gave %q", got)
+	}
+}
