@@ -202,7 +202,13 @@ func (f FindMax) write(base string, out findmax.Outcome, took time.Duration) err
 	}
 	fmt.Fprintf(w, "\nsustainable rate: %.0f tx/s%s (bracket %.0f .. %s tx/s) under %s\n", out.Sustainable, held, out.Bracket[0], hi, f.Describe)
 	fmt.Fprintf(w, "stopped: %s; search took %s over %d steps\n", out.Stopped, took, len(out.Steps))
-	fmt.Fprintln(w, "what limits it:")
+	if len(out.Hints) == 0 {
+		// Hints are read at the knee; a search that stopped before it had
+		// one has nothing to name, and says why rather than a bare header.
+		fmt.Fprintf(w, "what limits it: not read, as the search stopped before a knee (%s)\n", out.Stopped)
+	} else {
+		fmt.Fprintln(w, "what limits it:")
+	}
 	for _, h := range out.Hints {
 		fmt.Fprintln(w, "  -", h)
 	}
