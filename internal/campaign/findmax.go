@@ -107,8 +107,13 @@ func (f FindMax) search(ctx context.Context, sc scenario.Scenario) (findmax.Outc
 		ro.Observers = append(append([]runner.Observer{}, ro.Observers...), miss)
 		res, err := runner.Run(stepCtx, rc, ro)
 		endStep(nil)
-		if res == nil {
-			return findmax.Step{}, err
+		if res == nil || res.NeverLoaded() {
+			// Not a step that missed: one that never measured (the network
+			// was down or not ready), and every step after it would too.
+			if err == nil {
+				err = exitcode.Wrap(exitcode.TargetFailed, errors.New(res.EndedBecause))
+			}
+			return findmax.Step{}, fmt.Errorf("the step at %.0f tx/s did not run: %w", rate, err)
 		}
 		if onDisk, rerr := report.ReadResult(res.Dir); rerr == nil {
 			report.WriteHTMLFile(onDisk)
@@ -173,6 +178,11 @@ func (f FindMax) search(ctx context.Context, sc scenario.Scenario) (findmax.Outc
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return out, exitcode.Wrap(exitcode.TargetFailed, errors.New("interrupted"))
+	}
+	if out.Died {
+		// Its figures stand, but the network it leaves is not the one it
+		// measured: a script must not go on as if it were.
+		return out, exitcode.Wrap(exitcode.TargetFailed, errors.New("a part of the system stopped during the search (see stopped: above)"))
 	}
 	return out, nil
 }

@@ -84,7 +84,7 @@ that run committed and is confirmed again (twice at most).`,
 			}
 			describe := strings.Join(slos, ", ") + fmt.Sprintf(", committed/offered >= %.2f, mempool growth <= %.1f s", minRatio, maxGrowth)
 			if maxLag > 0 {
-				describe += fmt.Sprintf(", schedule lag p99 <= %s", maxLag)
+				describe += fmt.Sprintf(", schedule lag p99 <= %s (or a tenth of the block interval, when longer)", maxLag)
 			}
 			if len(envelopes) > 0 {
 				if err := checkSweep(&sc, envelopeOf, envelopes); err != nil {

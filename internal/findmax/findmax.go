@@ -43,7 +43,10 @@ type Step struct {
 	Confirm    bool                      `json:"confirm,omitempty"`  // a longer run at the rate the steps named
 	LengthS    float64                   `json:"length_s,omitempty"` // how long the step offered its load, warm-up included
 	Thresholds []report.ThresholdOutcome `json:"thresholds,omitempty"`
-	Result     *report.Result            `json:"-"`
+	// Died holds the run's evidence when a part of the system stopped in
+	// the step (a node exited, the service stopped answering).
+	Died   string         `json:"died,omitempty"`
+	Result *report.Result `json:"-"`
 }
 
 // Judge applies the objective to a step's result.
@@ -63,7 +66,11 @@ func (o Objective) Judge(rate float64, r *report.Result) Step {
 	if ratio := s.CommittedShare(); ratio < o.MinRatio {
 		st.Why = append(st.Why, fmt.Sprintf("committed/offered %.3f < %.2f", ratio, o.MinRatio))
 	}
-	if j := r.Judge(); j.Outcome != report.OutcomeKeptUp && j.Outcome != report.OutcomeNoSteady && j.Outcome != report.OutcomeNoLoad {
+	j := r.Judge()
+	if j.Outcome == report.OutcomeDied {
+		st.Died = j.Limit.Figures
+	}
+	if j.Outcome != report.OutcomeKeptUp && j.Outcome != report.OutcomeNoSteady && j.Outcome != report.OutcomeNoLoad {
 		why := string(j.Outcome)
 		if j.Limit.Cause != "" {
 			why += ", limit: " + j.Limit.Phrase()
@@ -153,7 +160,8 @@ type Outcome struct {
 	Bracket     [2]float64 `json:"bracket"`                   // [highest passing, lowest failing]
 	Confirmed   bool       `json:"confirmed"`                 // the sustainable rate also met a confirmation run
 	Steps       []Step     `json:"steps"`
-	Stopped     string     `json:"stopped"` // why the search ended
+	Stopped     string     `json:"stopped"`        // why the search ended
+	Died        bool       `json:"died,omitempty"` // it ended as a part of the system stopped in a step
 	Hints       []string   `json:"hints"`
 }
 
@@ -188,6 +196,13 @@ func Search(ctx context.Context, o Options, measure func(ctx context.Context, ra
 		}
 		out.Steps = append(out.Steps, st)
 		last := &out.Steps[len(out.Steps)-1]
+		if st.Died != "" {
+			// The steps after it would measure another network (or none):
+			// the search ends with what the steps before it found.
+			hi, hiStep, out.Died = rate, last, true
+			out.Stopped = fmt.Sprintf("a part of the system stopped in the step at %.0f tx/s (%s), so no step ran after it", rate, st.Died)
+			goto done
+		}
 		if st.Generator && !st.OK {
 			out.Stopped = fmt.Sprintf("the load generator limited the step at %.0f tx/s (schedule lag or CPU), so a failure there says nothing about the system; use more generator capacity", rate)
 			hiStep = last
@@ -231,7 +246,7 @@ func Search(ctx context.Context, o Options, measure func(ctx context.Context, ra
 		out.Stopped = fmt.Sprintf("step limit (%d) reached", o.MaxSteps)
 	}
 done:
-	if o.Confirm != nil && lo > 0 && ctx.Err() == nil {
+	if o.Confirm != nil && lo > 0 && ctx.Err() == nil && !out.Died {
 		var err error
 		if lo, hi, loStep, hiStep, err = confirm(ctx, o, &out, lo, hi, loStep, hiStep); err != nil {
 			return out, err
@@ -268,10 +283,15 @@ func confirm(ctx context.Context, o Options, out *Outcome, lo, hi float64, loSte
 			out.Stopped += fmt.Sprintf("; the confirmation run at %.0f tx/s did not finish as a measurement of the system", lo)
 			break
 		}
-		if i == confirmations-1 {
-			// No rate left to confirm: name only a rate a run met, the
-			// highest step under the one that missed, never one between.
-			out.Stopped += fmt.Sprintf("; %.0f tx/s missed its confirmation run too (it committed %.0f tx/s)", lo, st.Committed)
+		if st.Died != "" || i == confirmations-1 {
+			// No rate left to confirm (or no network to confirm it on):
+			// name only a rate a run met, the highest step under the one
+			// that missed, never one between.
+			if out.Died = st.Died != ""; out.Died {
+				out.Stopped += fmt.Sprintf("; a part of the system stopped in the confirmation run at %.0f tx/s (%s)", lo, st.Died)
+			} else {
+				out.Stopped += fmt.Sprintf("; %.0f tx/s missed its confirmation run too (it committed %.0f tx/s)", lo, st.Committed)
+			}
 			hi, hiStep = lo, last
 			lo, loStep = 0, nil
 			for k := range out.Steps {

@@ -272,3 +272,35 @@ func TestJudgeScheduleLag(t *testing.T) {
 		t.Errorf("generator-limited: %v (the search stops on the generator, not on the system)", st.Why)
 	}
 }
+
+// A system that dies at 1000 tx/s: the search ends there, with the rate
+// the steps under it met (never a confirmation on a dead network), and
+// the death is the limit it names.
+func TestSearchStopsWhereTheSystemDied(t *testing.T) {
+	live := system(1e9, 1e9)
+	measure := func(ctx context.Context, rate float64) (Step, error) {
+		if rate < 1000 {
+			return live(ctx, rate)
+		}
+		r := &report.Result{EndedBecause: "target_failed: every node of the network is down (node0 ended with: fatal error: concurrent map writes)"}
+		r.Summary.Offered, r.Summary.OfferedTPS = int64(rate*5), rate
+		return Objective{MinRatio: 0.99, MaxGrowth: 1}.Judge(rate, r), nil
+	}
+	confirmed := 0
+	o := Options{Start: 250, Factor: 2, Tolerance: 0.1, MaxRate: 1e6, MaxSteps: 20,
+		Confirm: func(context.Context, float64) (Step, error) { confirmed++; return Step{}, nil }}
+	out, err := Search(context.Background(), o, measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Died || out.Sustainable != 500 || out.Bracket != [2]float64{500, 1000} || confirmed != 0 || len(out.Steps) != 3 {
+		t.Fatalf("died %v, sustainable %g, bracket %v, %d confirmations, steps %v; want the search to end at 1000 naming 500 (stopped: %s)",
+			out.Died, out.Sustainable, out.Bracket, confirmed, rates(out.Steps), out.Stopped)
+	}
+	if !strings.Contains(out.Stopped, "stopped in the step at 1000 tx/s") || !strings.Contains(out.Stopped, "concurrent map writes") {
+		t.Errorf("stopped %q does not name the step and the node's last words", out.Stopped)
+	}
+	if len(out.Hints) == 0 || !strings.Contains(out.Hints[0], "limit at 1000 tx/s") || !strings.Contains(out.Hints[0], "every node of the network is down") {
+		t.Errorf("hints %v do not lead with the death", out.Hints)
+	}
+}

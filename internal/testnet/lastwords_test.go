@@ -13,6 +13,7 @@ func TestLastWordsQuotesOnlyTheCause(t *testing.T) {
 		{"I[..] committed block height=4\nfatal error: concurrent map writes\n\ngoroutine 7 [running]:\nmain.f()\n", "fatal error: concurrent map writes"},
 		{"started\npanic: runtime error: index out of range [3] with length 3\n\ngoroutine 1:\n" + strings.Repeat("x\n", 1000), "panic: runtime error: index out of range [3] with length 3"},
 		{"I[..] committed block height=4\nI[..] priv_validator_key loaded\n", ""},
+		{"I[..] committed\nSIGABRT: abort\nPC=0x46e1c1 m=0 sigcode=0\n", "SIGABRT: abort"},
 	} {
 		p := filepath.Join(dir, "node.log")
 		if err := os.WriteFile(p, []byte(c.log), 0o600); err != nil {

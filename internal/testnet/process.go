@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,6 +83,10 @@ func podAlive(nd Node) bool {
 	return true
 }
 
+// goSignal is the line the Go runtime prints for a signal it dies of
+// ("SIGSEGV: segmentation violation", "SIGABRT: abort").
+var goSignal = regexp.MustCompile(`^SIG[A-Z]+: [a-z]`)
+
 // lastWordsSpan is how much of a log's end LastWords reads: a Go panic
 // that dumps every goroutine of a busy node puts megabytes after its line.
 const lastWordsSpan = 8 << 20
@@ -104,7 +109,7 @@ func (nd Node) LastWords() string {
 	for _, line := range strings.Split(string(b[:n]), "\n") {
 		l := strings.TrimSpace(line)
 		low := strings.ToLower(l)
-		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") ||
+		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") || goSignal.MatchString(l) ||
 			strings.Contains(low, "out of memory") || strings.HasPrefix(low, "killed") || strings.Contains(low, "signal: killed") {
 			if len(l) > 240 {
 				l = l[:240] + "…"
