@@ -196,7 +196,13 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 		r.health.WaitCaughtUp(observe, catchUpWait)
 	}
 	if ended.Kind == Interrupted {
-		ended.Detail = fmt.Sprintf("stopped offering at %.1f s; %s", time.Duration(ls.loadEnd.Load()).Seconds(), drained)
+		// When offering was stopped, not when the engine returned: that
+		// waits for the lanes' last sends, longer on a busy machine.
+		at, ok := ls.eng.Stopped()
+		if !ok {
+			at = time.Duration(ls.loadEnd.Load())
+		}
+		ended.Detail = fmt.Sprintf("stopped offering at %.1f s; %s", at.Seconds(), drained)
 	}
 	stopObserving()
 	<-collectorDone
