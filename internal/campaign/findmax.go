@@ -83,22 +83,7 @@ func (f FindMax) search(ctx context.Context, sc scenario.Scenario) (findmax.Outc
 		n++
 		length = max(length, f.paced(interval))
 		waitForEmptyMempool(ctx, probe)
-		rc := sc
-		rc.Load.Rate, rc.Load.Stages, rc.Load.Steps = rate, nil, nil
-		rc.Load.Duration, rc.Load.Warmup = scenario.Duration(length), scenario.Duration(f.Warm)
-		// What is still pending a few seconds after a step is its backlog:
-		// the next step waits for the mempool to empty instead.
-		rc.Load.Drain = min(rc.Load.Drain, scenario.Duration(5*time.Second))
-		// The objective's figures that have a value each second end a step
-		// that has clearly lost them, by the run's own abort_on_fail rule.
-		rc.Thresholds, rc.AbortOnFail = nil, false
-		for _, t := range f.Objective.Thresholds {
-			if t.PerSecond() {
-				rc.Thresholds, rc.AbortOnFail = append(rc.Thresholds, t.Expr), true
-			}
-		}
-		rc.AbortGrace = scenario.Duration(max(5*time.Second, (length-f.Warm)/3))
-		rc.Out = filepath.Join(base, fmt.Sprintf("step-%02d-%.0f", n, rate))
+		rc := f.stepScenario(sc, rate, length, filepath.Join(base, fmt.Sprintf("step-%02d-%.0f", n, rate)))
 		fmt.Fprintf(f.Log, "%s %d: %.0f tx/s for %s\n", what, n, rate, length)
 		ro := f.Run
 		ro.Log, ro.CommittedAt, ro.Carry = io.Discard, committedAt, carry
@@ -185,6 +170,28 @@ func (f FindMax) search(ctx context.Context, sc scenario.Scenario) (findmax.Outc
 		return out, exitcode.Wrap(exitcode.TargetFailed, errors.New("a part of the system stopped during the search (see stopped: above)"))
 	}
 	return out, nil
+}
+
+// stepScenario is the scenario of one step: the rate offered for length,
+// out its folder.
+func (f FindMax) stepScenario(sc scenario.Scenario, rate float64, length time.Duration, out string) scenario.Scenario {
+	rc := sc
+	rc.Load.Rate, rc.Load.Stages, rc.Load.Steps = rate, nil, nil
+	rc.Load.Duration, rc.Load.Warmup = scenario.Duration(length), scenario.Duration(f.Warm)
+	// What is still pending a few seconds after a step is its backlog:
+	// the next step waits for the mempool to empty instead.
+	rc.Load.Drain = min(rc.Load.Drain, scenario.Duration(5*time.Second))
+	// The objective's figures that have a value each second end a step
+	// that has clearly lost them, by the run's own abort_on_fail rule.
+	rc.Thresholds, rc.AbortOnFail = nil, false
+	for _, t := range f.Objective.Thresholds {
+		if t.PerSecond() {
+			rc.Thresholds, rc.AbortOnFail = append(rc.Thresholds, t.Expr), true
+		}
+	}
+	rc.AbortGrace = scenario.Duration(max(5*time.Second, (length-f.Warm)/3))
+	rc.Out = out
+	return rc
 }
 
 // write prints the knee table, the verdict and the hints, and writes
