@@ -14,6 +14,8 @@ func TestLastWordsQuotesOnlyTheCause(t *testing.T) {
 		{"started\npanic: runtime error: index out of range [3] with length 3\n\ngoroutine 1:\n" + strings.Repeat("x\n", 1000), "panic: runtime error: index out of range [3] with length 3"},
 		{"I[..] committed block height=4\nI[..] priv_validator_key loaded\n", ""},
 		{"I[..] committed\nSIGABRT: abort\nPC=0x46e1c1 m=0 sigcode=0\n", "SIGABRT: abort"},
+		{"killed the connection of peer 3\npanic: boom\n\ngoroutine 1:\n", "panic: boom"},
+		{"killed the connection of peer 3\nstarting\nKilled\n", "Killed"},
 	} {
 		p := filepath.Join(dir, "node.log")
 		if err := os.WriteFile(p, []byte(c.log), 0o600); err != nil {

@@ -2,6 +2,7 @@ package testnet
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"net"
@@ -106,16 +107,25 @@ func (nd Node) LastWords() string {
 	}
 	b := make([]byte, lastWordsSpan)
 	n, _ := io.ReadFull(f, b)
+	// The first panic (a goroutine dump follows it), else the runtime's
+	// signal line, else the last kill or out-of-memory line: an earlier
+	// one ("killed a peer's connection") is not why it exited.
+	var panicked, signalled, killed string
 	for _, line := range strings.Split(string(b[:n]), "\n") {
 		l := strings.TrimSpace(line)
 		low := strings.ToLower(l)
-		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") || goSignal.MatchString(l) ||
-			strings.Contains(low, "out of memory") || strings.HasPrefix(low, "killed") || strings.Contains(low, "signal: killed") {
-			if len(l) > 240 {
-				l = l[:240] + "…"
-			}
-			return l
+		switch {
+		case panicked == "" && (strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ")):
+			panicked = l
+		case signalled == "" && goSignal.MatchString(l):
+			signalled = l
+		case strings.Contains(low, "out of memory") || strings.HasPrefix(low, "killed") || strings.Contains(low, "signal: killed"):
+			killed = l
 		}
 	}
-	return ""
+	l := cmp.Or(panicked, signalled, killed)
+	if len(l) > 240 {
+		l = l[:240] + "…"
+	}
+	return l
 }
