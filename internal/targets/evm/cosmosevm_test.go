@@ -47,7 +47,7 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 	// Cosmos EVM refuses a nonce gap at CheckTx ("tx nonce is higher than
 	// account nonce ... accountNonce: k"): the lost transaction's bytes go
 	// again, so gaps close without waiting for commit_timeout.
-	res, lost := lossyRun(t, n.Nodes[0].LoadRPC)
+	res, lost := lossyRun(t, n.Nodes[0].LoadRPC, n.Nodes[0].WS)
 	if s := res.Summary; s.Samples["nonce_too_high"] == "" || s.Resubmitted == 0 || s.Expired >= lost {
 		t.Errorf("%d transactions lost: expected nonce_too_high refusals (samples %v) and resubmissions (%d) to close the gaps before they expire (%d)",
 			lost, s.Samples, s.Resubmitted, s.Expired)
