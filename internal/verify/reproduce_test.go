@@ -67,12 +67,23 @@ func TestReproduceARun(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "another build (--allow-different runs it anyway)") {
 		t.Errorf("another node program: %v\n%s", err, out)
 	}
-	// Run anyway, the slower build is named: the figures that moved, and
-	// the program's hash among what differs.
+	// Run anyway, the other build is named among what differs, and the
+	// verdict agrees with the exit code. Whether its slower verification
+	// moves a 2 s run at 200 tx/s beyond noise is the machine's to say
+	// (CI4 on a quiet machine: p50 +2.8%, within noise); bisect's test
+	// checks that a slower build is found.
 	out, err = exec.Command(own, "reproduce", orig, "--repeat", "1", "--allow-different", "--out", filepath.Join(dir, "anyway")).CombinedOutput()
 	t.Logf("%s", out)
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "not reproduced: ") || !strings.Contains(string(out), "moved beyond noise") || !strings.Contains(string(out), "environment differs: ") {
-		t.Errorf("the slower build run anyway: %v; want exit 1, the figures that moved and the environment's difference", err)
+	moved := strings.Contains(string(out), "not reproduced: ") && strings.Contains(string(out), "moved beyond noise")
+	held := strings.Contains(string(out), "reproduced: ") && !strings.Contains(string(out), "not reproduced: ")
+	code := -1
+	if err == nil {
+		code = 0
+	} else if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if !(code == 1 && moved || code == 0 && held) || !regexp.MustCompile(`environment differs: tpslab build [0-9a-f]+ vs [0-9a-f]+`).MatchString(string(out)) {
+		t.Errorf("the other build run anyway: exit %d; want the build's difference named, and exit 1 with the figures that moved or exit 0 with reproduced", code)
 	}
 }
 
