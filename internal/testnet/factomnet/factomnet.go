@@ -221,6 +221,16 @@ func sweep(tag string) {
 	if exec.Command("ip", "link", "show", "tpf"+tag+"br").Run() == nil {
 		_ = run("ip", "link", "del", "tpf"+tag+"br")
 	}
+	// A namespace is destroyed by the kernel after `ip netns del` returns,
+	// and its veth's host end with it, later on a busy machine: the next
+	// `ip link add` of that name met "File exists" (CI). Deleting the host
+	// end removes the pair at once.
+	ifs, _ := net.Interfaces()
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, "tpf"+tag+"n") {
+			_ = exec.Command("ip", "link", "del", i.Name).Run()
+		}
+	}
 }
 
 // NodeAddr is node i's address on the bridge's subnet (a.b.c).
