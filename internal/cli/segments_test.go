@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -310,7 +309,7 @@ func TestFrozenSegmentIsNamed(t *testing.T) {
 	}
 	stoppedAt := time.Now()
 	// Stopped for 10 s of the other segment's load.
-	waitLoaded(t, filepath.Join(merged, "segments", "0"), loadedFor(filepath.Join(merged, "segments", "0"))+10)
+	waitLoaded(t, filepath.Join(merged, "segments", "0"), measuretest.LoadedFor(filepath.Join(merged, "segments", "0"))+10)
 	syscall.Kill(pid, syscall.SIGCONT)
 	stopped := time.Since(stoppedAt)
 	code, _ := waitExit(t, cmd, 2*time.Minute)
@@ -409,27 +408,9 @@ func TestKilledControllerStopsItsSegments(t *testing.T) {
 // its own clock (a line of its series.jsonl says t >= secs).
 func waitLoaded(t *testing.T, dir string, secs float64) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); loadedFor(dir) < secs; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); measuretest.LoadedFor(dir) < secs; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s never loaded for %.0f s (at %.0f)", dir, secs, loadedFor(dir))
+			t.Fatalf("%s never loaded for %.0f s (at %.0f)", dir, secs, measuretest.LoadedFor(dir))
 		}
 	}
-}
-
-// loadedFor is the last t of the run's series on disk (0 before the first).
-func loadedFor(dir string) float64 {
-	b, err := os.ReadFile(filepath.Join(dir, "series.jsonl"))
-	if err != nil {
-		return 0
-	}
-	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		var sec struct {
-			T float64 `json:"t"`
-		}
-		if json.Unmarshal(lines[i], &sec) == nil {
-			return sec.T
-		}
-	}
-	return 0
 }

@@ -1,12 +1,9 @@
 package runner_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -17,6 +14,7 @@ import (
 	"github.com/tpslab/tpslab/internal/chain"
 	"github.com/tpslab/tpslab/internal/exitcode"
 	"github.com/tpslab/tpslab/internal/interrupt"
+	"github.com/tpslab/tpslab/internal/measure/measuretest"
 	"github.com/tpslab/tpslab/internal/report"
 	"github.com/tpslab/tpslab/internal/scenario"
 	"github.com/tpslab/tpslab/internal/testbin"
@@ -30,7 +28,7 @@ func atLoad(t *testing.T, out string, d time.Duration, f func()) {
 	go func() {
 		deadline := time.Now().Add(2 * time.Minute)
 		for time.Now().Before(deadline) {
-			if loadedFor(out) >= d.Seconds() {
+			if measuretest.LoadedFor(out) >= d.Seconds() {
 				f()
 				return
 			}
@@ -38,24 +36,6 @@ func atLoad(t *testing.T, out string, d time.Duration, f func()) {
 		}
 		t.Errorf("the run never loaded for %s", d)
 	}()
-}
-
-// loadedFor is the last t of the run's series on disk (0 before the first).
-func loadedFor(out string) float64 {
-	b, err := os.ReadFile(filepath.Join(out, "series.jsonl"))
-	if err != nil {
-		return 0
-	}
-	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		var sec struct {
-			T float64 `json:"t"`
-		}
-		if json.Unmarshal(lines[i], &sec) == nil {
-			return sec.T
-		}
-	}
-	return 0
 }
 
 func senderSet(g chain.Genesis, n int) map[chain.Address]bool {

@@ -3,6 +3,7 @@
 package measuretest
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -50,4 +51,23 @@ func MeanP50[S any](series []S, at func(S) float64, of func(S) measure.Percentil
 		}
 	}
 	return sum / max(k, 1)
+}
+
+// LoadedFor is the last t of the run's series on disk in dir (0 before
+// the first second is written): how far a running load has got.
+func LoadedFor(dir string) float64 {
+	b, err := os.ReadFile(filepath.Join(dir, "series.jsonl"))
+	if err != nil {
+		return 0
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		var sec struct {
+			T float64 `json:"t"`
+		}
+		if json.Unmarshal(lines[i], &sec) == nil {
+			return sec.T
+		}
+	}
+	return 0
 }
