@@ -236,6 +236,17 @@ func netUpCmd(reg *kinds.Registry) *cobra.Command {
 			start := time.Now()
 			fresh := reset || emptyDir(home)
 			n, err := reg.Up(cmd.Context(), o)
+			// A port the kernel named free can be bound by another program
+			// before our process binds it: such a start is made again on
+			// new ports, twice at most, and says so.
+			for try := 1; err != nil && fresh && try <= 2 && portTaken(err) != ""; try++ {
+				if werr := wipeHalfMade(home); werr != nil {
+					err = fmt.Errorf("%w; %v", err, werr)
+					break
+				}
+				fmt.Fprintf(os.Stderr, "a port was taken by another program (%q): the half-made network was removed; starting again on other ports\n", portTaken(err))
+				n, err = reg.Up(cmd.Context(), o)
+			}
 			if err != nil {
 				if cmd.Context().Err() != nil {
 					err = errors.New("net up interrupted")
@@ -306,18 +317,35 @@ func emptyDir(dir string) bool {
 	return errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0
 }
 
+// portTaken is the log line of a process that exited for want of its
+// port, when err is that exit.
+func portTaken(err error) string {
+	if e := (*testnet.ExitedError)(nil); errors.As(err, &e) {
+		return e.PortLine()
+	}
+	return ""
+}
+
 // removeHalfMade stops what a failed net up started in home and removes
 // it, and says so.
 func removeHalfMade(home string) string {
+	if err := wipeHalfMade(home); err != nil {
+		return err.Error()
+	}
+	return "the half-made network in " + home + " was stopped and removed; net up can be run again"
+}
+
+// wipeHalfMade stops what a failed net up started in home and removes it.
+func wipeHalfMade(home string) error {
 	if n, err := testnet.Load(home); err == nil {
 		if err := n.Down(); err != nil {
-			return fmt.Sprintf("stopping the half-made network in %s: %v", home, err)
+			return fmt.Errorf("stopping the half-made network in %s: %v", home, err)
 		}
 	}
 	if err := os.RemoveAll(home); err != nil {
-		return fmt.Sprintf("removing the half-made network in %s: %v", home, err)
+		return fmt.Errorf("removing the half-made network in %s: %v", home, err)
 	}
-	return "the half-made network in " + home + " was stopped and removed; net up can be run again"
+	return nil
 }
 
 func netDownCmd() *cobra.Command {

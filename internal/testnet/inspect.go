@@ -110,7 +110,7 @@ func (n *Net) WaitForBlocks(ctx context.Context, h int64, timeout time.Duration)
 		done := true
 		for _, nd := range n.Nodes {
 			if !nd.Alive() {
-				return fmt.Errorf("%s exited while starting; its log %s ends with:\n%s", nd.Name, nd.Log, tail(nd.Log, 15))
+				return nd.Exited(15)
 			}
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
 			got, err := Height(cctx, nd.RPC)

@@ -1,6 +1,8 @@
 package testnet
 
 import (
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,5 +29,35 @@ func TestLastWordsQuotesOnlyTheCause(t *testing.T) {
 	}
 	if got := (Node{Log: filepath.Join(dir, "none")}).LastWords(); got != "" {
 		t.Errorf("a missing log gave %q", got)
+	}
+}
+
+// A process that lost its port to another program is told from one that
+// died of anything else, by the line each program we start prints.
+func TestExitedNamesATakenPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, goErr := net.Listen("tcp", l.Addr().String()) // a Go node's own words
+	if goErr == nil {
+		t.Fatal("a second listener on a bound port succeeded")
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ log, want string }{
+		{"I[..] starting\nE[..] " + goErr.Error() + "\n", "E[..] " + goErr.Error()},
+		{"2026-12-04 ERROR Failed to launch HTTP service. Is the port in use?\n", "2026-12-04 ERROR Failed to launch HTTP service. Is the port in use?"},
+		{"LOG:  could not bind IPv4 address \"127.0.0.1\": Address already in use\nFATAL:  could not create any TCP/IP sockets\n", "LOG:  could not bind IPv4 address \"127.0.0.1\": Address already in use"},
+		{"ERROR Database connection failed\n", ""},
+	} {
+		p := filepath.Join(dir, "x.log")
+		if err := os.WriteFile(p, []byte(c.log), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var e *ExitedError
+		if !errors.As((Node{Name: "x", Log: p}).Exited(10), &e) || e.PortLine() != c.want {
+			t.Errorf("the port line of %q = %q, want %q", c.log, e.PortLine(), c.want)
+		}
 	}
 }

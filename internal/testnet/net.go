@@ -690,7 +690,7 @@ func waitDatabase(nd Node, timeout time.Duration) error {
 		case errors.As(err, &pe) && pe.Code != "57P03":
 			return nil
 		case !alive(nd.PID, nd.Home):
-			return fmt.Errorf("%s exited while starting; its log %s ends with:\n%s", nd.Name, nd.Log, tail(nd.Log, 10))
+			return nd.Exited(10)
 		case time.Now().After(deadline):
 			return fmt.Errorf("%s does not take connections after %s (%v); see %s", nd.Name, timeout, err, nd.Log)
 		}

@@ -129,3 +129,35 @@ func (nd Node) LastWords() string {
 	}
 	return l
 }
+
+// ExitedError says a process exited while its network started, with its
+// log's last lines: the network's home, log included, is removed after a
+// failed net up, so the error must carry them.
+type ExitedError struct {
+	Node string
+	Log  string
+	End  string // the log's last lines
+}
+
+func (e *ExitedError) Error() string {
+	return fmt.Sprintf("%s exited while starting; its log %s ends with:\n%s", e.Node, e.Log, e.End)
+}
+
+// PortLine is the log's line saying the process's port was taken (empty
+// when none does): another program bound it between the kernel naming it
+// free and the process binding it, a race no port-picking closes for
+// programs we cannot hand a bound socket to.
+func (e *ExitedError) PortLine() string {
+	for _, l := range strings.Split(e.End, "\n") {
+		low := strings.ToLower(l)
+		if strings.Contains(low, "address already in use") || strings.Contains(low, "port in use") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// Exited is the error for nd having exited while its network started.
+func (nd Node) Exited(lines int) error {
+	return &ExitedError{Node: nd.Name, Log: nd.Log, End: tail(nd.Log, lines)}
+}

@@ -323,7 +323,7 @@ func waitHTTP(ctx context.Context, n *testnet.Net, url string) error {
 			}
 		}
 		if d := n.Dead(); len(d) > 0 {
-			return fmt.Errorf("%s exited while the exchange started; see %s", d[0].Name, d[0].Log)
+			return d[0].Exited(10)
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("%s did not answer 200 within a minute; see the logs in %s", url, n.Home)
