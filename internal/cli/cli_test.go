@@ -131,7 +131,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"history", "check", "a", "b"}, `accepts 1 arg`},
 		// Issue 34: a mix kind the system lacks is bad input, found once the
 		// system is known: one line, exit 2, not an empty summary.
-		{[]string{"run", "--endpoint", sinkURL(t), "--duration", "2s", "--warmup", "1s", "--set", "workload.mix=[{kind: erc20, weight: 1}]", "--out", dir + "/mix"}, `workload.mix: erc20, expected a kind this system's payments have (send, multi_send)`},
+		{[]string{"run", "--endpoint", sinkURL(t), "--duration", "2s", "--warmup", "1s", "--set", "workload.mix=[{kind: erc20, weight: 1}]", "--out", dir + "/mix"}, `workload.mix[0].kind: "erc20", expected one of [send multi_send] for cometbft`},
 		// Issue 52: so is a trace's kind (it was exit 3 with a run directory left).
 		{[]string{"run", "--endpoint", sinkURL(t), "--trace", file("kinds.csv", "offset_s,kind\n0,send\n0.5,erc20\n"), "--warmup", "0s", "--out", dir + "/tracekind"}, `load.trace: kind erc20, expected a kind this system's payments have (send, multi_send)`},
 	}

@@ -36,6 +36,9 @@ type Kind interface {
 type Info struct {
 	Name  string // as target.kind and net.json give it
 	About string // one line, for --help and the docs' tables
+	// MixKinds are the kinds of payment besides send that workload.mix
+	// may name (a Mixer adds the scenario's own).
+	MixKinds []string
 	// Links: its local networks take emulated topologies, RPC nodes and
 	// client links (network.topology, --rpc-nodes, --client-links).
 	Links bool
@@ -169,6 +172,12 @@ func SectionOf[T any](sc *scenario.Scenario, kind string) *T {
 	return v
 }
 
+// Mixer is a kind whose scenario defines kinds of payment of its own
+// (the Cosmos kind's messages).
+type Mixer interface {
+	MixKinds(sc *scenario.Scenario) []string
+}
+
 // Telemetered is a kind that reads its system from the inside (a
 // database's statistics, a service's own counters) beyond the node
 // processes and CometBFT pages every run reads.
@@ -260,6 +269,9 @@ type Conn struct {
 // in net_home named: its sections are checked here).
 func Connect(ctx context.Context, k Kind, sys *System, sc *scenario.Scenario) (*Conn, error) {
 	if err := unread(sc, k); err != nil {
+		return nil, err
+	}
+	if err := checkMix(sc, k); err != nil {
 		return nil, err
 	}
 	tgt, err := k.Target(sys, sc)

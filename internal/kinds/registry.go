@@ -125,6 +125,9 @@ func (r *Registry) Validate(sc *scenario.Scenario) error {
 		if err := unread(sc, k); err != nil {
 			return err
 		}
+		if err := checkMix(sc, k); err != nil {
+			return err
+		}
 		if sc.Network.State > 0 && len(sc.Target.Endpoints) == 0 && !k.Info().State {
 			return exitcode.BadInputf("network.state: %d for target kind %s, expected 0: pre-loaded state is for %s", sc.Network.State, k.Info().Name, strings.Join(r.NamesWhere(func(k Kind) bool { return k.Info().State }), ", "))
 		}
@@ -141,6 +144,20 @@ func (r *Registry) Validate(sc *scenario.Scenario) error {
 		}
 	}
 	return k.Validate(sc)
+}
+
+// checkMix refuses a mix's kind the system's kind does not have.
+func checkMix(sc *scenario.Scenario, k Kind) error {
+	have := append([]string{"send"}, k.Info().MixKinds...)
+	if m, ok := k.(Mixer); ok {
+		have = append(have, m.MixKinds(sc)...)
+	}
+	for i, m := range sc.Workload.Mix {
+		if !slices.Contains(have, m.Kind) {
+			return exitcode.BadInputf("workload.mix[%d].kind: %q, expected one of [%s] for %s", i, m.Kind, strings.Join(have, " "), k.Info().Name)
+		}
+	}
+	return nil
 }
 
 // Sections lists the scenario sections a kind reads: its own, then the

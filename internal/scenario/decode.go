@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -190,6 +191,9 @@ func decode(n *yaml.Node, v reflect.Value, path string) error {
 		}
 		return decode(n, v.Elem(), path)
 	}
+	if t == reflect.TypeOf(JSON("")) {
+		return decodeJSON(n, v, path)
+	}
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
 		if n.Kind != yaml.ScalarNode {
 			return fmt.Errorf("%s: expected a duration such as 30s or 500ms, got a %s", path, kindName(n))
@@ -286,6 +290,28 @@ func decode(n *yaml.Node, v reflect.Value, path string) error {
 	default:
 		return errors.New(path + ": unsupported field type " + t.String())
 	}
+	return nil
+}
+
+// JSON is a value written as YAML (a mapping, a list, a scalar) or as a
+// string of JSON, kept as JSON text: a system's own message fields, which
+// the scenario does not know.
+type JSON string
+
+func decodeJSON(n *yaml.Node, v reflect.Value, path string) error {
+	var x any
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && json.Valid([]byte(n.Value)) && strings.ContainsAny(strings.TrimSpace(n.Value)[:1], "{[") {
+		v.SetString(n.Value)
+		return nil
+	}
+	if err := n.Decode(&x); err != nil {
+		return fmt.Errorf("%s: %s", path, firstLine(err.Error()))
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Errorf("%s: %v, expected a value JSON can write (mappings with string keys)", path, err)
+	}
+	v.SetString(string(b))
 	return nil
 }
 

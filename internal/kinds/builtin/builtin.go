@@ -29,7 +29,7 @@ type Kind struct{ cometbft.Kind }
 // Info: links, faults, CometBFT's node metrics; given endpoints, it is
 // measured as any CometBFT chain.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "builtin", About: "the built-in reference ledger on CometBFT validators tpslab starts (the default)",
+	return kinds.Info{Name: "builtin", MixKinds: []string{"multi_send"}, About: "the built-in reference ledger on CometBFT validators tpslab starts (the default)",
 		Links: true, Faults: true, CometBFTMetrics: true, Kubernetes: true, Gossip: true, Recount: true, State: true, Remote: cometbft.Kind{}}
 }
 

@@ -26,7 +26,7 @@ type Kind struct{}
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "cometbft", About: "any CometBFT chain by endpoint: the built-in ledger's payments when it is one, else raw key=value transactions", Recount: true}
+	return kinds.Info{Name: "cometbft", MixKinds: []string{"multi_send"}, About: "any CometBFT chain by endpoint: the built-in ledger's payments when it is one, else raw key=value transactions", Recount: true}
 }
 
 // Validate needs endpoints: tpslab starts no such chain.

@@ -30,8 +30,17 @@ type Kind struct{}
 
 // Info: its nodes are CometBFT nodes, with CometBFT's metrics page.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "cosmos", About: "a Cosmos SDK chain: tpslab's tpsd, your daemon (--binary gaiad), or endpoints; bank sends over RPC, REST or gRPC",
+	return kinds.Info{Name: "cosmos", MixKinds: []string{"multi_send"}, About: "a Cosmos SDK chain: tpslab's tpsd, your daemon (--binary gaiad), or endpoints; bank sends over RPC, REST or gRPC",
 		CometBFTMetrics: true, Kubernetes: true, Faults: true, Links: true, Gossip: true, Recount: true}
+}
+
+// MixKinds are the scenario's own kinds of payment (cosmos.messages).
+func (Kind) MixKinds(sc *scenario.Scenario) []string {
+	var out []string
+	for _, m := range SettingsOf(sc).Messages {
+		out = append(out, m.Kind)
+	}
+	return out
 }
 
 // Validate checks the section; rest and grpc need their endpoints when
@@ -235,6 +244,9 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 		gas = defaultGas // until the chain says what a send uses
 	}
 	codec := sdk.NewCodec(info.ChainID, denom, fee, gas, s.Memo, sdk.DeriveWallets(seed, count, prefix), tgt.ABCIQuery)
+	if err := addMessageKinds(qctx, codec, tgt, s); err != nil {
+		return nil, err
+	}
 	if auto {
 		margin := feeMargin(sc)
 		from, err := codec.UseChainFee(qctx, margin)
@@ -255,14 +267,16 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	cctx, ccancel := context.WithTimeout(ctx, 90*time.Second) // a calibration payment waits for its block
 	defer ccancel()
 	if w.Gas == 0 {
-		shapes := []int{1}
+		shapes, custom := []int{1}, []string{}
 		for _, m := range kinds.PaymentsConfig(sc).Mix {
 			if m.Kind == "multi_send" {
 				shapes = append(shapes, m.Outputs)
+			} else if _, ok := s.MessageSpecs()[m.Kind]; ok {
+				custom = append(custom, m.Kind)
 			}
 		}
 		var first uint64
-		gas, first = autoGas(cctx, codec, tgt, []int{w.SendersOffset, w.SendersOffset + w.Senders - 1}, shapes, sys)
+		gas, first = autoGas(cctx, codec, tgt, []int{w.SendersOffset, w.SendersOffset + w.Senders - 1}, shapes, custom, sys)
 		codec.SetGas(gas)
 		codec.FirstGas = first
 	}
@@ -368,13 +382,20 @@ const feeMarketGas = 30_000
 // defaultGas when the chain cannot simulate. Reserving what a payment uses,
 // not 200,000, lets a gas-capped block (or a fee market's target) take as
 // many as it can.
-func autoGas(ctx context.Context, codec *sdk.Codec, tgt *sdk.Target, from, shapes []int, sys *kinds.System) (gas, first uint64) {
+func autoGas(ctx context.Context, codec *sdk.Codec, tgt *sdk.Target, from, shapes []int, custom []string, sys *kinds.System) (gas, first uint64) {
 	simulate := func(f int) (uint64, error) {
 		var used uint64
 		for _, n := range shapes {
 			u, err := codec.SimulateGasOf(ctx, f, n)
 			if err != nil {
 				return 0, err
+			}
+			used = max(used, u)
+		}
+		for _, k := range custom {
+			u, err := codec.SimulateGasOfKind(ctx, f, k)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %v", k, err)
 			}
 			used = max(used, u)
 		}
@@ -436,6 +457,32 @@ func autoGas(ctx context.Context, codec *sdk.Codec, tgt *sdk.Target, from, shape
 			firstUsed, measured, steadyUsed, why, gas, steadyMargin, max(firstGas, gas), gasMargin))
 	}
 	return gas, max(firstGas, gas)
+}
+
+// addMessageKinds gives the codec the scenario's kinds of the chain's own
+// messages, encoded with the chain's descriptors.
+func addMessageKinds(ctx context.Context, codec *sdk.Codec, tgt *sdk.Target, s *Settings) error {
+	specs := s.MessageSpecs()
+	if len(specs) == 0 {
+		return nil
+	}
+	files, err := sdk.Descriptors(ctx, tgt.ABCIQuery, s.Descriptors)
+	if err != nil {
+		if s.Descriptors != "" {
+			return exitcode.BadInputf("cosmos.descriptors: %v", err)
+		}
+		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("%v (cosmos.descriptors)", err))
+	}
+	vals, err := sdk.Validators(ctx, tgt.ABCIQuery)
+	if err != nil {
+		return exitcode.Wrap(exitcode.TargetFailed, fmt.Errorf("read the chain's validators, for {validator}: %v", err))
+	}
+	for i, k := range s.Messages {
+		if err := codec.AddKind(k.Kind, specs[k.Kind], files, vals); err != nil {
+			return exitcode.BadInputf("cosmos.messages[%d].%v", i, err)
+		}
+	}
+	return nil
 }
 
 // fund gives the senders their funds from workload.funder_key, unless the

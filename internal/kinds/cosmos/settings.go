@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"regexp"
+	"strings"
 
 	"github.com/tpslab/tpslab/internal/kinds"
 	"github.com/tpslab/tpslab/internal/scenario"
+	sdk "github.com/tpslab/tpslab/internal/targets/cosmos"
 )
 
 // Settings are a Cosmos SDK chain's: the scenario's `cosmos:` section
@@ -31,6 +34,25 @@ type Settings struct {
 	// (tpsd has both, as the Cosmos Hub does; other daemons keep theirs).
 	FeeMarket FeeMarket `yaml:"fee_market" json:"fee_market"`
 	Mint      bool      `yaml:"mint" json:"mint"` // x/mint's inflation; false: none minted
+	// Messages are kinds of payment made of the chain's own messages, for
+	// workload.mix to name; Descriptors, a FileDescriptorSet file, stands
+	// in for the chain's reflection service where it has none.
+	Messages    []MessageKind `yaml:"messages" json:"messages,omitempty"`
+	Descriptors string        `yaml:"descriptors" json:"descriptors,omitempty"`
+}
+
+// MessageKind is one kind of payment: a transaction of Msgs, in order.
+type MessageKind struct {
+	Kind string    `yaml:"kind" json:"kind"`
+	Msgs []Message `yaml:"msgs" json:"msgs"`
+}
+
+// Message is one of the chain's messages: its type URL and its fields as
+// the chain's JSON writes them, with placeholders ({sender}, {recipient},
+// {validator}, {amount}, {denom}, {seq}, {choice:a|b}).
+type Message struct {
+	TypeURL string        `yaml:"type_url" json:"type_url"`
+	Fields  scenario.JSON `yaml:"fields" json:"fields"`
 }
 
 // FeeMarket is the Cosmos Hub's fee market (github.com/skip-mev/feemarket):
@@ -108,7 +130,62 @@ func (s *Settings) validate() error {
 	case s.Fee != "" && s.Fee != "auto" && !feeFormat.MatchString(s.Fee):
 		return fmt.Errorf("cosmos.fee: %q, expected an amount and a denom such as 500uatom, or auto", s.Fee)
 	}
+	if err := s.validateMessages(); err != nil {
+		return err
+	}
 	return s.validateNet() // the denom, and the network's settings
+}
+
+var (
+	kindName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+	typeURL  = regexp.MustCompile(`^/[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+)
+
+// validateMessages checks the message kinds as far as the scenario can:
+// whether a type exists and has the fields is the chain's to say.
+func (s *Settings) validateMessages() error {
+	if s.Descriptors != "" {
+		if st, err := os.Stat(s.Descriptors); err != nil || st.IsDir() {
+			return fmt.Errorf("cosmos.descriptors: %q, expected a file of the chain's descriptors (a FileDescriptorSet, as buf build -o writes)", s.Descriptors)
+		}
+	}
+	seen := map[string]bool{"send": true, "multi_send": true}
+	for i, k := range s.Messages {
+		at := fmt.Sprintf("cosmos.messages[%d]", i)
+		switch {
+		case !kindName.MatchString(k.Kind):
+			return fmt.Errorf("%s.kind: %q, expected a name of lower-case letters, digits and _ (up to 32)", at, k.Kind)
+		case seen[k.Kind]:
+			return fmt.Errorf("%s.kind: %q, expected a name no other kind has (send and multi_send are the bank's)", at, k.Kind)
+		case len(k.Msgs) == 0:
+			return fmt.Errorf("%s.msgs: empty, expected at least one message", at)
+		}
+		seen[k.Kind] = true
+		for j, m := range k.Msgs {
+			at := fmt.Sprintf("%s.msgs[%d]", at, j)
+			if !typeURL.MatchString(m.TypeURL) {
+				return fmt.Errorf("%s.type_url: %q, expected a message's type URL such as /cosmos.staking.v1beta1.MsgDelegate", at, m.TypeURL)
+			}
+			if !strings.HasPrefix(string(m.Fields), "{") {
+				return fmt.Errorf("%s.fields: %q, expected the message's fields as a mapping", at, m.Fields)
+			}
+			if p := sdk.CheckTemplate(string(m.Fields)); p != "" {
+				return fmt.Errorf("%s.fields: %s names nothing, expected one of {%s} or {choice:a|b}", at, p, strings.Join(sdk.Placeholders, "}, {"))
+			}
+		}
+	}
+	return nil
+}
+
+// MessageSpecs are the messages of each kind, as the codec takes them.
+func (s *Settings) MessageSpecs() map[string][]sdk.MsgSpec {
+	out := map[string][]sdk.MsgSpec{}
+	for _, k := range s.Messages {
+		for _, m := range k.Msgs {
+			out[k.Kind] = append(out[k.Kind], sdk.MsgSpec{TypeURL: m.TypeURL, Fields: string(m.Fields)})
+		}
+	}
+	return out
 }
 
 // validateNet checks what a network tpslab starts is created with.

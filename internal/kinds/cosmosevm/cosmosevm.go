@@ -30,7 +30,7 @@ const walletBalance = 10_000_000_000_000_000_000
 
 // Info: its nodes are CometBFT nodes, with CometBFT's metrics page.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "cosmos-evm", About: "tpslab's Cosmos EVM chain (x/vm on CometBFT); its JSON-RPC takes the load",
+	return kinds.Info{Name: "cosmos-evm", MixKinds: []string{"native", "erc20", "contract_call"}, About: "tpslab's Cosmos EVM chain (x/vm on CometBFT); its JSON-RPC takes the load",
 		CometBFTMetrics: true, Faults: true, Links: true, Gossip: true, Kubernetes: true}
 }
 

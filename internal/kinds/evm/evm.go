@@ -63,7 +63,7 @@ var walletWei = new(big.Int).Exp(big.NewInt(10), big.NewInt(21), nil)
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "evm", About: "an EVM chain: geth in dev mode tpslab starts, or endpoints; native or ERC20 transfers, final k blocks deep", Faults: true, Links: true}
+	return kinds.Info{Name: "evm", MixKinds: []string{"native", "erc20", "contract_call"}, About: "an EVM chain: geth in dev mode tpslab starts, or endpoints; native or ERC20 transfers, final k blocks deep", Faults: true, Links: true}
 }
 
 // Settings are an EVM chain's: the scenario's `evm:` section (the Cosmos

@@ -55,7 +55,7 @@ func (Kind) RecountBlock(ctx context.Context, url, _ string, l report.EvidenceLi
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "factom", About: "Factom's factomd v6.17.1-2 (built from source): a LOCAL network, a namespace per node; entries, new chains and factoid transactions, committed in a directory block", Faults: true, Links: true}
+	return kinds.Info{Name: "factom", MixKinds: []string{"entry", "chain", "factoid"}, About: "Factom's factomd v6.17.1-2 (built from source): a LOCAL network, a namespace per node; entries, new chains and factoid transactions, committed in a directory block", Faults: true, Links: true}
 }
 
 // Settings are the defaults.

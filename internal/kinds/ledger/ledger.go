@@ -35,7 +35,7 @@ var api = httpkind.API{Defaults: ledgerAPI, Genesis: serviceGenesis}
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "ledger", About: "tpslab's ledger service on a private PostgreSQL (double entry, batch commit), or its URLs", Faults: true, Links: true, State: true}
+	return kinds.Info{Name: "ledger", MixKinds: []string{"multi_send"}, About: "tpslab's ledger service on a private PostgreSQL (double entry, batch commit), or its URLs", Faults: true, Links: true, State: true}
 }
 
 // Validate: the service takes payments over its REST API only, with its

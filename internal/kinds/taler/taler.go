@@ -61,7 +61,7 @@ type Settings struct {
 
 // Info names the kind.
 func (Kind) Info() kinds.Info {
-	return kinds.Info{Name: "taler", About: "the GNU Taler exchange 0.9.2 (built from source, on a private PostgreSQL with its fakebank), or its URLs: coins withdrawn, deposits measured", Faults: true, Links: true}
+	return kinds.Info{Name: "taler", MixKinds: []string{"deposit", "withdraw"}, About: "the GNU Taler exchange 0.9.2 (built from source, on a private PostgreSQL with its fakebank), or its URLs: coins withdrawn, deposits measured", Faults: true, Links: true}
 }
 
 // Settings are the defaults.

@@ -43,6 +43,9 @@ type Codec struct {
 	// fees is what a payment pays: fixed, or the chain's price (pricing).
 	fees    atomic.Pointer[[]Coin]
 	pricing *pricing
+	// custom are the mix's kinds of the chain's own messages (AddKind).
+	custom     map[string][]*compiledMsg
+	validators []string
 }
 
 // NewCodec signs for wallets on chainID.
@@ -107,8 +110,14 @@ func (c *Codec) gasFor(nonce uint64) (uint64, []Coin) {
 // signTx wraps msg (of typeURL, in s.msg) in a TxBody, signs it for w and
 // appends the TxRaw.
 func (c *Codec) signTx(dst []byte, s *scratch, typeURL string, w Wallet, accountNumber, sequence, gas uint64, fee []Coin) []byte {
-	// TxBody{messages: [Any], memo}
 	s.body = appendAny(s.body[:0], 1, typeURL, s.msg)
+	return c.signBody(dst, s, w, accountNumber, sequence, gas, fee)
+}
+
+// signBody signs the messages in s.body (TxBody's field 1, each an Any)
+// for w and appends the TxRaw.
+func (c *Codec) signBody(dst []byte, s *scratch, w Wallet, accountNumber, sequence, gas uint64, fee []Coin) []byte {
+	// TxBody{messages: [Any], memo}
 	memo := c.Memo
 	if s.memo != "" {
 		memo = s.memo
@@ -319,6 +328,9 @@ var oversizedMemo = strings.Repeat("x", 64<<10)
 // SignKind appends a payment of a mix's kind: multi_send is one
 // MsgMultiSend paying amount to each of to from wallet from.
 func (c *Codec) SignKind(dst []byte, kind string, from int, to []int, amount, nonce uint64) ([]byte, bool) {
+	if out, ok := c.signCustom(dst, kind, from, to, amount, nonce); ok {
+		return out, true
+	}
 	if kind != "multi_send" || len(to) == 0 {
 		return dst, false
 	}

@@ -45,19 +45,42 @@ func (c *Codec) SimulateGasOf(ctx context.Context, from, outputs int) (uint64, e
 		c.multiSend(s, w, to, 1)
 		typeURL = typeMsgMultiSend
 	}
+	return c.simulate(ctx, seq, func(seq, limit uint64) []byte {
+		return c.signTx(nil, s, typeURL, w, c.numbers[from].Load(), seq, limit, c.fee())
+	})
+}
+
+// SimulateGasOfKind is SimulateGas for a payment of a kind AddKind made.
+func (c *Codec) SimulateGasOfKind(ctx context.Context, from int, kind string) (uint64, error) {
+	ms, ok := c.custom[kind]
+	if !ok {
+		return 0, fmt.Errorf("no kind %q", kind)
+	}
+	seq, err := c.Nonce(ctx, from)
+	if err != nil {
+		return 0, err
+	}
+	to := []int{(from + 1) % len(c.wallets)}
+	return c.simulate(ctx, seq, func(seq, limit uint64) []byte {
+		return c.customTx(nil, kind, ms, from, to, 1, seq, limit, c.fee())
+	})
+}
+
+// simulate runs the transaction sign makes for a sequence and a gas limit
+// through the application's simulation, and returns the gas it used.
+func (c *Codec) simulate(ctx context.Context, seq uint64, sign func(seq, limit uint64) []byte) (uint64, error) {
+	var err error
 	// A generous limit, unless the chain caps a block's gas below it (a tx
 	// may not ask for more than a block holds).
 	var out []byte
 	for _, limit := range []uint64{1_000_000, 200_000} {
-		tx := c.signTx(nil, s, typeURL, w, c.numbers[from].Load(), seq, limit, c.fee())
-		out, err = c.query(ctx, "/app/simulate", tx)
+		out, err = c.query(ctx, "/app/simulate", sign(seq, limit))
 		if want, ok := expectedSequence(err); ok && want != seq {
 			// After a backlog the node's check state is ahead of the
 			// committed sequence: simulate with the one it expects
 			// (issue 51: auto gas fell back to 200,000).
 			seq = want
-			tx = c.signTx(nil, s, typeURL, w, c.numbers[from].Load(), seq, limit, c.fee())
-			out, err = c.query(ctx, "/app/simulate", tx)
+			out, err = c.query(ctx, "/app/simulate", sign(seq, limit))
 		}
 		if err == nil || !strings.Contains(err.Error(), "exceeds block max gas") {
 			break
