@@ -39,6 +39,9 @@ type Settings struct {
 	// in for the chain's reflection service where it has none.
 	Messages    []MessageKind `yaml:"messages" json:"messages,omitempty"`
 	Descriptors string        `yaml:"descriptors" json:"descriptors,omitempty"`
+	// Setup is one transaction each sender sends before the load, not
+	// measured (a grant its MsgExec payments need).
+	Setup []Message `yaml:"setup" json:"setup,omitempty"`
 }
 
 // MessageKind is one kind of payment: a transaction of Msgs, in order.
@@ -149,42 +152,55 @@ func (s *Settings) validateMessages() error {
 			return fmt.Errorf("cosmos.descriptors: %q, expected a file of the chain's descriptors (a FileDescriptorSet, as buf build -o writes)", s.Descriptors)
 		}
 	}
-	seen := map[string]bool{"send": true, "multi_send": true}
+	seen := map[string]bool{"send": true, "multi_send": true, sdk.SetupKind: true}
 	for i, k := range s.Messages {
 		at := fmt.Sprintf("cosmos.messages[%d]", i)
 		switch {
 		case !kindName.MatchString(k.Kind):
 			return fmt.Errorf("%s.kind: %q, expected a name of lower-case letters, digits and _ (up to 32)", at, k.Kind)
 		case seen[k.Kind]:
-			return fmt.Errorf("%s.kind: %q, expected a name no other kind has (send and multi_send are the bank's)", at, k.Kind)
+			return fmt.Errorf("%s.kind: %q, expected a name no other kind has (send and multi_send are the bank's, setup is cosmos.setup's)", at, k.Kind)
 		case len(k.Msgs) == 0:
 			return fmt.Errorf("%s.msgs: empty, expected at least one message", at)
 		}
 		seen[k.Kind] = true
-		for j, m := range k.Msgs {
-			at := fmt.Sprintf("%s.msgs[%d]", at, j)
-			if !typeURL.MatchString(m.TypeURL) {
-				return fmt.Errorf("%s.type_url: %q, expected a message's type URL such as /cosmos.staking.v1beta1.MsgDelegate", at, m.TypeURL)
-			}
-			if !strings.HasPrefix(string(m.Fields), "{") {
-				return fmt.Errorf("%s.fields: %q, expected the message's fields as a mapping", at, m.Fields)
-			}
-			if p := sdk.CheckTemplate(string(m.Fields)); p != "" {
-				return fmt.Errorf("%s.fields: %s names nothing, expected one of {%s} or {choice:a|b}", at, p, strings.Join(sdk.Placeholders, "}, {"))
-			}
+		if err := checkMessages(at+".msgs", k.Msgs); err != nil {
+			return err
+		}
+	}
+	return checkMessages("cosmos.setup", s.Setup)
+}
+
+// checkMessages checks each message's form.
+func checkMessages(at string, ms []Message) error {
+	for j, m := range ms {
+		at := fmt.Sprintf("%s[%d]", at, j)
+		if !typeURL.MatchString(m.TypeURL) {
+			return fmt.Errorf("%s.type_url: %q, expected a message's type URL such as /cosmos.staking.v1beta1.MsgDelegate", at, m.TypeURL)
+		}
+		if !strings.HasPrefix(string(m.Fields), "{") {
+			return fmt.Errorf("%s.fields: %q, expected the message's fields as a mapping", at, m.Fields)
+		}
+		if p := sdk.CheckTemplate(string(m.Fields)); p != "" {
+			return fmt.Errorf("%s.fields: %s names nothing, expected one of {%s} or {choice:a|b}", at, p, strings.Join(sdk.Placeholders, "}, {"))
 		}
 	}
 	return nil
 }
 
-// MessageSpecs are the messages of each kind, as the codec takes them.
+// MessageSpecs are the messages of each kind, as the codec takes them;
+// the set-up's under sdk.SetupKind.
 func (s *Settings) MessageSpecs() map[string][]sdk.MsgSpec {
 	out := map[string][]sdk.MsgSpec{}
-	for _, k := range s.Messages {
-		for _, m := range k.Msgs {
-			out[k.Kind] = append(out[k.Kind], sdk.MsgSpec{TypeURL: m.TypeURL, Fields: string(m.Fields)})
+	add := func(kind string, ms []Message) {
+		for _, m := range ms {
+			out[kind] = append(out[kind], sdk.MsgSpec{TypeURL: m.TypeURL, Fields: string(m.Fields)})
 		}
 	}
+	for _, k := range s.Messages {
+		add(k.Kind, k.Msgs)
+	}
+	add(sdk.SetupKind, s.Setup)
 	return out
 }
 

@@ -33,7 +33,9 @@ type MsgSpec struct {
 
 // Placeholders a message's fields may name; {choice:a|b|c} picks one of
 // its list.
-var Placeholders = []string{"sender", "recipient", "validator", "amount", "denom", "seq"}
+// {next} and {prev} are the senders after and before this one (a grant's
+// grantee at set-up, its granter in the load).
+var Placeholders = []string{"sender", "recipient", "validator", "amount", "denom", "seq", "next", "prev"}
 
 var placeholder = regexp.MustCompile(`\{(choice:[^{}"]*|[a-z_]+)\}`)
 
@@ -67,11 +69,12 @@ type compiledMsg struct {
 	typeURL string
 	desc    protoreflect.MessageDescriptor
 	pieces  []piece
+	types   *dynamicpb.Types // resolves an Any's "@type" (MsgExec's messages)
 }
 
 // values are what one payment's placeholders stand for.
 type values struct {
-	sender, recipient, validator, amount, denom string
+	sender, recipient, validator, amount, denom, next, prev string
 	seq                                         uint64
 	pick                                        uint64 // a choice's draw
 }
@@ -95,6 +98,10 @@ func (m *compiledMsg) render(v values) []byte {
 			s = v.amount
 		case "denom":
 			s = v.denom
+		case "next":
+			s = v.next
+		case "prev":
+			s = v.prev
 		case "seq":
 			s = strconv.FormatUint(v.seq, 10)
 		case "choice":
@@ -109,7 +116,7 @@ func (m *compiledMsg) render(v values) []byte {
 // encode is the message's protobuf bytes for v.
 func (m *compiledMsg) encode(v values) ([]byte, error) {
 	msg := dynamicpb.NewMessage(m.desc)
-	if err := protojson.Unmarshal(m.render(v), msg); err != nil {
+	if err := (protojson.UnmarshalOptions{Resolver: m.types}).Unmarshal(m.render(v), msg); err != nil {
 		return nil, fmt.Errorf("%s: %v", m.typeURL, err)
 	}
 	return proto.MarshalOptions{Deterministic: true}.Marshal(msg)
@@ -125,7 +132,7 @@ func compile(spec MsgSpec, files *protoregistry.Files) (*compiledMsg, error) {
 	if !ok {
 		return nil, fmt.Errorf("type_url: %q names a %T, expected a message", spec.TypeURL, d)
 	}
-	m := &compiledMsg{typeURL: "/" + name, desc: md}
+	m := &compiledMsg{typeURL: "/" + name, desc: md, types: dynamicpb.NewTypes(files)}
 	s := spec.Fields
 	last := 0
 	for _, loc := range placeholder.FindAllStringSubmatchIndex(s, -1) {
@@ -237,7 +244,8 @@ func (c *Codec) AddKind(kind string, specs []MsgSpec, files *protoregistry.Files
 
 // valuesFor are a payment's placeholders' values.
 func (c *Codec) valuesFor(from int, to []int, amount, nonce, pick uint64, validators []string) values {
-	v := values{sender: c.wallets[from].Address, amount: strconv.FormatUint(amount, 10), denom: c.Denom, seq: nonce, pick: pick}
+	v := values{sender: c.wallets[from].Address, amount: strconv.FormatUint(amount, 10), denom: c.Denom, seq: nonce, pick: pick,
+		next: c.wallets[c.step(from, 1)].Address, prev: c.wallets[c.step(from, -1)].Address}
 	if len(to) > 0 {
 		v.recipient = c.wallets[to[0]].Address
 	}

@@ -13,10 +13,11 @@ import (
 // descriptor: what the transaction carries decodes, with the generated
 // type, to the values the placeholders stood for.
 func TestOwnMessageEncodesItsPlaceholders(t *testing.T) {
-	c := NewCodec("c", "stake", []Coin{{Denom: "stake", Amount: "1"}}, 100_000, "", DeriveWallets("t", 3, "cosmos"), nil)
+	c := NewCodec("c", "stake", []Coin{{Denom: "stake", Amount: "1"}}, 100_000, "", DeriveWallets("t", 4, "cosmos"), nil)
+	c.SetSenders(0, 3) // {next} and {prev} wrap within wallets 0..2
 	// Any message the files hold serves: descriptor.proto's own.
 	err := c.AddKind("field", []MsgSpec{{TypeURL: "/google.protobuf.FieldDescriptorProto",
-		Fields: `{"name": "{sender}", "number": "{seq}", "json_name": "{choice:a|b c}", "type_name": "{recipient}/{amount}{denom}"}`}},
+		Fields: `{"name": "{sender}", "number": "{seq}", "json_name": "{choice:a|b c}", "type_name": "{recipient}/{amount}{denom}", "extendee": "{prev}", "default_value": "{next}"}`}},
 		protoregistry.GlobalFiles, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +39,8 @@ func TestOwnMessageEncodesItsPlaceholders(t *testing.T) {
 		if err := proto.Unmarshal(value.bytes, &got); err != nil || string(typeURL.bytes) != "/google.protobuf.FieldDescriptorProto" {
 			t.Fatalf("the message %q: %v", typeURL.bytes, err)
 		}
-		if got.GetName() != c.Wallet(0).Address || got.GetNumber() != int32(nonce) || got.GetTypeName() != c.Wallet(2).Address+"/7stake" {
+		if got.GetName() != c.Wallet(0).Address || got.GetNumber() != int32(nonce) || got.GetTypeName() != c.Wallet(2).Address+"/7stake" ||
+			got.GetExtendee() != c.Wallet(2).Address || got.GetDefaultValue() != c.Wallet(1).Address {
 			t.Errorf("nonce %d: decoded %v", nonce, &got)
 		}
 		seen[got.GetJsonName()] = true

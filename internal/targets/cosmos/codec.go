@@ -46,6 +46,8 @@ type Codec struct {
 	// custom are the mix's kinds of the chain's own messages (AddKind).
 	custom     map[string][]*compiledMsg
 	validators []string
+	// sendOffset and sendCount are the senders' range ({next}, {prev}).
+	sendOffset, sendCount int
 }
 
 // NewCodec signs for wallets on chainID.

@@ -159,11 +159,7 @@ func (c *Codec) Calibrate(ctx context.Context, sub sut.Submitter, cl *cometbft.C
 				}
 				// A node serves a block before its results are stored
 				// ("could not find results for height"): asked again.
-				res, err := cl.BlockResults(ctx, next)
-				for try := 0; err != nil && try < 25 && ctx.Err() == nil; try++ {
-					time.Sleep(200 * time.Millisecond)
-					res, err = cl.BlockResults(ctx, next)
-				}
+				res, err := blockResults(ctx, cl, next)
 				if err != nil || k >= len(res) {
 					return 0, fmt.Errorf("block %d's results: %v", next, err)
 				}
