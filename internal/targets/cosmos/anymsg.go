@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -17,6 +16,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/tpslab/tpslab/internal/placeholder"
 )
 
 // Any message of the chain's, given by its type URL and its fields as
@@ -37,38 +38,14 @@ type MsgSpec struct {
 // grantee at set-up, its granter in the load).
 var Placeholders = []string{"sender", "recipient", "validator", "amount", "denom", "seq", "next", "prev"}
 
-var placeholder = regexp.MustCompile(`\{(choice:[^{}"]*|[a-z_]+)\}`)
-
 // CheckTemplate says which placeholder in s names nothing ("" when all
 // name something).
-func CheckTemplate(s string) string {
-	for _, m := range placeholder.FindAllStringSubmatch(s, -1) {
-		if !strings.HasPrefix(m[1], "choice:") && !contains(Placeholders, m[1]) {
-			return m[0]
-		}
-	}
-	return ""
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// piece is a template's literal text, or a placeholder when name is set.
-type piece struct {
-	text, name string
-	choices    []string
-}
+func CheckTemplate(s string) string { return placeholder.Unknown(s, Placeholders) }
 
 type compiledMsg struct {
 	typeURL string
 	desc    protoreflect.MessageDescriptor
-	pieces  []piece
+	fields  placeholder.Template
 	types   *dynamicpb.Types // resolves an Any's "@type" (MsgExec's messages)
 }
 
@@ -81,36 +58,33 @@ type values struct {
 
 // render writes the message's JSON for v.
 func (m *compiledMsg) render(v values) []byte {
-	var b []byte
-	for _, p := range m.pieces {
-		var s string
-		switch p.name {
-		case "":
-			b = append(b, p.text...)
-			continue
+	return m.fields.Append(nil, func(p placeholder.Piece) string {
+		switch p.Name {
 		case "sender":
-			s = v.sender
+			return v.sender
 		case "recipient":
-			s = v.recipient
+			return v.recipient
 		case "validator":
-			s = v.validator
+			return v.validator
 		case "amount":
-			s = v.amount
+			return v.amount
 		case "denom":
-			s = v.denom
+			return v.denom
 		case "next":
-			s = v.next
+			return v.next
 		case "prev":
-			s = v.prev
+			return v.prev
 		case "seq":
-			s = strconv.FormatUint(v.seq, 10)
-		case "choice":
-			s = p.choices[v.pick%uint64(len(p.choices))]
+			return strconv.FormatUint(v.seq, 10)
 		}
-		q, _ := json.Marshal(s) // inside a JSON string: escaped, quotes dropped
-		b = append(b, q[1:len(q)-1]...)
-	}
-	return b
+		return ""
+	}, v.pick, jsonString)
+}
+
+// jsonString appends s escaped as inside a JSON string.
+func jsonString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q[1:len(q)-1]...)
 }
 
 // encode is the message's protobuf bytes for v.
@@ -132,19 +106,7 @@ func compile(spec MsgSpec, files *protoregistry.Files) (*compiledMsg, error) {
 	if !ok {
 		return nil, fmt.Errorf("type_url: %q names a %T, expected a message", spec.TypeURL, d)
 	}
-	m := &compiledMsg{typeURL: "/" + name, desc: md, types: dynamicpb.NewTypes(files)}
-	s := spec.Fields
-	last := 0
-	for _, loc := range placeholder.FindAllStringSubmatchIndex(s, -1) {
-		m.pieces = append(m.pieces, piece{text: s[last:loc[0]]})
-		p := piece{name: s[loc[2]:loc[3]]}
-		if c, ok := strings.CutPrefix(p.name, "choice:"); ok {
-			p.name, p.choices = "choice", strings.Split(c, "|")
-		}
-		m.pieces = append(m.pieces, p)
-		last = loc[1]
-	}
-	m.pieces = append(m.pieces, piece{text: s[last:]})
+	m := &compiledMsg{typeURL: "/" + name, desc: md, types: dynamicpb.NewTypes(files), fields: placeholder.Compile(spec.Fields)}
 	return m, nil
 }
 
@@ -223,11 +185,7 @@ func (c *Codec) AddKind(kind string, specs []MsgSpec, files *protoregistry.Files
 		}
 		// Every field must be the message's and take what its placeholders
 		// stand for: real addresses and numbers, each choice in turn.
-		choices := 1
-		for _, p := range m.pieces {
-			choices = max(choices, len(p.choices))
-		}
-		for pick := range choices {
+		for pick := range m.fields.Choices() {
 			if _, err := m.encode(c.valuesFor(0, []int{1 % len(c.wallets)}, 1, 0, uint64(pick), validators)); err != nil {
 				return fmt.Errorf("msgs[%d].fields: %v", i, err)
 			}
