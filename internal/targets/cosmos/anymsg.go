@@ -52,8 +52,8 @@ type compiledMsg struct {
 // values are what one payment's placeholders stand for.
 type values struct {
 	sender, recipient, validator, amount, denom, next, prev string
-	seq                                         uint64
-	pick                                        uint64 // a choice's draw
+	seq                                                     uint64
+	pick                                                    uint64 // a choice's draw
 }
 
 // render writes the message's JSON for v.
