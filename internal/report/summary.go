@@ -421,7 +421,12 @@ func (r *Result) Verdict() string {
 	case OutcomeNoSteady:
 		fmt.Fprintf(&b, "no steady window: %s committed in all", count(s.Committed))
 	case OutcomeNothing:
-		fmt.Fprintf(&b, "committed nothing: %s payments sent over %.0f s, none in a block", count(s.Sent), s.Steady.DurationS)
+		if failed := s.FailedTotal; failed > 0 {
+			// In blocks, each with a failure: not "none in a block".
+			fmt.Fprintf(&b, "committed nothing: %s payments sent over %.0f s; %s of them in blocks, each failed (%s)", count(s.Sent), s.Steady.DurationS, count(failed), byKey(s.Failed))
+		} else {
+			fmt.Fprintf(&b, "committed nothing: %s payments sent over %.0f s, none in a block", count(s.Sent), s.Steady.DurationS)
+		}
 	case OutcomeSink:
 		fmt.Fprintf(&b, "tpslab sink (it commits nothing: this measures tpslab's own sending): sent %s of %s offered tx/s; ack p99 %s, schedule lag p99 %s",
 			thousands(s.SentTPS), thousands(offered), fmtMs(s.LatencyMs.Ack.P99), fmtMs(s.LatencyMs.ScheduleLag.P99))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
@@ -43,6 +44,7 @@ func ReadFile(path string) (Scenario, error) {
 	if s.Version == 0 {
 		return s, fmt.Errorf("%s: version: missing, expected `version: %d` (the scenario format version)", path, Version)
 	}
+	resolvePaths(&s, filepath.Dir(path))
 	return s, nil
 }
 
@@ -343,5 +345,43 @@ func scalarName(k reflect.Kind) string {
 		return "number"
 	default:
 		return "integer"
+	}
+}
+
+// resolvePaths makes each relative path a scenario's file gives (a string
+// field tagged path:"file", in the scenario or a kind's section) relative
+// to the file's directory, as k6 resolves a script's open().
+func resolvePaths(s *Scenario, dir string) {
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Ptr, reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Slice:
+			for i := 0; i < v.Len(); i++ {
+				walk(v.Index(i))
+			}
+		case reflect.Struct:
+			t := v.Type()
+			for i := 0; i < t.NumField(); i++ {
+				f := v.Field(i)
+				if !t.Field(i).IsExported() {
+					continue
+				}
+				if t.Field(i).Tag.Get("path") == "file" && f.Kind() == reflect.String {
+					if p := f.String(); p != "" && !filepath.IsAbs(p) {
+						f.SetString(filepath.Join(dir, p))
+					}
+					continue
+				}
+				walk(f)
+			}
+		}
+	}
+	walk(reflect.ValueOf(s).Elem())
+	for _, sec := range s.all() {
+		walk(reflect.ValueOf(sec))
 	}
 }

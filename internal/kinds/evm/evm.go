@@ -77,6 +77,12 @@ type Settings struct {
 	TxType      string   `yaml:"tx_type" json:"tx_type,omitempty"`           // dynamic (EIP-1559) | legacy
 	MaxFee      string   `yaml:"max_fee" json:"max_fee,omitempty"`           // cap on the fee per gas (wei, or e.g. 30gwei); default none
 	PriorityFee string   `yaml:"priority_fee" json:"priority_fee,omitempty"` // cap on the tip per gas
+	// Contracts, deployed at set-up or found by address; Calls, their
+	// functions as kinds of payment for workload.mix; Setup, calls made
+	// before the load (docs/evm.md).
+	Contracts []Contract `yaml:"contracts" json:"contracts,omitempty"`
+	Calls     []Call     `yaml:"calls" json:"calls,omitempty"`
+	Setup     []Call     `yaml:"setup" json:"setup,omitempty"`
 }
 
 // Settings are the defaults, in the section evm.
@@ -123,7 +129,7 @@ func (s *Settings) validate() error {
 			return fmt.Errorf("%s: %q, expected wei or an amount such as 30gwei", f.path, f.v)
 		}
 	}
-	return nil
+	return s.validateContracts()
 }
 
 // Wei reads an amount of wei: a number, or a number with wei, gwei or
@@ -308,9 +314,10 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	first, last := w.SendersOffset, w.SendersOffset+w.Senders-1
 	var funder eth.Wallet
 	needNative := last >= funded && !(w.ReuseWallets && holds(ctx, tgt, wallets, first, last, new(big.Int).SetUint64(w.FundAmount/2)))
-	if needToken || needNative {
+	needFunder := needToken || needNative || es.needsFunder()
+	if needFunder {
 		if funderKey == "" {
-			return nil, exitcode.BadInputf("workload.funder_key: empty, expected a funded key (a file with a hex key, or env:NAME) to %s", map[bool]string{true: "deploy the ERC20 token", false: "fund the senders"}[needToken])
+			return nil, exitcode.BadInputf("workload.funder_key: empty, expected a funded key (a file with a hex key, or env:NAME) to %s", map[bool]string{true: "deploy the ERC20 token", false: map[bool]string{true: "fund the senders", false: "deploy evm.contracts and make evm.setup's funder calls"}[needNative]}[needToken])
 		}
 		if funder, err = eth.ReadKey(funderKey); err != nil {
 			return nil, exitcode.BadInputf("workload.funder_key: %v", err)
@@ -343,6 +350,10 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	}
 	if w.Kind == "erc20" {
 		codec = eth.NewCodec(chainID, token, gas, fees, wallets, tgt.Client())
+	}
+	codec.SetSenders(w.SendersOffset, w.Senders)
+	if err := setUpContracts(ctx, sys, sc, codec, sub, funder); err != nil {
+		return nil, err
 	}
 	codec.MixToken, codec.NativeGas, codec.CallGas = token, nativeGas, callGas
 	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), codec)

@@ -76,6 +76,10 @@ type Codec struct {
 	signer             types.Signer
 	rpc                *Client
 	size               int
+	// calls are the scenario's contract calls as kinds of payment
+	// (AddCall); sendOffset and sendCount the senders' range.
+	calls                 map[string]*call
+	sendOffset, sendCount int
 }
 
 // NewCodec signs for wallets on chainID.
@@ -122,10 +126,14 @@ func ApproveData(spender common.Address, amount *big.Int) []byte {
 	return data
 }
 
-// SignKind appends a payment of a mix's kind: native (a value transfer),
+// SignKind appends a payment of a mix's kind: a scenario's contract call
+// (AddCall), native (a value transfer),
 // erc20 (a token transfer call) or contract_call (the token's approve of
 // the recipient for amount); the last two need MixToken.
 func (c *Codec) SignKind(dst []byte, kind string, from int, to []int, amount, nonce uint64) ([]byte, bool) {
+	if out, ok := c.signCall(dst, kind, from, to, amount, nonce); ok {
+		return out, true
+	}
 	if len(to) == 0 {
 		return dst, false
 	}

@@ -28,7 +28,18 @@ type confirmer struct {
 	buf    bytes.Buffer     // the last answer read
 	hashes map[int64]string // recent blocks' hashes, to see reorgs
 	gossip *cometbft.Sightings
+	// reasons are the revert reasons named so far (at most maxReasons
+	// apart: a reason that carries values would make a key per payment).
+	reasons map[string]bool
 }
+
+// maxReasons bounds the distinct revert reasons kept apart, and
+// maxReasonReads the reverts of one block whose reasons are read (two
+// calls each); past them a revert is counted as "reverted".
+const (
+	maxReasons     = 16
+	maxReasonReads = 50
+)
 
 // Confirmer follows heads and receipts.
 func (t *Target) Confirmer() sut.Confirmer {
@@ -222,7 +233,47 @@ func (c *confirmer) receipts(ctx context.Context, cl *Client, n int64, hash stri
 	if err == nil {
 		err = bad
 	}
+	reads := 0
+	for i := range c.blk.Txs {
+		if tr := &c.blk.Txs[i]; !tr.OK && err == nil && reads < maxReasonReads {
+			reads++
+			tr.Reason = c.revertReason(ctx, cl, tr.ID, n)
+		}
+	}
 	return same, err
+}
+
+// revertReason replays a reverted transaction on the state before its
+// block (eth_call) and names the contract's reason: "reverted: NFT: token
+// already minted"; "reverted" when none is given or kept.
+func (c *confirmer) revertReason(ctx context.Context, cl *Client, id sut.TxID, n int64) string {
+	var tx struct {
+		From  string `json:"from"`
+		To    string `json:"to"`
+		Input string `json:"input"`
+		Value string `json:"value"`
+		Gas   string `json:"gas"`
+	}
+	if err := cl.Call(ctx, &tx, "eth_getTransactionByHash", "0x"+hex.EncodeToString(id[:])); err != nil || tx.To == "" {
+		return "reverted"
+	}
+	err := cl.Call(ctx, nil, "eth_call", map[string]string{"from": tx.From, "to": tx.To, "data": tx.Input, "value": tx.Value, "gas": tx.Gas}, hexNum(uint64(n-1)))
+	if err == nil {
+		return "reverted" // the replay succeeds: the block's state before it differed
+	}
+	why, ok := strings.CutPrefix(revertError(err).Error(), "reverted: ")
+	if !ok {
+		return "reverted"
+	}
+	r := "reverted: " + clip(why, 80)
+	if c.reasons == nil {
+		c.reasons = map[string]bool{}
+	}
+	if !c.reasons[r] && len(c.reasons) >= maxReasons {
+		return "reverted"
+	}
+	c.reasons[r] = true
+	return r
 }
 
 // hexInto decodes "0x" and hex digits into dst, which they must fill.

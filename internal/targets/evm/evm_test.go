@@ -291,6 +291,8 @@ func TestMixOnGeth(t *testing.T) {
 			t.Errorf("%s: %d reverted in the blocks, %d failed in the result", mode, reverted, s.FailedTotal)
 		}
 	}
+	// The same geth: contracts the scenario brings.
+	contractsOn(t, n)
 }
 
 // proxy forwards JSON-RPC to geth, but answers every k-th
