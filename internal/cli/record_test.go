@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,29 +55,24 @@ func TestRecordAndReplay(t *testing.T) {
 	if b, err := exec.Command(bin, "record", filepath.Join(dir, "orig"), "--out", trace).CombinedOutput(); err != nil {
 		t.Fatalf("record: %v\n%s", err, b)
 	}
-	offered := func(r *report.Result) (per []int64, loadSeconds int) {
-		for _, s := range r.Series {
-			per = append(per, s.Offered)
-			if s.Offered > 0 {
-				loadSeconds++
-			}
-		}
-		return per, loadSeconds
-	}
-	want, wantSecs := offered(orig)
 	same := runTo("speed1", "--trace", trace)
-	got, gotSecs := offered(same)
-	if same.Summary.Offered != orig.Summary.Offered || gotSecs != wantSecs {
-		t.Fatalf("replay offered %d over %d s, the run %d over %d s", same.Summary.Offered, gotSecs, orig.Summary.Offered, wantSecs)
+	if same.Summary.Offered != orig.Summary.Offered {
+		t.Fatalf("replay offered %d, the run %d", same.Summary.Offered, orig.Summary.Offered)
 	}
 	// No empty tail second dilutes the replay's offered rate.
 	if o, r := orig.Summary.OfferedTPS, same.Summary.OfferedTPS; math.Abs(r-o) > 0.05*o {
 		t.Errorf("replay offered %.0f tx/s over its steady window, the run %.0f", r, o)
 	}
-	for i := range want {
-		if i < len(got) && math.Abs(float64(got[i]-want[i])) > 0.01*float64(want[i])+1 {
-			t.Errorf("second %d: replay offered %d, the run %d (all: %v against %v)", i+1, got[i], want[i], got, want)
-		}
+	// The replay's arrivals are the run's, each at its intended time:
+	// recorded again they are the same trace. (Its series, by second, also
+	// counts a payment offered after its second was written in the next:
+	// on a busy machine 14 of 413 moved so, so those are not compared.)
+	again := filepath.Join(dir, "again.csv")
+	if b, err := exec.Command(bin, "record", filepath.Join(dir, "speed1"), "--out", again).CombinedOutput(); err != nil {
+		t.Fatalf("record the replay: %v\n%s", err, b)
+	}
+	if a, b := readFile(t, trace), readFile(t, again); a != b {
+		t.Errorf("the replay's recorded arrivals differ from the trace it replayed (%d and %d bytes)", len(a), len(b))
 	}
 	// An interrupted run's trace holds what it offered, not the whole plan.
 	cut := filepath.Join(dir, "cut")
@@ -108,10 +104,46 @@ func TestRecordAndReplay(t *testing.T) {
 	}
 
 	fast := runTo("speed2", "--trace", trace, "--trace-speed", "2")
-	_, fastSecs := offered(fast)
-	if fast.Summary.Offered != orig.Summary.Offered || fastSecs != wantSecs/2 {
-		t.Errorf("at speed 2: offered %d over %d s, want %d over %d s", fast.Summary.Offered, fastSecs, orig.Summary.Offered, wantSecs/2)
+	half := filepath.Join(dir, "half.csv")
+	if b, err := exec.Command(bin, "record", filepath.Join(dir, "speed2"), "--out", half).CombinedOutput(); err != nil {
+		t.Fatalf("record the replay at speed 2: %v\n%s", err, b)
 	}
+	at1, at2 := offsets(t, trace), offsets(t, half)
+	if fast.Summary.Offered != orig.Summary.Offered || len(at2) != len(at1) {
+		t.Fatalf("at speed 2: offered %d (%d arrivals), want %d", fast.Summary.Offered, len(at2), orig.Summary.Offered)
+	}
+	for i := range at1 {
+		if math.Abs(at2[i]*2-at1[i]) > 2e-6 {
+			t.Fatalf("at speed 2: arrival %d at %.6f s, want half of %.6f", i, at2[i], at1[i])
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// offsets are a trace's arrival times, in seconds.
+func offsets(t *testing.T, path string) []float64 {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(readFile(t, path))).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("%s: %v (%d rows)", path, err, len(rows))
+	}
+	var out []float64
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[0], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // blockPayments reads blocks [from, to] from a node and decodes every
