@@ -43,6 +43,7 @@ func TestTransfersOnCosmosEVM(t *testing.T) {
 		t.Fatalf("the load would go to %v, not the Ethereum JSON-RPC %s", n.RPCEndpoints(), n.Nodes[0].LoadRPC)
 	}
 	transfers(t, n)
+	contractsOn(t, n) // the examples' contracts, as on geth
 	mempoolIsCometBFTs(t, n)
 	// Cosmos EVM refuses a nonce gap at CheckTx ("tx nonce is higher than
 	// account nonce ... accountNonce: k"): the lost transaction's bytes go
