@@ -18,6 +18,9 @@ func TestLastWordsQuotesOnlyTheCause(t *testing.T) {
 		{"I[..] committed\nSIGABRT: abort\nPC=0x46e1c1 m=0 sigcode=0\n", "SIGABRT: abort"},
 		{"killed the connection of peer 3\npanic: boom\n\ngoroutine 1:\n", "panic: boom"},
 		{"killed the connection of peer 3\nstarting\nKilled\n", "Killed"},
+		// A restarted node's log: the earlier run's panic is not this one's.
+		{"panic: version does not exist\n\ngoroutine 1:\n" + StartMarker + " 2026-12-04T21:00:00Z\nstarting\nfatal error: out of memory\n", "fatal error: out of memory"},
+		{"panic: boom\n" + StartMarker + " 2026-12-04T21:00:00Z\nstarting\n", ""},
 	} {
 		p := filepath.Join(dir, "node.log")
 		if err := os.WriteFile(p, []byte(c.log), 0o600); err != nil {

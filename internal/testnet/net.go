@@ -407,6 +407,10 @@ func (n *Net) StartLinks() error {
 	return nil
 }
 
+// StartMarker begins the line StartProcess writes into a node's log
+// before each start.
+const StartMarker = "--- tpslab started this process at"
+
 // StartProcess runs a node's command in its own session so it outlives the
 // tpslab process that started it, with its output appended to its log.
 func StartProcess(nd Node) (int, error) {
@@ -418,6 +422,9 @@ func StartProcess(nd Node) (int, error) {
 		return 0, err
 	}
 	defer logf.Close()
+	// A log outlives restarts: the line says where this process's words
+	// begin (LastWords reads only those).
+	fmt.Fprintf(logf, "%s %s\n", StartMarker, time.Now().UTC().Format(time.RFC3339))
 	cmd := exec.Command(nd.Command[0], nd.Command[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

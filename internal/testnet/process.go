@@ -107,6 +107,11 @@ func (nd Node) LastWords() string {
 	}
 	b := make([]byte, lastWordsSpan)
 	n, _ := io.ReadFull(f, b)
+	// Only this process's words: an earlier run's panic is not why it
+	// exited (a restarted node's log holds both).
+	if i := bytes.LastIndex(b[:n], []byte(StartMarker)); i >= 0 {
+		b, n = b[i:], n-i
+	}
 	// The first panic (a goroutine dump follows it), else the runtime's
 	// signal line, else the last kill or out-of-memory line: an earlier
 	// one ("killed a peer's connection") is not why it exited.

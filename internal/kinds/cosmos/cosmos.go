@@ -265,37 +265,13 @@ func (Kind) Workload(ctx context.Context, sys *kinds.System, sc *scenario.Scenar
 	if err := fund(ctx, sc, tgt, codec, prefix, genesisFunded, sys); err != nil {
 		return nil, err
 	}
-	if len(s.Setup) > 0 && len(tgt.Clients()) == 0 {
-		return nil, exitcode.BadInputf("cosmos.setup: needs the chain's CometBFT RPC, to find each set-up transaction in its block; give --endpoint")
-	}
-	if len(s.Setup) > 0 {
-		senders := make([]int, w.Senders)
-		for i := range senders {
-			senders[i] = w.SendersOffset + i
-		}
-		start := time.Now()
-		if err := codec.Setup(ctx, tgt.Submitter(0), tgt.Clients()[0], senders); err != nil {
-			return nil, exitcode.Wrap(exitcode.TargetFailed, err)
-		}
-		if sys.Note != nil {
-			sys.Note(fmt.Sprintf("set-up: each of the %d senders sent its cosmos.setup transaction (%d message(s)), all committed with code 0 in %.1f s, before the load (not measured)", len(senders), len(s.Setup), time.Since(start).Seconds()))
-		}
+	if err := setUp(ctx, sys, sc, tgt, codec); err != nil {
+		return nil, err
 	}
 	cctx, ccancel := context.WithTimeout(ctx, 90*time.Second) // a calibration payment waits for its block
 	defer ccancel()
 	if w.Gas == 0 {
-		shapes, custom := []int{1}, []string{}
-		for _, m := range kinds.PaymentsConfig(sc).Mix {
-			if m.Kind == "multi_send" {
-				shapes = append(shapes, m.Outputs)
-			} else if _, ok := s.MessageSpecs()[m.Kind]; ok {
-				custom = append(custom, m.Kind)
-			}
-		}
-		var first uint64
-		gas, first = autoGas(cctx, codec, tgt, []int{w.SendersOffset, w.SendersOffset + w.Senders - 1}, shapes, custom, sys)
-		codec.SetGas(gas)
-		codec.FirstGas = first
+		gas = mixGas(cctx, sys, sc, tgt, codec)
 	}
 	checkBlockSpace(cctx, sys, sc, gas)
 	p, err := workload.NewPayments(ctx, kinds.PaymentsConfig(sc), codec)
@@ -474,6 +450,47 @@ func autoGas(ctx context.Context, codec *sdk.Codec, tgt *sdk.Target, from, shape
 			firstUsed, measured, steadyUsed, why, gas, steadyMargin, max(firstGas, gas), gasMargin))
 	}
 	return gas, max(firstGas, gas)
+}
+
+// mixGas sets the gas of workload.gas auto: the largest of the mix's
+// shapes (its multi-sends' outputs, its kinds of the chain's messages).
+func mixGas(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, tgt *sdk.Target, codec *sdk.Codec) uint64 {
+	w, specs := sc.Workload, SettingsOf(sc).MessageSpecs()
+	shapes, custom := []int{1}, []string{}
+	for _, m := range kinds.PaymentsConfig(sc).Mix {
+		if m.Kind == "multi_send" {
+			shapes = append(shapes, m.Outputs)
+		} else if _, ok := specs[m.Kind]; ok {
+			custom = append(custom, m.Kind)
+		}
+	}
+	gas, first := autoGas(ctx, codec, tgt, []int{w.SendersOffset, w.SendersOffset + w.Senders - 1}, shapes, custom, sys)
+	codec.SetGas(gas)
+	codec.FirstGas = first
+	return gas
+}
+
+// setUp sends each sender's cosmos.setup transaction, before the load.
+func setUp(ctx context.Context, sys *kinds.System, sc *scenario.Scenario, tgt *sdk.Target, codec *sdk.Codec) error {
+	s, w := SettingsOf(sc), sc.Workload
+	if len(s.Setup) == 0 {
+		return nil
+	}
+	if len(tgt.Clients()) == 0 {
+		return exitcode.BadInputf("cosmos.setup: needs the chain's CometBFT RPC, to find each set-up transaction in its block; give --endpoint")
+	}
+	senders := make([]int, w.Senders)
+	for i := range senders {
+		senders[i] = w.SendersOffset + i
+	}
+	start := time.Now()
+	if err := codec.Setup(ctx, tgt.Submitter(0), tgt.Clients()[0], senders); err != nil {
+		return exitcode.Wrap(exitcode.TargetFailed, err)
+	}
+	if sys.Note != nil {
+		sys.Note(fmt.Sprintf("set-up: each of the %d senders sent its cosmos.setup transaction (%d message(s)), all committed with code 0 in %.1f s, before the load (not measured)", len(senders), len(s.Setup), time.Since(start).Seconds()))
+	}
+	return nil
 }
 
 // addMessageKinds gives the codec the scenario's kinds of the chain's own

@@ -221,6 +221,26 @@ func TestBankSendsThroughEveryPath(t *testing.T) {
 	}
 }
 
+// diedOnRestart is the last words of node's death after its restart in
+// res's events ("" when it did not die so).
+func diedOnRestart(res *report.Result, node string) string {
+	if res == nil {
+		return ""
+	}
+	restarted := false
+	for _, e := range res.Events {
+		switch {
+		case e.Target == node && e.Kind == "node_up":
+			restarted = true
+		case e.Target == node && e.Kind == "node_down" && restarted:
+			if _, words, ok := strings.Cut(e.Detail, "it ended with: "); ok && strings.HasPrefix(words, "panic: ") {
+				return words
+			}
+		}
+	}
+	return ""
+}
+
 // faultsAcrossRegions crashes node1 of four tpsd validators (SIGKILL) for
 // 3 s, then cuts node0 and node1 from node2, node3 and the RPC node for 4
 // s, during one load across the global topology (issue 53): the chain
@@ -244,6 +264,17 @@ func faultsAcrossRegions(t *testing.T, n *testnet.Net, ours map[string]bool) {
 	}
 	sc.Out = filepath.Join(t.TempDir(), "faults")
 	res, err := run(t, sc)
+	if words := diedOnRestart(res, "node1"); err != nil && words != "" && strings.Contains(err.Error(), "node1: not running") {
+		// tpsd's own failing, not tpslab's: a validator killed as it
+		// committed can restart into "panic: version does not exist"
+		// (SDK 0.53, IAVL 1.2; 1 in some 20 crashes here). tpslab must
+		// then say so, and its counts must still be exact.
+		t.Logf("node1 did not survive its restart (%s): the chain's, named as it should be; the counts are checked", words)
+		if ok, failed := blockCount(t, n.Nodes[0].RPC, res.Chain.FirstHeight, res.Chain.LastHeight, ours); ok != res.Summary.Committed || failed != res.Summary.FailedTotal {
+			t.Errorf("result %d committed / %d failed, blocks hold %d / %d", res.Summary.Committed, res.Summary.FailedTotal, ok, failed)
+		}
+		return
+	}
 	if err != nil {
 		t.Fatalf("a crash and a partition: %v", err)
 	}
