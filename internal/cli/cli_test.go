@@ -134,6 +134,15 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--endpoint", sinkURL(t), "--duration", "2s", "--warmup", "1s", "--set", "workload.mix=[{kind: erc20, weight: 1}]", "--out", dir + "/mix"}, `workload.mix[0].kind: "erc20", expected one of [send multi_send] for cometbft`},
 		// Issue 52: so is a trace's kind (it was exit 3 with a run directory left).
 		{[]string{"run", "--endpoint", sinkURL(t), "--trace", file("kinds.csv", "offset_s,kind\n0,send\n0.5,erc20\n"), "--warmup", "0s", "--out", dir + "/tracekind"}, `load.trace: kind erc20, expected a kind this system's payments have (send, multi_send)`},
+		// Issue 67: a system's own messages and calls, checked before any
+		// work: a placeholder naming nothing, a function the ABI lacks, a
+		// mix naming a kind no message defines.
+		{[]string{"run", "--target", "cosmos", "--endpoint", sinkURL(t), "--set", `cosmos.messages=[{kind: d, msgs: [{type_url: /a.B, fields: {a: "{validatr}"}}]}]`, "--out", dir + "/msg"},
+			`cosmos.messages[0].msgs[0].fields: {validatr} names nothing, expected one of {sender}`},
+		{[]string{"run", "--target", "evm", "--endpoint", sinkURL(t), "--set", "evm.contracts=[{name: nft, artifact: ../../examples/contracts/NFT.json}]",
+			"--set", "evm.calls=[{kind: mint, contract: nft, function: mintt, args: []}]", "--out", dir + "/call"}, `evm.calls[0].function: "mintt", expected a function of its ABI (`},
+		{[]string{"run", "--target", "cosmos", "--endpoint", sinkURL(t), "--set", "workload.mix=[{kind: delegate, weight: 1}]", "--out", dir + "/mixown"},
+			`workload.mix[0].kind: "delegate", expected one of [send multi_send] for cosmos`},
 	}
 	for _, c := range cases {
 		_, stderr, code := tpslabIn(t, c.args...)
