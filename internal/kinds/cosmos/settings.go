@@ -48,6 +48,7 @@ type Settings struct {
 type MessageKind struct {
 	Kind string    `yaml:"kind" json:"kind"`
 	Msgs []Message `yaml:"msgs" json:"msgs"`
+	Gas  uint64    `yaml:"gas" json:"gas,omitempty"` // what each reserves; 0: simulated x1.5
 }
 
 // Message is one of the chain's messages: its type URL and its fields as

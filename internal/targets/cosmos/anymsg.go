@@ -221,7 +221,23 @@ func (c *Codec) signCustom(dst []byte, kind string, from int, to []int, amount, 
 		return dst, false
 	}
 	gas, fee := c.gasFor(nonce)
+	if g := c.kindGas[kind]; g > 0 {
+		// The kind's own reservation; a sender's first payment, which also
+		// stores its key, at least what a first bank send reserves.
+		if nonce == 0 {
+			g = max(g, c.FirstGas)
+		}
+		gas, fee = g, scaleFee(c.fee(), g, c.Gas)
+	}
 	return c.customTx(dst, kind, ms, from, to, amount, nonce, gas, fee), true
+}
+
+// SetKindGas sets what a kind AddKind made reserves (0: the bank send's).
+func (c *Codec) SetKindGas(kind string, gas uint64) {
+	if c.kindGas == nil {
+		c.kindGas = map[string]uint64{}
+	}
+	c.kindGas[kind] = gas
 }
 
 // customTx signs ms for a payment reserving gas.

@@ -45,6 +45,7 @@ type Codec struct {
 	pricing *pricing
 	// custom are the mix's kinds of the chain's own messages (AddKind).
 	custom     map[string][]*compiledMsg
+	kindGas    map[string]uint64 // what each reserves (SetKindGas)
 	validators []string
 	// sendOffset and sendCount are the senders' range ({next}, {prev}).
 	sendOffset, sendCount int

@@ -18,7 +18,7 @@ const SetupKind = "setup"
 // messages (a kind AddKind made under SetupKind), before the load and not
 // measured, and waits until every one is in a block with code 0: what a
 // load of MsgExec needs (its grants), say. Its gas is the first sender's
-// simulation x1.3.
+// simulation x2.
 func (c *Codec) Setup(ctx context.Context, sub sut.Submitter, cl *cometbft.Client, senders []int) error {
 	ms, ok := c.custom[SetupKind]
 	if !ok || len(senders) == 0 {
@@ -28,7 +28,10 @@ func (c *Codec) Setup(ctx context.Context, sub sut.Submitter, cl *cometbft.Clien
 	if err != nil {
 		return fmt.Errorf("cosmos.setup: its simulation: %v", err)
 	}
-	gas := uint64(math.Ceil(float64(used)*1.3)+999) / 1000 * 1000
+	// Twice the simulation: a sender that never paid also stores its key
+	// (gaiad: 104,958 used where the first sender simulated 80,000), and
+	// the set-up is not measured, so room costs only fees.
+	gas := uint64(math.Ceil(float64(used)*2)+999) / 1000 * 1000
 	fee := c.fee()
 	if c.Gas > 0 {
 		fee = scaleFee(fee, gas, c.Gas)
