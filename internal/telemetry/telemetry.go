@@ -320,16 +320,19 @@ func (w *Window) Stats(metrics []Metric, committedTPS float64) map[string]Stat {
 		return nil
 	}
 	out := make(map[string]Stat, len(w.n))
+	raw := make(map[string]float64, len(w.n)) // the means unrounded, for ratios
 	for k, n := range w.n {
-		st := Stat{Mean: round(w.sum[k] / float64(n)), Max: w.max[k], Seconds: n}
+		mean := w.sum[k] / float64(n)
+		st := Stat{Max: w.max[k], Seconds: n}
 		if last, ok := w.last[k]; ok {
 			if d := last.Secs - w.base[k].Secs; d >= 0.9 {
-				st.Mean = round((last.Inc - w.base[k].Inc) / d)
+				mean = (last.Inc - w.base[k].Inc) / d
 			}
 			if r, ok := w.rmax[k]; ok {
 				st.Max = round(r)
 			}
 		}
+		st.Mean, raw[k] = round(mean), mean
 		out[k] = st
 	}
 	for _, m := range metrics {
@@ -342,14 +345,16 @@ func (w *Window) Stats(metrics []Metric, committedTPS float64) map[string]Stat {
 		// such a counter: a ratio of two counters read at different
 		// instants drifts (0.885 database transactions a payment where each
 		// payment is one).
+		// Both unrounded: rates of 100 and more are kept whole, and 599.49
+		// over 600.5 read as 599/601 is 0.997 where each payment is one.
 		per := committedTPS
 		if i := strings.LastIndexByte(m.Name, '.'); i > 0 {
-			if c, ok := out[m.Name[:i]+".committed"]; ok && c.Mean > 0 && m.Name[:i]+".committed" != m.Name {
-				per = c.Mean
+			if c, ok := raw[m.Name[:i]+".committed"]; ok && c > 0 && m.Name[:i]+".committed" != m.Name {
+				per = c
 			}
 		}
 		if per > 0 {
-			out[m.Name+"_per_payment"] = Stat{Mean: math.Round(st.Mean/per*1000) / 1000, Seconds: st.Seconds}
+			out[m.Name+"_per_payment"] = Stat{Mean: math.Round(raw[m.Name]/per*1000) / 1000, Seconds: st.Seconds}
 		}
 	}
 	return out
