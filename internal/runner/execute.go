@@ -155,7 +155,7 @@ func (r loop) execute(ctx context.Context) (*report.Result, error) {
 			if err := c.Run(observe, ls.firstH, ls.trk); err != nil && observe.Err() == nil {
 				// A typed end: a plain error reads as an interrupt (issue 51:
 				// a dead database under the exchange ended "interrupted").
-				stopOffer(endf(TargetFailed, "blocks can no longer be read: %v", err))
+				stopOffer(endf(TargetFailed, "blocks can no longer be read: %v%s", err, r.whoDied()))
 			}
 		})
 	}

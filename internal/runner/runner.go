@@ -144,6 +144,31 @@ type run struct {
 
 // faulted says a scheduled fault acts on the node named: its going down
 // is the fault's, not the system's death.
+// whoDied names the network's nodes that are not running, with their
+// last words: blocks that can no longer be read were often a node's
+// death, which the next second's health check would have named too late
+// (CI: factomd's leader, the run ended "connection refused").
+func (r *run) whoDied() string {
+	if r.sys == nil || r.sys.Net == nil {
+		return ""
+	}
+	var out []string
+	for _, nd := range r.sys.Net.Dead() {
+		if r.faulted(nd.Name) {
+			continue
+		}
+		if w := nd.LastWords(); w != "" {
+			out = append(out, fmt.Sprintf("%s ended with: %s", nd.Name, w))
+		} else {
+			out = append(out, nd.Name+" exited, its log naming no cause")
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(out, "; ") + ")"
+}
+
 func (r *run) faulted(node string) bool {
 	for _, f := range r.sc.Faults {
 		if slices.Contains(f.Nodes(), node) {
