@@ -58,30 +58,10 @@ func TestOwnMessagesOnTpsd(t *testing.T) {
 	s := res.Summary
 	ours := sendersFrom(n, off, sc.Workload.Senders)
 	cl := &cometbft.Client{URL: n.Nodes[0].RPC, HTTP: http.DefaultClient}
-	inBlocks := map[string]int64{}
-	for h := res.Chain.FirstHeight; h <= res.Chain.LastHeight; h++ {
-		b, err := cl.Block(context.Background(), h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs, err := cl.BlockResults(context.Background(), h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, tx := range b.Data.Txs {
-			// The first message's field 1 is the sender of both types
-			// (from_address, delegator_address).
-			if from, err := cosmos.Sender(tx); err != nil || !ours[from] || rs[i].Code != 0 {
-				continue
-			}
-			switch {
-			case bytes.Contains(tx, []byte("/cosmos.staking.v1beta1.MsgDelegate")):
-				inBlocks["delegate"]++
-			case bytes.Contains(tx, []byte("/cosmos.bank.v1beta1.MsgSend")):
-				inBlocks["send"]++
-			}
-		}
-	}
+	// The first message's field 1 is the sender of both types
+	// (from_address, delegator_address).
+	ok, _ := countTypes(t, cl, res.Chain.FirstHeight, res.Chain.LastHeight, ours)
+	inBlocks := map[string]int64{"delegate": ok[typeDelegate], "send": ok[typeSend]}
 	if s.CommittedByKind["send"] != inBlocks["send"] || s.CommittedByKind["delegate"] != inBlocks["delegate"] ||
 		s.CommittedByKind["send"]+s.CommittedByKind["delegate"] != s.Committed || inBlocks["delegate"] == 0 || len(s.Failed) != 0 {
 		t.Errorf("committed by kind %v (total %d, failed %v); the blocks hold %v", s.CommittedByKind, s.Committed, s.Failed, inBlocks)
